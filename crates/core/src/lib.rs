@@ -1,0 +1,25 @@
+//! ci-medic's pure domain: everything between the parser's bug reports and the I/O at the edges.
+//!
+//! Nothing in this crate performs I/O: no network, no file system, no clock (times are passed in),
+//! no randomness. Same input, same output, so every piece is unit-tested, property-tested and
+//! benchmarked on plain values.
+//!
+//! | module | stage |
+//! |---|---|
+//! | [`ids`] | newtypes for DDS identifiers |
+//! | [`repo_config`] | `.github/ci-medic.yml`, parsed strictly, with safe defaults |
+//! | [`formatter`] | the one place report lines for people are formatted |
+//! | [`proposal`] | Fix Packet v2 and code_fix DDS v2: builders, validation, state machine |
+//! | [`comment`] | the PR comment and check-run annotations, with redaction |
+//! | [`commands`] | slash commands read from PR comments |
+//! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
+
+pub mod commands;
+pub mod comment;
+pub mod fix_check;
+pub mod formatter;
+pub mod ids;
+pub mod proposal;
+pub mod repo_config;
+
+pub use ci_medic_parser::{BugReport, BugType};

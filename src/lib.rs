@@ -1,0 +1,45 @@
+//! ci-medic: a GitHub App that turns a failed check on a pull request into a reviewed, minimal fix.
+//!
+//! # Layout
+//!
+//! Modules follow the data flow, one per stage:
+//!
+//! ```text
+//! intake ─► events ─► log_source ─► parser ─► proposal ─► comment
+//!   (HMAC, dedupe,      (Actions logs      (pure)   (Fix Packet,  (PR comment +
+//!    persist, enqueue)   or check output)            code_fix DDS)  annotations)
+//!
+//! commands (approval) ─► fix_agent ─► executor (optional) ─► git_agent ─► ci_monitor
+//! ```
+//!
+//! [`orchestrator`] owns the state machine that moves a failure through those stages.
+//! Infrastructure: [`github`] (API client, App auth), [`store`] (sled), [`jobs`] (durable queue
+//! and workers), [`server`] (HTTP, health, metrics), [`config`] (process settings).
+//!
+//! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
+//! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
+//! the checks of [`fix_agent`], [`repo_config`]).
+
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod intake;
+pub mod jobs;
+pub mod metrics;
+pub mod server;
+pub mod store;
+
+pub mod log_source;
+pub mod parser;
+
+pub mod ci_monitor;
+pub mod executor;
+pub mod fix_agent;
+pub mod git_agent;
+pub mod github;
+pub mod orchestrator;
+
+pub mod demo;
+pub mod setup;
+
+pub use ci_medic_core::{commands, comment, formatter, ids, proposal, repo_config};
