@@ -1,1 +1,479 @@
-//! (being built)
+//! Events: GitHub webhook payloads turned into owned domain values.
+//!
+//! Two steps, both pure:
+//! - [`route`], at the intake: a minimal parse that decides whether a delivery is handled and
+//!   which serialisation key its job gets (one pull request, one installation). It also proves
+//!   the body is well-formed JSON.
+//! - [`Event::parse`], in the worker: the fields the pipeline uses, as owned structs. Pipeline
+//!   code never touches raw payload JSON.
+//!
+//! This module never performs I/O and never trusts a payload field for authorisation: who may
+//! approve is looked up from GitHub by the commands stage, not read from `author_association`.
+
+use serde::Deserialize;
+
+/// What the intake does with a delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `ping`: answered, nothing queued.
+    Ping,
+    /// Queue a job with this serialisation key.
+    Handle { key: String },
+    /// Acknowledged and ignored (unknown event or action, our own or another bot's comment…).
+    Ignore { reason: &'static str },
+}
+
+#[derive(Deserialize)]
+struct Minimal {
+    action: Option<String>,
+    repository: Option<MinRepo>,
+    installation: Option<MinInstallation>,
+    check_run: Option<MinCheckRun>,
+    issue: Option<MinIssue>,
+    comment: Option<MinComment>,
+    pull_request: Option<MinNumber>,
+}
+#[derive(Deserialize)]
+struct MinRepo {
+    full_name: String,
+}
+#[derive(Deserialize)]
+struct MinInstallation {
+    id: u64,
+}
+#[derive(Deserialize)]
+struct MinCheckRun {
+    head_sha: String,
+    #[serde(default)]
+    pull_requests: Vec<MinNumber>,
+}
+#[derive(Deserialize)]
+struct MinNumber {
+    number: u64,
+}
+#[derive(Deserialize)]
+struct MinIssue {
+    number: u64,
+    pull_request: Option<serde::de::IgnoredAny>,
+}
+#[derive(Deserialize)]
+struct MinComment {
+    user: Option<MinUser>,
+}
+#[derive(Deserialize)]
+struct MinUser {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+/// The `action` of a payload, if it parses and has one.
+pub fn action_of(payload: &[u8]) -> Option<String> {
+    serde_json::from_slice::<Minimal>(payload)
+        .ok()
+        .and_then(|m| m.action)
+}
+
+/// Decides what to do with a verified delivery. An `Err` means the body is not valid JSON (or
+/// not a JSON object), which the intake answers with 400.
+pub fn route(event: &str, payload: &[u8]) -> Result<(Route, Option<String>), serde_json::Error> {
+    let m: Minimal = serde_json::from_slice(payload)?;
+    let action = m.action.clone();
+    let repo = m
+        .repository
+        .as_ref()
+        .map(|r| r.full_name.as_str())
+        .unwrap_or("-");
+    let route = match (event, action.as_deref()) {
+        ("ping", _) => Route::Ping,
+        ("check_run", Some("completed")) => match &m.check_run {
+            Some(cr) => Route::Handle {
+                key: match cr.pull_requests.first() {
+                    Some(pr) => format!("{repo}#{}", pr.number),
+                    // Not linked to a pull request (yet): serialise per commit, so the CI
+                    // monitor still sees runs on commits it pushed.
+                    None => format!("{repo}@{}", cr.head_sha),
+                },
+            },
+            None => Route::Ignore {
+                reason: "check_run without check_run object",
+            },
+        },
+        ("issue_comment", Some("created")) => match (&m.issue, &m.comment) {
+            (Some(issue), Some(c)) if issue.pull_request.is_some() => {
+                let is_bot = c.user.as_ref().and_then(|u| u.kind.as_deref()) == Some("Bot");
+                if is_bot {
+                    Route::Ignore {
+                        reason: "comment by a bot",
+                    }
+                } else {
+                    Route::Handle {
+                        key: format!("{repo}#{}", issue.number),
+                    }
+                }
+            }
+            (Some(_), _) => Route::Ignore {
+                reason: "comment on an issue, not a pull request",
+            },
+            _ => Route::Ignore {
+                reason: "issue_comment without issue",
+            },
+        },
+        ("issue_comment", _) => Route::Ignore {
+            reason: "only new comments carry commands",
+        },
+        ("pull_request", Some("synchronize" | "closed" | "reopened")) => match &m.pull_request {
+            Some(pr) => Route::Handle {
+                key: format!("{repo}#{}", pr.number),
+            },
+            None => Route::Ignore {
+                reason: "pull_request without pull_request object",
+            },
+        },
+        ("installation" | "installation_repositories", Some(_)) => match &m.installation {
+            Some(i) => Route::Handle {
+                key: format!("installation:{}", i.id),
+            },
+            None => Route::Ignore {
+                reason: "installation event without installation",
+            },
+        },
+        _ => Route::Ignore {
+            reason: "event or action not used by ci-medic",
+        },
+    };
+    Ok((route, action))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Domain events
+// ---------------------------------------------------------------------------------------------
+
+/// `owner/name` of a repository.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, Deserialize)]
+pub struct RepoName {
+    pub owner: String,
+    pub name: String,
+}
+
+impl RepoName {
+    pub fn parse(full_name: &str) -> Option<RepoName> {
+        let (owner, name) = full_name.split_once('/')?;
+        if owner.is_empty() || name.is_empty() || name.contains('/') {
+            return None;
+        }
+        Some(RepoName {
+            owner: owner.to_string(),
+            name: name.to_string(),
+        })
+    }
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+}
+
+impl std::fmt::Display for RepoName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.owner, self.name)
+    }
+}
+
+/// A check run finished.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckRunCompleted {
+    pub repo: RepoName,
+    pub installation_id: Option<u64>,
+    pub check_run_id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub conclusion: Option<String>,
+    /// Slug of the App that owns the check run (`github-actions` for Actions jobs).
+    pub app_slug: Option<String>,
+    pub app_id: Option<u64>,
+    pub html_url: Option<String>,
+    pub details_url: Option<String>,
+    pub completed_at: Option<String>,
+    /// Pull requests GitHub links the run to (only same-repository ones are listed).
+    pub pull_requests: Vec<u64>,
+}
+
+/// A new comment on a pull request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrCommentCreated {
+    pub repo: RepoName,
+    pub installation_id: Option<u64>,
+    pub pr_number: u64,
+    pub comment_id: u64,
+    pub body: String,
+    pub author: String,
+    pub author_is_bot: bool,
+    pub html_url: String,
+    pub created_at: Option<String>,
+}
+
+/// A pull request changed (new head, closed, reopened).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PullRequestChanged {
+    pub repo: RepoName,
+    pub installation_id: Option<u64>,
+    pub action: String,
+    pub number: u64,
+    pub head_sha: String,
+    pub state: String,
+}
+
+/// The App was installed, uninstalled, or its repositories changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstallationChanged {
+    pub installation_id: u64,
+    pub action: String,
+    pub account: Option<String>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// Every event the pipeline handles.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    CheckRunCompleted(CheckRunCompleted),
+    PrCommentCreated(PrCommentCreated),
+    PullRequestChanged(PullRequestChanged),
+    InstallationChanged(InstallationChanged),
+}
+
+/// Why a stored payload could not become an [`Event`].
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    #[error("payload is not valid JSON for `{event}`: {source}")]
+    Malformed {
+        event: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("`{event}`/{action} is not handled")]
+    Unhandled { event: String, action: String },
+    #[error("payload has no valid `repository.full_name`")]
+    NoRepository,
+}
+
+#[derive(Deserialize)]
+struct P {
+    action: Option<String>,
+    repository: Option<PRepo>,
+    installation: Option<MinInstallation>,
+    check_run: Option<PCheckRun>,
+    issue: Option<PIssue>,
+    comment: Option<PComment>,
+    pull_request: Option<PPull>,
+    #[serde(default)]
+    repositories_added: Vec<PRepo>,
+    #[serde(default)]
+    repositories_removed: Vec<PRepo>,
+    #[serde(default)]
+    repositories: Vec<PRepo>,
+}
+#[derive(Deserialize)]
+struct PRepo {
+    full_name: String,
+}
+#[derive(Deserialize)]
+struct PCheckRun {
+    id: u64,
+    name: String,
+    head_sha: String,
+    conclusion: Option<String>,
+    app: Option<PApp>,
+    html_url: Option<String>,
+    details_url: Option<String>,
+    completed_at: Option<String>,
+    #[serde(default)]
+    pull_requests: Vec<MinNumber>,
+}
+#[derive(Deserialize)]
+struct PApp {
+    id: Option<u64>,
+    slug: Option<String>,
+}
+#[derive(Deserialize)]
+struct PIssue {
+    number: u64,
+    pull_request: Option<serde::de::IgnoredAny>,
+}
+#[derive(Deserialize)]
+struct PComment {
+    id: u64,
+    body: Option<String>,
+    user: PUser,
+    html_url: String,
+    created_at: Option<String>,
+}
+#[derive(Deserialize)]
+struct PUser {
+    login: String,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+#[derive(Deserialize)]
+struct PPull {
+    number: u64,
+    state: String,
+    head: PHead,
+}
+#[derive(Deserialize)]
+struct PHead {
+    sha: String,
+}
+#[derive(Deserialize)]
+struct PInstallationFull {
+    installation: PInstallationAccount,
+}
+#[derive(Deserialize)]
+struct PInstallationAccount {
+    id: u64,
+    account: Option<PAccount>,
+}
+#[derive(Deserialize)]
+struct PAccount {
+    login: String,
+}
+
+impl Event {
+    /// Builds the domain event for a stored delivery.
+    pub fn parse(event: &str, payload: &[u8]) -> Result<Event, EventError> {
+        let malformed = |source| EventError::Malformed {
+            event: event.to_string(),
+            source,
+        };
+        let p: P = serde_json::from_slice(payload).map_err(malformed)?;
+        let action = p.action.clone().unwrap_or_default();
+        let unhandled = || EventError::Unhandled {
+            event: event.to_string(),
+            action: action.clone(),
+        };
+        let repo = || {
+            p.repository
+                .as_ref()
+                .and_then(|r| RepoName::parse(&r.full_name))
+                .ok_or(EventError::NoRepository)
+        };
+        let installation_id = p.installation.as_ref().map(|i| i.id);
+        match event {
+            "check_run" if action == "completed" => {
+                let cr = p.check_run.as_ref().ok_or_else(unhandled)?;
+                Ok(Event::CheckRunCompleted(CheckRunCompleted {
+                    repo: repo()?,
+                    installation_id,
+                    check_run_id: cr.id,
+                    name: cr.name.clone(),
+                    head_sha: cr.head_sha.clone(),
+                    conclusion: cr.conclusion.clone(),
+                    app_slug: cr.app.as_ref().and_then(|a| a.slug.clone()),
+                    app_id: cr.app.as_ref().and_then(|a| a.id),
+                    html_url: cr.html_url.clone(),
+                    details_url: cr.details_url.clone(),
+                    completed_at: cr.completed_at.clone(),
+                    pull_requests: cr.pull_requests.iter().map(|p| p.number).collect(),
+                }))
+            }
+            "issue_comment" if action == "created" => {
+                let issue = p.issue.as_ref().ok_or_else(unhandled)?;
+                if issue.pull_request.is_none() {
+                    return Err(unhandled());
+                }
+                let c = p.comment.as_ref().ok_or_else(unhandled)?;
+                Ok(Event::PrCommentCreated(PrCommentCreated {
+                    repo: repo()?,
+                    installation_id,
+                    pr_number: issue.number,
+                    comment_id: c.id,
+                    body: c.body.clone().unwrap_or_default(),
+                    author: c.user.login.clone(),
+                    author_is_bot: c.user.kind.as_deref() == Some("Bot"),
+                    html_url: c.html_url.clone(),
+                    created_at: c.created_at.clone(),
+                }))
+            }
+            "pull_request" => {
+                let pr = p.pull_request.as_ref().ok_or_else(unhandled)?;
+                Ok(Event::PullRequestChanged(PullRequestChanged {
+                    repo: repo()?,
+                    installation_id,
+                    action: action.clone(),
+                    number: pr.number,
+                    head_sha: pr.head.sha.clone(),
+                    state: pr.state.clone(),
+                }))
+            }
+            "installation" | "installation_repositories" => {
+                let full: PInstallationFull = serde_json::from_slice(payload).map_err(malformed)?;
+                let names = |v: &[PRepo]| v.iter().map(|r| r.full_name.clone()).collect::<Vec<_>>();
+                let (added, removed) = match (event, action.as_str()) {
+                    ("installation", "created") => (names(&p.repositories), vec![]),
+                    ("installation", "deleted") => (vec![], names(&p.repositories)),
+                    _ => (names(&p.repositories_added), names(&p.repositories_removed)),
+                };
+                Ok(Event::InstallationChanged(InstallationChanged {
+                    installation_id: full.installation.id,
+                    action: action.clone(),
+                    account: full.installation.account.map(|a| a.login),
+                    added,
+                    removed,
+                }))
+            }
+            _ => Err(unhandled()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        let cr = br#"{"action":"completed","repository":{"full_name":"o/r"},"check_run":{"head_sha":"abc","pull_requests":[{"number":7}]}}"#;
+        assert_eq!(
+            route("check_run", cr).unwrap().0,
+            Route::Handle {
+                key: "o/r#7".into()
+            }
+        );
+        let cr = br#"{"action":"completed","repository":{"full_name":"o/r"},"check_run":{"head_sha":"abc","pull_requests":[]}}"#;
+        assert_eq!(
+            route("check_run", cr).unwrap().0,
+            Route::Handle {
+                key: "o/r@abc".into()
+            }
+        );
+        assert!(matches!(
+            route("check_run", br#"{"action":"created"}"#).unwrap().0,
+            Route::Ignore { .. }
+        ));
+        assert_eq!(route("ping", br#"{"zen":"x"}"#).unwrap().0, Route::Ping);
+        let bot = br#"{"action":"created","repository":{"full_name":"o/r"},"issue":{"number":3,"pull_request":{}},"comment":{"user":{"type":"Bot"}}}"#;
+        assert!(matches!(
+            route("issue_comment", bot).unwrap().0,
+            Route::Ignore { .. }
+        ));
+        let human = br#"{"action":"created","repository":{"full_name":"o/r"},"issue":{"number":3,"pull_request":{}},"comment":{"user":{"type":"User"}}}"#;
+        assert_eq!(
+            route("issue_comment", human).unwrap().0,
+            Route::Handle {
+                key: "o/r#3".into()
+            }
+        );
+        assert!(route("check_run", b"{not json").is_err());
+        assert!(route("check_run", b"[1,2]").is_err());
+        assert!(matches!(
+            route("star", b"{}").unwrap().0,
+            Route::Ignore { .. }
+        ));
+    }
+
+    #[test]
+    fn repo_name() {
+        assert_eq!(RepoName::parse("a/b").unwrap().full_name(), "a/b");
+        for bad in ["a", "a/", "/b", "a/b/c"] {
+            assert!(RepoName::parse(bad).is_none(), "{bad}");
+        }
+    }
+}

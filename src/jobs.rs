@@ -1,1 +1,544 @@
-//! (being built)
+//! Jobs: the durable queue of accepted deliveries and the workers that process them.
+//!
+//! - Jobs live in sled (see [`crate::store`]); this module keeps an in-memory index of them for
+//!   scheduling and is rebuilt from the store at start-up, so a crash loses nothing. Jobs found
+//!   `Running` at start-up were interrupted and run again: every handler must be idempotent.
+//! - Jobs with the same key (one pull request) run one at a time and in the order they were
+//!   accepted; jobs with different keys run in parallel on the worker pool.
+//! - A failing job is retried with exponential backoff, then parked with its error: logged at
+//!   `error`, counted in metrics, kept in the store, never silently dropped.
+//! - A panicking handler is caught (it runs in its own task) and treated as a failure.
+//!
+//! This module never interprets payloads: the [`JobHandler`] (the orchestrator) does.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::Utc;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, error, info, warn};
+
+use crate::metrics::{JobLabels, Metrics};
+use crate::store::{JobRecord, JobState, Store, StoreError};
+
+/// How a job run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// Worth another try later (GitHub unavailable, rate limited, …).
+    #[error("{0}")]
+    Retry(String),
+    /// Will fail the same way every time: parked at once.
+    #[error("{0}")]
+    Permanent(String),
+}
+
+/// What a worker hands to the handler.
+#[derive(Debug, Clone)]
+pub struct JobInput {
+    pub job: JobRecord,
+    /// The delivery's payload as received (verified JSON).
+    pub payload: Vec<u8>,
+}
+
+/// Processes one job. Implemented by the orchestrator; must be idempotent.
+#[async_trait]
+pub trait JobHandler: Send + Sync + 'static {
+    async fn handle(&self, input: JobInput) -> Result<(), JobError>;
+}
+
+/// Retry policy.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Runs before a job is parked (the first run included).
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 6,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Delay before run number `attempts + 1`: base · 2^(attempts−1), capped.
+    pub fn backoff(&self, attempts: u32) -> Duration {
+        let exp = attempts.saturating_sub(1).min(20);
+        self.base_delay
+            .saturating_mul(1u32 << exp)
+            .min(self.max_delay)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    key: String,
+    not_before: Option<chrono::DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct Index {
+    pending: BTreeMap<u64, Pending>,
+    running_keys: HashSet<String>,
+}
+
+/// The queue: the store plus the scheduling index.
+pub struct Queue {
+    store: Store,
+    metrics: Metrics,
+    index: std::sync::Mutex<Index>,
+    notify: Notify,
+    policy: RetryPolicy,
+}
+
+impl Queue {
+    /// Loads the queue from the store, re-queueing jobs interrupted by a crash.
+    pub fn load(
+        store: Store,
+        metrics: Metrics,
+        policy: RetryPolicy,
+    ) -> Result<Arc<Queue>, StoreError> {
+        let requeued = store.requeue_interrupted()?;
+        if requeued > 0 {
+            warn!(
+                requeued,
+                "re-running jobs interrupted by the previous process"
+            );
+        }
+        let mut index = Index::default();
+        let mut parked = 0;
+        for job in store.jobs()? {
+            match job.state {
+                JobState::Queued | JobState::Running => {
+                    index.pending.insert(
+                        job.id,
+                        Pending {
+                            key: job.key,
+                            not_before: job.not_before,
+                        },
+                    );
+                }
+                JobState::Parked => parked += 1,
+            }
+        }
+        metrics.queue_depth.set(index.pending.len() as i64);
+        metrics.jobs_parked.set(parked);
+        Ok(Arc::new(Queue {
+            store,
+            metrics,
+            index: std::sync::Mutex::new(index),
+            notify: Notify::new(),
+            policy,
+        }))
+    }
+
+    /// Makes a job the intake has just made durable visible to the workers.
+    pub fn push(&self, job_id: u64, key: String) {
+        {
+            let mut idx = self.index.lock().expect("queue index lock");
+            idx.pending.insert(
+                job_id,
+                Pending {
+                    key,
+                    not_before: None,
+                },
+            );
+            self.metrics.queue_depth.set(idx.pending.len() as i64);
+        }
+        self.notify.notify_one();
+    }
+
+    pub fn depth(&self) -> usize {
+        self.index.lock().expect("queue index lock").pending.len()
+    }
+
+    /// Picks the oldest runnable job: due, and first of its key, and its key not running.
+    fn take_ready(&self) -> Result<Option<u64>, Duration> {
+        let now = Utc::now();
+        let mut idx = self.index.lock().expect("queue index lock");
+        let mut blocked: HashSet<&str> = HashSet::new();
+        let mut chosen = None;
+        let mut wait = Duration::from_secs(3600);
+        for (id, p) in idx.pending.iter() {
+            if blocked.contains(p.key.as_str()) || idx.running_keys.contains(&p.key) {
+                blocked.insert(p.key.as_str());
+                continue;
+            }
+            if let Some(nb) = p.not_before {
+                if nb > now {
+                    // Later jobs of this key must wait for it, to keep order.
+                    blocked.insert(p.key.as_str());
+                    let d = (nb - now).to_std().unwrap_or_default();
+                    wait = wait.min(d);
+                    continue;
+                }
+            }
+            chosen = Some(*id);
+            break;
+        }
+        match chosen {
+            Some(id) => {
+                let p = idx.pending.remove(&id).expect("chosen job is pending");
+                idx.running_keys.insert(p.key);
+                self.metrics.queue_depth.set(idx.pending.len() as i64);
+                Ok(Some(id))
+            }
+            None => Err(wait),
+        }
+    }
+
+    /// Waits for the next runnable job, or returns `None` once `shutdown` is cancelled.
+    async fn next(&self, shutdown: &CancellationToken) -> Option<u64> {
+        loop {
+            let notified = self.notify.notified();
+            match self.take_ready() {
+                Ok(Some(id)) => return Some(id),
+                Ok(None) => unreachable!("take_ready returns Err when nothing is ready"),
+                Err(wait) => {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return None,
+                        _ = notified => {}
+                        _ = tokio::time::sleep(wait) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn release_key(&self, key: &str, requeue: Option<(u64, Pending)>) {
+        {
+            let mut idx = self.index.lock().expect("queue index lock");
+            idx.running_keys.remove(key);
+            if let Some((id, p)) = requeue {
+                idx.pending.insert(id, p);
+            }
+            self.metrics.queue_depth.set(idx.pending.len() as i64);
+        }
+        // Another job of this key, or a job another worker skipped, may now be runnable.
+        self.notify.notify_waiters();
+        self.notify.notify_one();
+    }
+
+    /// Runs one job to its end (done, retried later, or parked).
+    async fn run_one(&self, id: u64, handler: Arc<dyn JobHandler>) {
+        let Some(mut job) = (match self.store.job(id) {
+            Ok(j) => j,
+            Err(e) => {
+                error!(job_id = id, error = %e, "cannot read job; leaving it for the next start");
+                return;
+            }
+        }) else {
+            return;
+        };
+        let key = job.key.clone();
+        let span = tracing::info_span!("job", delivery = %job.delivery_id, job_id = id, event = %job.event, key = %job.key);
+        async {
+            job.state = JobState::Running;
+            job.attempts += 1;
+            if let Err(e) = self.store.put_job(&job) {
+                error!(error = %e, "cannot mark job running");
+            }
+            let payload = match self.store.payload(&job.delivery_id) {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    self.park(&mut job, "payload missing from the store".into());
+                    self.release_key(&key, None);
+                    return;
+                }
+                Err(e) => {
+                    error!(error = %e, "cannot read payload; will retry");
+                    self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: None })));
+                    return;
+                }
+            };
+            let labels = JobLabels { event: crate::metrics::event_label(&job.event) };
+            self.metrics.jobs_running.inc();
+            let started = Instant::now();
+            let input = JobInput { job: job.clone(), payload };
+            let h = handler.clone();
+            let result = tokio::spawn(async move { h.handle(input).await }.in_current_span()).await;
+            self.metrics.jobs_running.dec();
+            self.metrics.job_duration.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
+            let outcome = match result {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(e),
+                Err(join) if join.is_panic() => Err(JobError::Retry(format!("handler panicked: {}", panic_message(join)))),
+                Err(_) => Err(JobError::Retry("handler task was cancelled".into())),
+            };
+            match outcome {
+                Ok(()) => {
+                    if let Err(e) = self.store.finish_job(id) {
+                        error!(error = %e, "cannot remove finished job");
+                    }
+                    info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
+                    self.release_key(&key, None);
+                }
+                Err(err) => {
+                    self.metrics.job_failures.get_or_create(&labels).inc();
+                    let permanent = matches!(err, JobError::Permanent(_));
+                    let msg = err.to_string();
+                    if permanent || job.attempts >= self.policy.max_attempts {
+                        self.park(&mut job, msg);
+                        self.release_key(&key, None);
+                    } else {
+                        let delay = self.policy.backoff(job.attempts);
+                        let not_before = Utc::now() + chrono::Duration::from_std(delay).unwrap_or_default();
+                        warn!(attempts = job.attempts, retry_in_s = delay.as_secs_f64(), error = %msg, "job failed; will retry");
+                        job.state = JobState::Queued;
+                        job.not_before = Some(not_before);
+                        job.last_error = Some(msg);
+                        if let Err(e) = self.store.put_job(&job) {
+                            error!(error = %e, "cannot record job retry");
+                        }
+                        self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: Some(not_before) })));
+                    }
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    fn park(&self, job: &mut JobRecord, msg: String) {
+        error!(attempts = job.attempts, error = %msg, "job parked after repeated failure; it will not run again until an operator acts");
+        job.state = JobState::Parked;
+        job.last_error = Some(msg);
+        if let Err(e) = self.store.put_job(job) {
+            error!(error = %e, "cannot record parked job");
+        }
+        self.metrics.jobs_parked.inc();
+    }
+}
+
+fn panic_message(join: tokio::task::JoinError) -> String {
+    let payload = join.into_panic();
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic".into()
+    }
+}
+
+/// The running worker pool.
+pub struct Workers {
+    set: JoinSet<()>,
+    alive: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Workers {
+    /// Starts `n` workers taking jobs off `queue` until `shutdown` is cancelled.
+    pub fn start(
+        n: usize,
+        queue: Arc<Queue>,
+        handler: Arc<dyn JobHandler>,
+        shutdown: CancellationToken,
+    ) -> Workers {
+        let alive = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        for worker in 0..n {
+            let queue = queue.clone();
+            let handler = handler.clone();
+            let shutdown = shutdown.clone();
+            let alive = alive.clone();
+            alive.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            set.spawn(async move {
+                while let Some(id) = queue.next(&shutdown).await {
+                    queue.run_one(id, handler.clone()).await;
+                }
+                alive.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                tracing::debug!(worker, "worker stopped");
+            });
+        }
+        Workers { set, alive }
+    }
+
+    /// Workers still taking jobs.
+    pub fn alive(&self) -> Arc<std::sync::atomic::AtomicUsize> {
+        self.alive.clone()
+    }
+
+    /// Waits for the workers to finish their current job, up to `grace`. Jobs still running
+    /// then are abandoned in the store as `Running` and re-run at the next start.
+    pub async fn drain(mut self, grace: Duration) {
+        let all = async { while self.set.join_next().await.is_some() {} };
+        if tokio::time::timeout(grace, all).await.is_err() {
+            warn!(
+                grace_s = grace.as_secs(),
+                "jobs still running at the shutdown deadline; they will run again after restart"
+            );
+            self.set.abort_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{DeliveryRecord, NewJob};
+    use std::sync::Mutex;
+
+    struct Recorder {
+        log: Mutex<Vec<(String, u64)>>,
+        fail_first: Mutex<HashSet<String>>,
+        delay: Duration,
+    }
+
+    #[async_trait]
+    impl JobHandler for Recorder {
+        async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+            let d = input.job.delivery_id.clone();
+            if d.starts_with("panic") {
+                panic!("boom in {d}");
+            }
+            if d.starts_with("perm") {
+                return Err(JobError::Permanent("cannot ever work".into()));
+            }
+            if self.fail_first.lock().unwrap().remove(&d) {
+                return Err(JobError::Retry("transient".into()));
+            }
+            tokio::time::sleep(self.delay).await;
+            self.log
+                .lock()
+                .unwrap()
+                .push((input.job.key.clone(), input.job.id));
+            Ok(())
+        }
+    }
+
+    fn accept(store: &Store, q: &Queue, id: &str, key: &str) -> u64 {
+        let d = DeliveryRecord {
+            id: id.into(),
+            event: "check_run".into(),
+            action: None,
+            received_at: Utc::now(),
+            queued: true,
+        };
+        match store
+            .accept_delivery(&d, b"{}", Some(NewJob { key: key.into() }))
+            .unwrap()
+        {
+            crate::store::Accepted::New { job_id: Some(j) } => {
+                q.push(j, key.into());
+                j
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        }
+    }
+
+    async fn wait_until(mut f: impl FnMut() -> bool) {
+        for _ in 0..500 {
+            if f() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("condition not reached");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn same_key_in_order_other_keys_in_parallel_and_retries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let rec = Arc::new(Recorder {
+            log: Mutex::new(vec![]),
+            fail_first: Mutex::new(["a1".to_string()].into()),
+            delay: Duration::from_millis(20),
+        });
+        let ids_a: Vec<u64> = (1..=3)
+            .map(|i| accept(&store, &q, &format!("a{i}"), "repo#1"))
+            .collect();
+        let ids_b: Vec<u64> = (1..=3)
+            .map(|i| accept(&store, &q, &format!("b{i}"), "repo#2"))
+            .collect();
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(3, q.clone(), rec.clone(), shutdown.clone());
+        wait_until(|| rec.log.lock().unwrap().len() == 6).await;
+        let log = rec.log.lock().unwrap().clone();
+        let order_a: Vec<u64> = log
+            .iter()
+            .filter(|(k, _)| k == "repo#1")
+            .map(|(_, i)| *i)
+            .collect();
+        let order_b: Vec<u64> = log
+            .iter()
+            .filter(|(k, _)| k == "repo#2")
+            .map(|(_, i)| *i)
+            .collect();
+        assert_eq!(
+            order_a, ids_a,
+            "a1 failed once and was retried before a2 ran"
+        );
+        assert_eq!(order_b, ids_b);
+        // b jobs did not wait for a1's backoff.
+        assert!(log.iter().position(|(k, _)| k == "repo#2").unwrap() < 2);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
+        assert!(store.jobs().unwrap().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn failing_and_panicking_jobs_are_parked_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let metrics = Metrics::new();
+        let q = Queue::load(store.clone(), metrics.clone(), policy()).unwrap();
+        let rec = Arc::new(Recorder {
+            log: Mutex::new(vec![]),
+            fail_first: Mutex::new(HashSet::new()),
+            delay: Duration::ZERO,
+        });
+        accept(&store, &q, "panic-1", "k1");
+        accept(&store, &q, "perm-1", "k2");
+        accept(&store, &q, "ok-1", "k1");
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(2, q.clone(), rec.clone(), shutdown.clone());
+        wait_until(|| {
+            let jobs = store.jobs().unwrap();
+            jobs.len() == 2 && jobs.iter().all(|j| j.state == JobState::Parked)
+        })
+        .await;
+        wait_until(|| rec.log.lock().unwrap().len() == 1).await;
+        let jobs = store.jobs().unwrap();
+        let panicked = jobs.iter().find(|j| j.delivery_id == "panic-1").unwrap();
+        assert_eq!(panicked.attempts, 3);
+        assert!(panicked.last_error.as_deref().unwrap().contains("boom"));
+        let perm = jobs.iter().find(|j| j.delivery_id == "perm-1").unwrap();
+        assert_eq!(perm.attempts, 1);
+        assert_eq!(metrics.jobs_parked.get(), 2);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
+    }
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        let p = RetryPolicy {
+            max_attempts: 10,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(60),
+        };
+        assert_eq!(p.backoff(1), Duration::from_secs(2));
+        assert_eq!(p.backoff(2), Duration::from_secs(4));
+        assert_eq!(p.backoff(3), Duration::from_secs(8));
+        assert_eq!(p.backoff(30), Duration::from_secs(60));
+    }
+}

@@ -1,1 +1,194 @@
-//! (being built)
+//! The HTTP service and its lifecycle: router, health, readiness, metrics, graceful shutdown.
+//!
+//! Shutdown (SIGTERM/SIGINT): stop accepting connections, let running jobs finish up to the
+//! grace deadline, flush the store. Jobs cut off at the deadline stay `Running` in the store and
+//! run again at the next start.
+//!
+//! Routes never do pipeline work themselves: the webhook route only persists and enqueues.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use secrecy::SecretString;
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info};
+
+use crate::intake::{self, Intake};
+use crate::jobs::{JobHandler, Queue, RetryPolicy, Workers};
+use crate::metrics::Metrics;
+use crate::store::{DELIVERY_RETENTION, Store};
+
+/// Shared state of the HTTP routes.
+#[derive(Clone)]
+pub struct AppState {
+    pub intake: Intake,
+    pub workers_configured: usize,
+    pub workers_alive: Arc<AtomicUsize>,
+    /// Extra routes mounted by other stages (the setup flow).
+    pub metrics: Metrics,
+}
+
+/// Builds the router. `extra` is merged in (setup pages and the like).
+pub fn router(state: AppState, extra: Router) -> Router {
+    let webhook = Router::new()
+        .route("/api/github/webhooks", post(intake::webhook))
+        // The intake enforces its own 25 MiB limit while streaming; axum's default 2 MB limit
+        // would refuse legitimate large payloads.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state.intake.clone());
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+        .merge(webhook)
+        .merge(extra)
+}
+
+async fn readyz(State(s): State<AppState>) -> impl IntoResponse {
+    let store_ok = s.intake.store.is_healthy();
+    let alive = s.workers_alive.load(Ordering::SeqCst);
+    let workers_ok = s.workers_configured == 0 || alive > 0;
+    let body = format!(
+        "store: {}\nworkers: {alive}/{}\nqueue_depth: {}\n",
+        if store_ok { "open" } else { "unavailable" },
+        s.workers_configured,
+        s.intake.queue.depth()
+    );
+    if store_ok && workers_ok {
+        (StatusCode::OK, body)
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, body)
+    }
+}
+
+async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            "content-type",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        s.metrics.render(),
+    )
+}
+
+/// Everything [`serve`] needs, already validated.
+pub struct ServeOptions {
+    pub addr: SocketAddr,
+    pub store: Store,
+    pub metrics: Metrics,
+    pub secrets: Vec<SecretString>,
+    pub workers: usize,
+    pub retry: RetryPolicy,
+    pub shutdown_grace: Duration,
+    pub extra_routes: Router,
+}
+
+/// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
+pub async fn serve(
+    opts: ServeOptions,
+    handler: Arc<dyn JobHandler>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let queue = Queue::load(opts.store.clone(), opts.metrics.clone(), opts.retry.clone())?;
+    let stop = CancellationToken::new();
+    let workers = Workers::start(opts.workers, queue.clone(), handler, stop.clone());
+    let state = AppState {
+        intake: Intake {
+            store: opts.store.clone(),
+            queue: queue.clone(),
+            metrics: opts.metrics.clone(),
+            secrets: Arc::new(opts.secrets),
+        },
+        workers_configured: opts.workers,
+        workers_alive: workers.alive(),
+        metrics: opts.metrics.clone(),
+    };
+
+    // Old delivery ids are pruned hourly; GitHub only redelivers recent deliveries.
+    let prune_store = opts.store.clone();
+    let prune_stop = stop.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(3600));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = prune_stop.cancelled() => break,
+                _ = tick.tick() => {
+                    let cutoff = chrono::Utc::now() - chrono::Duration::from_std(DELIVERY_RETENTION).unwrap_or_default();
+                    match prune_store.prune_deliveries(cutoff) {
+                        Ok(n) if n > 0 => info!(pruned = n, "pruned old delivery records"),
+                        Ok(_) => {}
+                        Err(e) => error!(error = %e, "pruning delivery records failed"),
+                    }
+                }
+            }
+        }
+    });
+
+    let listener = tokio::net::TcpListener::bind(opts.addr).await?;
+    let local = listener.local_addr()?;
+    info!(addr = %local, workers = opts.workers, "listening");
+    // Tests and scripts read this line to find the port when PORT=0.
+    println!("listening on {local}");
+
+    let app = router(state, opts.extra_routes);
+    let http_stop = stop.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            info!("shutdown requested: no new connections; finishing running jobs");
+            http_stop.cancel();
+        })
+        .await?;
+    stop.cancel();
+    workers.drain(opts.shutdown_grace).await;
+    opts.store.flush_blocking()?;
+    info!("store flushed; bye");
+    Ok(())
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+/// Installs the global tracing subscriber: human-readable, or JSON with `LOG_FORMAT=json`.
+/// `RUST_LOG` filters (default `info`).
+pub fn init_tracing(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().flatten_event(true).try_init()
+    } else {
+        builder.try_init()
+    };
+}

@@ -1,0 +1,1 @@
+//! The proposal registry (being built by the proposal stage).
