@@ -42,22 +42,13 @@ impl Default for RepoConfig {
 }
 
 /// Which failing checks ci-medic analyses, by check-run name (globs: `*`, `?`, `[…]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ChecksConfig {
     /// Names to analyse; empty means every check.
     pub include: Vec<String>,
     /// Names never analysed, even when included.
     pub exclude: Vec<String>,
-}
-
-impl Default for ChecksConfig {
-    fn default() -> Self {
-        ChecksConfig {
-            include: Vec::new(),
-            exclude: Vec::new(),
-        }
-    }
 }
 
 /// A collaborator permission level, lowest first, as the permission API names them.
