@@ -196,7 +196,9 @@ static FENCE_RUN: LazyLock<Regex> =
 
 /// Makes log text safe inside a fenced code block: terminal escapes and control characters go,
 /// line endings become `\n`, and a line starting with ```` ``` ```` or `~~~` gets a zero-width
-/// space so it cannot close a fence even where the fence length is fixed. Secrets are redacted.
+/// space so it cannot close a fence even where the fence length is fixed. Secrets are redacted
+/// and mentions neutralised (GitHub does not notify from code blocks; this holds wherever the
+/// text is pasted next).
 pub fn escape_for_code_block(text: &str) -> String {
     let text = ANSI.replace_all(text, "");
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
@@ -204,7 +206,7 @@ pub fn escape_for_code_block(text: &str) -> String {
         .chars()
         .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
         .collect();
-    let text = redact(&text);
+    let text = neutralize_mentions(&redact(&text));
     FENCE_RUN
         .replace_all(&text, |caps: &regex::Captures<'_>| {
             let run = &caps[2];
@@ -252,6 +254,24 @@ pub fn escape_inline(text: &str, max_chars: usize) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for inside an HTML element (`<summary>`), where markdown escapes would show literally.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in neutralize_mentions(&redact(text)).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\r' => out.push(' '),
+            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -550,7 +570,7 @@ fn render_with(
         out.push('\n');
         out.push_str(&code_block(
             "text",
-            &escape_for_code_block(&neutralize_mentions(&shown.join("\n"))),
+            &escape_for_code_block(&shown.join("\n")),
         ));
         if errors > shown.len() {
             out.push_str(&format!(
@@ -602,7 +622,7 @@ fn render_with(
         &mut cuts,
     ));
     out.push_str(&json_section(
-        &format!("code_fix DDS v2 ({})", escape_inline(&dds_id, 64)),
+        &format!("code_fix DDS v2 ({})", escape_html(&dds_id)),
         dds,
         layout.dds,
         &mut cuts,
@@ -942,7 +962,7 @@ pub fn check_run_output(view: &CommentView, comment_url: Option<&str>) -> CheckR
             .iter()
             .map(|l| cut(&l.replace(['\r', '\n'], " "), 1000))
             .collect();
-        let body = escape_for_code_block(&neutralize_mentions(&lines.join("\n")));
+        let body = escape_for_code_block(&lines.join("\n"));
         let block = code_block("text", tail(&body, CHECK_OUTPUT_LIMIT - 200));
         if block.len() > CHECK_OUTPUT_LIMIT {
             cut(&block, CHECK_OUTPUT_LIMIT - 200)
