@@ -309,7 +309,7 @@ impl Registry {
             .ok_or_else(|| RegistryError::UnknownSource(source_id.clone()))?;
         if let Some(existing) = self.fix_for_source(source_id)? {
             return Err(RegistryError::Invalid(ValidationErrors {
-                id: String::new(),
+                id: format!("proposed for {source_id}"),
                 errors: vec![ci_medic_core::proposal::ValidationError {
                     rule: ci_medic_core::proposal::Rule::NoDuplicates,
                     message: format!(

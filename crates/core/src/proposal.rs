@@ -8,12 +8,14 @@
 //! Everything here is pure: ids and times are arguments (the service's registry owns the
 //! per-day counters and the clock). Nothing here stores, sends or reads anything.
 
+pub mod bundle;
 pub mod dds;
 pub mod packet;
 pub mod paths;
 pub mod state;
 pub mod validate;
 
+pub use bundle::{DdsBundle, ProtectedPath, standalone_dds};
 pub use dds::{
     BuildError, CODE_FIX_MAX_FILES, CodeFixDds, DdsConstraints, DdsStatus, DdsType, DerivedFix,
     ERROR_MESSAGE_MAX_CHARS, ErrorContext, FailedCheck, FailedDds, SourceDds, TOOL,

@@ -607,3 +607,86 @@ proptest! {
         prop_assert!(d.dds.error_context.error_message.chars().count() <= 500);
     }
 }
+
+/// One way to break a valid code_fix, and the rule that must then (alone) be reported.
+#[derive(Debug, Clone)]
+enum Breakage {
+    Id(String),
+    Version(u32),
+    Status(DdsStatus),
+    SourceStatus(DdsStatus),
+    PathOutside(String),
+    PathTraversal(String),
+    MaxFiles(u32),
+    NoNewDeps,
+    NoRefactor,
+    EmptyContext(u8),
+    LongMessage(usize),
+    Duplicate(u16),
+}
+
+fn breakage() -> impl Strategy<Value = Breakage> {
+    prop_oneof![
+        "[A-Z0-9-]{0,24}"
+            .prop_filter("must be malformed", |s| !ci_medic_core::ids::is_fix_dds_id(
+                s
+            ))
+            .prop_map(Breakage::Id),
+        (0u32..100)
+            .prop_filter("not 2", |v| *v != 2)
+            .prop_map(Breakage::Version),
+        prop::sample::select(vec![
+            DdsStatus::Approved,
+            DdsStatus::Rejected,
+            DdsStatus::Executed,
+            DdsStatus::Failed
+        ])
+        .prop_map(Breakage::Status),
+        prop::sample::select(vec![
+            DdsStatus::Proposed,
+            DdsStatus::Approved,
+            DdsStatus::Rejected,
+            DdsStatus::Executed
+        ])
+        .prop_map(Breakage::SourceStatus),
+        "(lib|srcx|src2|doc)/[a-z]{1,5}\\.py".prop_map(Breakage::PathOutside),
+        "src/([a-z]{1,3}/)?\\.\\./[a-z]{1,5}".prop_map(Breakage::PathTraversal),
+        (4u32..1000).prop_map(Breakage::MaxFiles),
+        Just(Breakage::NoNewDeps),
+        Just(Breakage::NoRefactor),
+        (0u8..3).prop_map(Breakage::EmptyContext),
+        (501usize..2000).prop_map(Breakage::LongMessage),
+        (2u16..999).prop_map(Breakage::Duplicate),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn each_breakage_is_reported_under_its_rule(b in breakage()) {
+        let (mut f, mut s) = valid();
+        let mut existing: Option<String> = None;
+        let rule = match b {
+            Breakage::Id(id) => { f.id = id; Rule::IdFormat }
+            Breakage::Version(v) => { f.version = v; Rule::Version }
+            Breakage::Status(st) => { f.status = st; Rule::Status }
+            Breakage::SourceStatus(st) => { s.status = st; Rule::SourceDds }
+            Breakage::PathOutside(p) | Breakage::PathTraversal(p) => { f.allowed_paths.push(p); Rule::AllowedPaths }
+            Breakage::MaxFiles(m) => { f.constraints.max_files_changed = m; Rule::Constraints }
+            Breakage::NoNewDeps => { f.constraints.no_new_dependencies = false; Rule::Constraints }
+            Breakage::NoRefactor => { f.constraints.no_refactor = false; Rule::Constraints }
+            Breakage::EmptyContext(which) => {
+                match which {
+                    0 => f.error_context.original_dds.clear(),
+                    1 => f.error_context.error_message.clear(),
+                    _ => f.error_context.failed_at.clear(),
+                }
+                Rule::ErrorContext
+            }
+            Breakage::LongMessage(n) => { f.error_context.error_message = "x".repeat(n); Rule::ErrorMessage }
+            Breakage::Duplicate(n) => { existing = Some(fix_id(n).to_string()); Rule::NoDuplicates }
+        };
+        let e = validate_code_fix(&f, Some(&s), existing.as_deref()).unwrap_err();
+        prop_assert_eq!(e.rules(), vec![rule]);
+        prop_assert!(!e.errors[0].message.is_empty());
+    }
+}
