@@ -233,6 +233,17 @@ impl Registry {
         }
     }
 
+    /// Every failed code_change record, in id order.
+    pub fn list_failed(&self) -> Result<Vec<FailedDds>, RegistryError> {
+        self.failed
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                decode(&k, &v)
+            })
+            .collect()
+    }
+
     /// Every code_fix, in id order.
     pub fn list_fixes(&self) -> Result<Vec<StoredProposal>, RegistryError> {
         self.fixes
@@ -504,6 +515,7 @@ mod tests {
             .unwrap();
         assert_eq!(f.id.as_str(), "DDS-20260202-CODE-001");
         assert_eq!(reg.get_failed(&f.id).unwrap(), Some(f.clone()));
+        assert_eq!(reg.list_failed().unwrap(), std::slice::from_ref(&f));
         assert!(matches!(
             reg.insert_failed(&f),
             Err(RegistryError::DuplicateFailed(_))
