@@ -9,7 +9,8 @@
 //!
 //! Trees (all prefixed `dds_`): `dds_counters` (`fix/YYYYMMDD`, `code/YYYYMMDD` → u32 BE),
 //! `dds_failed` (id → FailedDds JSON), `dds_fix` (id → StoredProposal JSON),
-//! `dds_fix_by_source` (source id → fix id).
+//! `dds_fix_by_source` (source id → fix id), `dds_failed_by_check` (`project\0check\0sha` →
+//! failed id, so one failed check is recorded once).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use ci_medic_core::ids::{DdsId, FixDdsId, IdError};
@@ -94,6 +95,12 @@ pub struct Registry {
     failed: sled::Tree,
     fixes: sled::Tree,
     by_source: sled::Tree,
+    by_check: sled::Tree,
+}
+
+/// `project NUL check NUL sha`: NUL cannot occur in any of them, so keys never collide.
+fn check_key(project: &str, check_name: &str, head_sha: &str) -> Vec<u8> {
+    format!("{project}\0{check_name}\0{head_sha}").into_bytes()
 }
 
 fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
@@ -117,6 +124,7 @@ impl Registry {
             failed: db.open_tree("dds_failed")?,
             fixes: db.open_tree("dds_fix")?,
             by_source: db.open_tree("dds_fix_by_source")?,
+            by_check: db.open_tree("dds_failed_by_check")?,
         })
     }
 
@@ -187,17 +195,83 @@ impl Registry {
         }
     }
 
-    /// Records a failed check: allocates the id from the failure's UTC day, builds the failed
-    /// code_change and stores it.
+    /// Records a failed check, once: the same project, check name and commit always map to the
+    /// same failed DDS, so a redelivered webhook or a retried job never creates a second record
+    /// (and so never a second proposal). Otherwise allocates the id from the failure's UTC day,
+    /// builds the failed code_change and stores it with its check key in one transaction.
+    /// Bad input is refused before an id is spent on it.
     pub fn record_failure(
         &self,
         check: &FailedCheck,
         constraints: &ConstraintsConfig,
     ) -> Result<FailedDds, RegistryError> {
-        let id = self.next_failed_id(check.failed_at.date_naive())?;
+        if let Some(existing) =
+            self.failed_for_check(&check.project, &check.check_name, &check.head_sha)?
+        {
+            return Ok(existing);
+        }
+        let day = check.failed_at.date_naive();
+        ci_medic_core::proposal::build_failed_dds(failed_dds_id(day, 1)?, check, constraints)?;
+        let id = self.next_failed_id(day)?;
         let dds = ci_medic_core::proposal::build_failed_dds(id, check, constraints)?;
-        self.insert_failed(&dds)?;
-        Ok(dds)
+        let key = check_key(&check.project, &check.check_name, &check.head_sha);
+        let bytes = encode(&dds);
+        let id_bytes = dds.id.as_str().as_bytes();
+        let result = (&self.failed, &self.by_check).transaction(|(failed, by_check)| {
+            if let Some(other) = by_check.get(&key)? {
+                return Err(ConflictableTransactionError::Abort(Conflict::Source(
+                    String::from_utf8_lossy(&other).into_owned(),
+                )));
+            }
+            if failed.get(id_bytes)?.is_some() {
+                return Err(ConflictableTransactionError::Abort(Conflict::Id));
+            }
+            failed.insert(id_bytes, bytes.as_slice())?;
+            by_check.insert(key.as_slice(), id_bytes)?;
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                self.failed.flush()?;
+                Ok(dds)
+            }
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+            Err(TransactionError::Abort(Conflict::Id)) => {
+                Err(RegistryError::DuplicateFailed(dds.id))
+            }
+            // A concurrent call recorded the same check first: its record is the answer.
+            Err(TransactionError::Abort(Conflict::Source(other))) => {
+                let other = DdsId(other);
+                self.get_failed(&other)?
+                    .ok_or_else(|| RegistryError::Corrupt {
+                        key: String::from_utf8_lossy(&key).into_owned(),
+                        reason: format!("points at {other}, which is not recorded"),
+                    })
+            }
+        }
+    }
+
+    /// The failed DDS [`Registry::record_failure`] recorded for this check and commit.
+    pub fn failed_for_check(
+        &self,
+        project: &str,
+        check_name: &str,
+        head_sha: &str,
+    ) -> Result<Option<FailedDds>, RegistryError> {
+        let key = check_key(project, check_name, head_sha);
+        match self.by_check.get(&key)? {
+            None => Ok(None),
+            Some(id) => {
+                let id = DdsId(String::from_utf8_lossy(&id).into_owned());
+                match self.get_failed(&id)? {
+                    Some(f) => Ok(Some(f)),
+                    None => Err(RegistryError::Corrupt {
+                        key: String::from_utf8_lossy(&key).into_owned(),
+                        reason: format!("points at {id}, which is not recorded"),
+                    }),
+                }
+            }
+        }
     }
 
     pub fn get_failed(&self, id: &DdsId) -> Result<Option<FailedDds>, RegistryError> {
@@ -527,6 +601,49 @@ mod tests {
             reg.insert_failed(&not_failed),
             Err(RegistryError::InvalidFailed { .. })
         ));
+    }
+
+    #[test]
+    fn a_check_is_recorded_once() {
+        let (_d, reg) = open();
+        let cfg = ConstraintsConfig::default();
+        let a = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let b = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        assert_eq!(a, b);
+        let mut other = check(&["src/utils.py"]);
+        other.head_sha = "fedcba".into();
+        let c = reg.record_failure(&other, &cfg).unwrap();
+        assert_eq!(c.id.as_str(), "DDS-20260202-CODE-002");
+        assert_eq!(
+            reg.failed_for_check("acme/calc", "lint", "fedcba").unwrap(),
+            Some(c)
+        );
+        // bad input spends no id
+        let mut bad = check(&["../x"]);
+        bad.head_sha = "1".into();
+        assert!(matches!(
+            reg.record_failure(&bad, &cfg),
+            Err(RegistryError::Build(_))
+        ));
+        assert_eq!(
+            reg.next_failed_id(day()).unwrap().as_str(),
+            "DDS-20260202-CODE-003"
+        );
+        // concurrent recordings of one check agree on one record
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let reg = reg.clone();
+                let mut ch = check(&["src/utils.py"]);
+                ch.head_sha = "concurrent".into();
+                std::thread::spawn(move || {
+                    reg.record_failure(&ch, &ConstraintsConfig::default())
+                        .unwrap()
+                        .id
+                })
+            })
+            .collect();
+        let ids: BTreeSet<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(ids.len(), 1);
     }
 
     #[test]
