@@ -562,6 +562,37 @@ mod tests {
         assert_eq!(all, (1..=320).collect::<Vec<u16>>());
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+        /// Any interleaving of allocations over days and kinds, with restarts in between,
+        /// numbers each (day, kind) 1, 2, 3… with no gap and no repeat.
+        #[test]
+        fn counters_are_dense_per_day_and_kind_across_restarts(
+            steps in proptest::collection::vec((0u8..3, proptest::bool::ANY, proptest::bool::ANY), 1..40)
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut db = sled::open(dir.path()).unwrap();
+            let mut reg = Registry::open(&db).unwrap();
+            let mut seen: std::collections::BTreeMap<(u8, bool), Vec<u16>> = Default::default();
+            for (d, fix, restart) in steps {
+                if restart {
+                    drop(reg);
+                    drop(db);
+                    db = sled::open(dir.path()).unwrap();
+                    reg = Registry::open(&db).unwrap();
+                }
+                let date = day() + chrono::Days::new(u64::from(d));
+                let kind = if fix { IdKind::CodeFix } else { IdKind::FailedCodeChange };
+                seen.entry((d, fix)).or_default().push(reg.next_seq(kind, date).unwrap());
+            }
+            for got in seen.values() {
+                let want: Vec<u16> = (1..=got.len() as u16).collect();
+                proptest::prop_assert_eq!(got, &want);
+            }
+        }
+    }
+
     #[test]
     fn the_thousandth_id_of_a_day_is_an_error_not_a_wraparound() {
         let (_d, reg) = open();

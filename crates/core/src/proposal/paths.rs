@@ -61,7 +61,10 @@ pub fn check_relative_path(path: &str) -> Result<(), PathError> {
 
 fn has_drive_letter(path: &str) -> bool {
     let b = path.as_bytes();
-    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+    b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && (b.len() == 2 || b[2] == b'/' || b[2] == b'\\')
 }
 
 fn components(path: &str) -> impl Iterator<Item = &str> {
@@ -165,6 +168,9 @@ mod tests {
         assert!(!path_within("/src/x", "src/"));
         assert!(check_relative_path("src/").is_ok());
         assert!(check_relative_path("a..b/c").is_ok());
+        // a colon in a file name is not a drive letter
+        assert!(check_relative_path("c:notes.txt").is_ok());
+        assert!(check_relative_path("C:").is_err());
     }
 
     #[test]
