@@ -130,7 +130,14 @@ async fn serve(handler: impl Fn(&Seen, usize) -> Response + Send + Sync + 'stati
             all.push(seen.clone());
             all.len() - 1
         };
-        (st.handler)(&seen, n)
+        let mut resp = (st.handler)(&seen, n);
+        // A handler asks for a late answer through this header (an async sleep, so the
+        // single-threaded test runtime keeps running the client meanwhile).
+        if let Some(ms) = resp.headers_mut().remove("x-test-delay-ms") {
+            let ms: u64 = ms.to_str().unwrap().parse().unwrap();
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        resp
     }
     let seen = Arc::new(Mutex::new(Vec::new()));
     let st = St {
@@ -779,8 +786,7 @@ async fn a_post_that_timed_out_is_not_retried_but_a_post_502_is() {
     let server = serve(move |seen, n| {
         if seen.uri.ends_with("/issues/1/comments") {
             // Answer late: the request has landed, the client cannot know.
-            std::thread::sleep(Duration::from_millis(600));
-            respond(201, &comment)
+            respond_with(201, &[("x-test-delay-ms", "600")], &comment)
         } else if n == 1 {
             respond(502, &json!({}))
         } else {
@@ -1180,4 +1186,63 @@ async fn tarball_is_saved_via_unauthenticated_redirect_and_capped() {
         "{err:?}"
     );
     assert!(!partial.exists(), "a partial archive is removed");
+}
+
+#[tokio::test]
+async fn pr_files_and_prs_for_a_commit_are_paginated_lists() {
+    let dir = require_shared!();
+    let prs = example(&dir, "pull-request-simple-items");
+    let origin = Arc::new(Mutex::new(String::new()));
+    let o = origin.clone();
+    let server = serve(move |seen, _| {
+        if seen.uri.contains("/commits/") {
+            return respond(200, &prs);
+        }
+        // Field names as GitHub's `diff-entry` schema spells them.
+        let file = |name: &str| {
+            json!({"sha": "bbcd538c8e72b8c175046e27cc8f907076331401", "filename": name,
+                   "status": "modified", "additions": 103, "deletions": 21, "changes": 124,
+                   "blob_url": "https://github.com/octocat/Hello-World/blob/6dcb09b/file1.txt",
+                   "raw_url": "https://github.com/octocat/Hello-World/raw/6dcb09b/file1.txt",
+                   "contents_url": "https://api.github.com/repos/octocat/Hello-World/contents/file1.txt?ref=6dcb09b",
+                   "patch": "@@ -132,7 +132,7 @@ module Test @@ -1000,7 +1000,7 @@ module Test"})
+        };
+        if seen.uri.contains("page=2") {
+            respond(200, &json!([file("src/b.rs")]))
+        } else {
+            let next = format!(
+                "<{}/api/v3/repositories/1296269/pulls/1347/files?per_page=100&page=2>; rel=\"next\"",
+                o.lock().unwrap()
+            );
+            respond_with(200, &[("link", &next)], &json!([file("src/a.rs")]))
+        }
+    })
+    .await;
+    *origin.lock().unwrap() = server.origin.clone();
+    let c = client(&server);
+    let files = c
+        .list_pull_request_files(INST, &repo(), 1347)
+        .await
+        .unwrap();
+    assert_eq!(
+        files
+            .iter()
+            .map(|f| f.filename.as_str())
+            .collect::<Vec<_>>(),
+        ["src/a.rs", "src/b.rs"]
+    );
+    let prs = c
+        .list_pull_requests_for_commit(INST, &repo(), "6dcb09b5b57875f334f61aebed695e2e4193db5e")
+        .await
+        .unwrap();
+    assert_eq!(prs[0].number, 1347);
+    let uris: Vec<_> = server.requests().into_iter().map(|r| r.uri).collect();
+    assert_eq!(
+        uris,
+        [
+            "/api/v3/repos/octocat/Hello-World/pulls/1347/files?per_page=100",
+            "/api/v3/repositories/1296269/pulls/1347/files?per_page=100&page=2",
+            "/api/v3/repos/octocat/Hello-World/commits/6dcb09b5b57875f334f61aebed695e2e4193db5e/pulls?per_page=100",
+        ]
+    );
 }
