@@ -266,7 +266,7 @@ mod tests {
         T::try_parse_from(v).unwrap().args
     }
 
-    const KEY: &str = include_str!("../fixtures/keys/test-app-key.pem");
+    const KEY: &str = include_str!("../fixtures/keys/test-app.pem");
 
     #[test]
     fn missing_settings_are_named() {

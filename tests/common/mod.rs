@@ -60,7 +60,7 @@ pub struct ServerOptions<'a> {
 
 impl Server {
     pub fn start(opts: ServerOptions<'_>) -> Server {
-        let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app-key.pem");
+        let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pem");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ci-medic"));
         cmd.arg("serve")
             .env_clear()

@@ -1,0 +1,563 @@
+//! The one HTTP path every GitHub call takes: URL building under the configured base URL,
+//! standard headers, bounded retries with backoff, rate-limit handling, status → error mapping
+//! and `Link` pagination.
+//!
+//! It must never: follow a redirect by itself (redirect targets get no `Authorization`, and only
+//! the caller knows when a redirect is expected), send a token to a host other than the API's,
+//! retry a POST that may have landed, wait longer in total than the retry budget, or put a token
+//! or a request body in an error or a log line.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, RETRY_AFTER};
+use reqwest::{Method, StatusCode, Url};
+use secrecy::{ExposeSecret, SecretString};
+use serde::de::DeserializeOwned;
+
+use super::error::{GitHubError, Result};
+
+/// GitHub's REST API version we are written against.
+pub const API_VERSION: &str = "2022-11-28";
+/// Sent on every request.
+pub const USER_AGENT: &str = "ci-medic";
+
+/// How hard to retry transient failures (5xx, timeouts, rate limits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Upper bound on the sum of all waits of one call, rate-limit waits included. A rate
+    /// limit asking for longer than what is left fails at once with `RateLimited`.
+    pub max_total_wait: Duration,
+    /// First backoff; doubled each retry.
+    pub initial_backoff: Duration,
+    /// Cap of one backoff step.
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 5,
+            max_total_wait: Duration::from_secs(90),
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(20),
+        }
+    }
+}
+
+impl RetryPolicy {
+    fn backoff(&self, retry: u32) -> Duration {
+        let factor = 1u32.checked_shl(retry.min(16)).unwrap_or(u32::MAX);
+        self.initial_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff)
+    }
+}
+
+/// Settings of the GitHub client; the base URL always comes from configuration.
+#[derive(Debug, Clone)]
+pub struct GitHubClientConfig {
+    /// `GITHUB_API_URL`: `https://api.github.com`, `https://ghe.example.com/api/v3`, or a local
+    /// test server. A path prefix is kept.
+    pub api_url: String,
+    pub connect_timeout: Duration,
+    /// Whole-request limit for JSON calls.
+    pub request_timeout: Duration,
+    /// Whole-request limit for log and tarball downloads.
+    pub download_timeout: Duration,
+    pub retry: RetryPolicy,
+    /// Pagination stops with an error after this many pages (100 items each).
+    pub max_pages: u32,
+}
+
+impl GitHubClientConfig {
+    /// Defaults for everything but the base URL.
+    pub fn new(api_url: impl Into<String>) -> Self {
+        Self {
+            api_url: api_url.into(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+            download_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+            max_pages: 300,
+        }
+    }
+}
+
+/// How a request authenticates.
+#[derive(Clone, Copy)]
+pub(crate) enum Auth<'a> {
+    /// No `Authorization` header (redirect targets, the manifest conversion).
+    None,
+    /// `Authorization: Bearer …` (installation token or App JWT).
+    Bearer(&'a SecretString),
+}
+
+/// One request to make.
+pub(crate) struct Call<'a> {
+    pub method: Method,
+    pub url: Url,
+    pub body: Option<&'a serde_json::Value>,
+    /// False for POSTs that create something: a transport failure after the request may
+    /// have been written is then returned, never retried.
+    pub idempotent: bool,
+    pub timeout: Duration,
+}
+
+/// The shared HTTP machinery (one connection pool for the whole process).
+#[derive(Debug)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    base: Url,
+    pub(crate) config: GitHubClientConfig,
+}
+
+impl Transport {
+    pub(crate) fn new(config: GitHubClientConfig) -> Result<Self> {
+        let base = Url::parse(config.api_url.trim()).map_err(|e| {
+            GitHubError::InvalidRequest(format!("GITHUB_API_URL {:?}: {e}", config.api_url))
+        })?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            return Err(GitHubError::InvalidRequest(format!(
+                "GITHUB_API_URL {:?} is not an http(s) base URL",
+                config.api_url
+            )));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        );
+        headers.insert(
+            "X-GitHub-Api-Version",
+            HeaderValue::from_static(API_VERSION),
+        );
+        let client = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
+            .default_headers(headers)
+            .connect_timeout(config.connect_timeout)
+            // Redirects are followed by hand so the token never travels to the redirect host.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| GitHubError::InvalidRequest(format!("building HTTP client: {e}")))?;
+        Ok(Self {
+            client,
+            base,
+            config,
+        })
+    }
+
+    /// `base + /seg/seg/...`. Each part may hold `/` (file paths, ref names); every piece is
+    /// percent-encoded, and empty, `.` and `..` pieces are refused so a path from a log can
+    /// never climb out of the endpoint.
+    pub(crate) fn url(&self, parts: &[&str]) -> Result<Url> {
+        let mut url = self.base.clone();
+        {
+            let mut segs = url
+                .path_segments_mut()
+                .map_err(|()| GitHubError::InvalidRequest("base URL cannot be a base".into()))?;
+            segs.pop_if_empty();
+            for part in parts {
+                for piece in part.split('/') {
+                    if piece.is_empty() || piece == "." || piece == ".." {
+                        return Err(GitHubError::InvalidRequest(format!(
+                            "bad path component in {part:?}"
+                        )));
+                    }
+                    segs.push(piece);
+                }
+            }
+        }
+        Ok(url)
+    }
+
+    /// True when `url` is on the API's own origin (the only place a token may go).
+    pub(crate) fn same_origin(&self, url: &Url) -> bool {
+        url.scheme() == self.base.scheme()
+            && url.host_str() == self.base.host_str()
+            && url.port_or_known_default() == self.base.port_or_known_default()
+    }
+
+    pub(crate) fn json_call<'a>(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&'a serde_json::Value>,
+    ) -> Call<'a> {
+        // Everything but POST is idempotent here: PATCHes set absolute values.
+        let idempotent = method != Method::POST;
+        Call {
+            method,
+            url,
+            body,
+            idempotent,
+            timeout: self.config.request_timeout,
+        }
+    }
+
+    /// Sends `call`, retrying within the policy. Returns the response when it is 2xx or 3xx;
+    /// any other status becomes a typed error.
+    pub(crate) async fn execute(
+        &self,
+        call: &Call<'_>,
+        auth: Auth<'_>,
+    ) -> Result<reqwest::Response> {
+        let policy = &self.config.retry;
+        let mut retries = 0u32;
+        let mut waited = Duration::ZERO;
+        loop {
+            let mut req = self
+                .client
+                .request(call.method.clone(), call.url.clone())
+                .timeout(call.timeout);
+            if let Auth::Bearer(token) = auth {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret()))
+                    .map_err(|_| GitHubError::Auth("token is not a valid header value".into()))?;
+                value.set_sensitive(true);
+                req = req.header(AUTHORIZATION, value);
+            }
+            if let Some(body) = call.body {
+                req = req.json(body);
+            }
+            let (err, wait) = match req.send().await {
+                Err(e) => {
+                    // A connect failure proves nothing was sent; anything later may have landed.
+                    let may_have_landed = !e.is_connect();
+                    let err = GitHubError::Transport {
+                        message: without_url(&e),
+                        may_have_landed: may_have_landed && !call.idempotent,
+                    };
+                    if may_have_landed && !call.idempotent {
+                        return Err(err);
+                    }
+                    (err, policy.backoff(retries))
+                }
+                Ok(resp) => {
+                    let status = resp.status();
+                    if status.is_success() || status.is_redirection() {
+                        return Ok(resp);
+                    }
+                    if let Some(asked) = rate_limit_wait(status, resp.headers()) {
+                        let wait = asked.unwrap_or_else(|| policy.backoff(retries));
+                        let err = GitHubError::RateLimited { retry_after: asked };
+                        if waited + wait > policy.max_total_wait {
+                            return Err(err);
+                        }
+                        (err, wait)
+                    } else if status.is_server_error() {
+                        (
+                            GitHubError::Server {
+                                status: status.as_u16(),
+                            },
+                            policy.backoff(retries),
+                        )
+                    } else {
+                        return Err(error_for_status(resp).await);
+                    }
+                }
+            };
+            if retries >= policy.max_retries || waited + wait > policy.max_total_wait {
+                return Err(err);
+            }
+            tracing::debug!(
+                method = %call.method,
+                path = call.url.path(),
+                retry = retries + 1,
+                wait_ms = wait.as_millis() as u64,
+                error = %err,
+                "retrying GitHub call"
+            );
+            tokio::time::sleep(wait).await;
+            waited += wait;
+            retries += 1;
+        }
+    }
+
+    /// `execute` + decode the JSON body.
+    pub(crate) async fn json<T: DeserializeOwned>(
+        &self,
+        call: &Call<'_>,
+        auth: Auth<'_>,
+    ) -> Result<T> {
+        let resp = self.execute(call, auth).await?;
+        decode_json(resp).await
+    }
+
+    /// Follows `Link: rel="next"` from `first` and gathers every item. `field` names the array
+    /// inside an object page (`check_runs`), `None` for array pages. The next URL is absolute;
+    /// it must stay on the API origin (GHES included) or we stop rather than leak the token.
+    pub(crate) async fn paginate<T: DeserializeOwned>(
+        &self,
+        first: Url,
+        field: Option<&str>,
+        auth: Auth<'_>,
+    ) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut next = Some(first);
+        let mut pages = 0u32;
+        while let Some(url) = next.take() {
+            pages += 1;
+            if pages > self.config.max_pages {
+                return Err(GitHubError::Decode(format!(
+                    "more than {} pages at {}",
+                    self.config.max_pages,
+                    url.path()
+                )));
+            }
+            let call = self.json_call(Method::GET, url, None);
+            let resp = self.execute(&call, auth).await?;
+            next = match resp.headers().get(LINK).and_then(|v| v.to_str().ok()) {
+                Some(link) => match next_link(link) {
+                    Some(href) => {
+                        let url = resp
+                            .url()
+                            .join(&href)
+                            .map_err(|e| GitHubError::Decode(format!("bad Link URL: {e}")))?;
+                        if !self.same_origin(&url) {
+                            return Err(GitHubError::Decode(format!(
+                                "pagination points off the API host ({})",
+                                url.host_str().unwrap_or("?")
+                            )));
+                        }
+                        Some(url)
+                    }
+                    None => None,
+                },
+                None => None,
+            };
+            let page: serde_json::Value = decode_json(resp).await?;
+            let array = match field {
+                None => page,
+                Some(f) => match page {
+                    serde_json::Value::Object(mut map) => map
+                        .remove(f)
+                        .ok_or_else(|| GitHubError::Decode(format!("page has no `{f}`")))?,
+                    _ => return Err(GitHubError::Decode("page is not an object".into())),
+                },
+            };
+            let batch: Vec<T> =
+                serde_json::from_value(array).map_err(|e| GitHubError::Decode(e.to_string()))?;
+            items.extend(batch);
+        }
+        Ok(items)
+    }
+}
+
+/// Decodes a JSON body, reporting the field path on a mismatch.
+pub(crate) async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T> {
+    let bytes = resp.bytes().await.map_err(|e| GitHubError::Transport {
+        message: without_url(&e),
+        may_have_landed: false,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| GitHubError::Decode(e.to_string()))
+}
+
+/// `Some(wait)` when the response is a rate limit (primary or secondary): 429, or 403 with
+/// `Retry-After` or `x-ratelimit-remaining: 0`. The inner `Option` is GitHub's requested wait.
+fn rate_limit_wait(status: StatusCode, headers: &HeaderMap) -> Option<Option<Duration>> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let retry_after = header(RETRY_AFTER.as_str())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let exhausted = header("x-ratelimit-remaining") == Some("0");
+    let reset_wait = || {
+        let reset = header("x-ratelimit-reset")?.parse::<u64>().ok()?;
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?.as_secs();
+        // One extra second: the reset instant is truncated to whole seconds.
+        Some(Duration::from_secs(reset.saturating_sub(now) + 1))
+    };
+    let limited = status == StatusCode::TOO_MANY_REQUESTS
+        || (status == StatusCode::FORBIDDEN && (retry_after.is_some() || exhausted));
+    if !limited {
+        return None;
+    }
+    Some(retry_after.or_else(|| if exhausted { reset_wait() } else { None }))
+}
+
+/// Maps a non-success, non-retryable status to its typed error, with GitHub's `message`.
+pub(crate) async fn error_for_status(resp: reqwest::Response) -> GitHubError {
+    let status = resp.status();
+    let message = error_message(resp).await;
+    match status.as_u16() {
+        401 => GitHubError::Unauthorized { message },
+        403 => GitHubError::Forbidden { message },
+        404 => GitHubError::NotFound,
+        409 => GitHubError::Conflict { message },
+        410 => GitHubError::Gone,
+        422 => {
+            let lower = message.to_ascii_lowercase();
+            if lower.contains("not a fast forward") || lower.contains("not a fast-forward") {
+                GitHubError::NotFastForward { message }
+            } else {
+                GitHubError::Unprocessable { message }
+            }
+        }
+        s if status.is_server_error() => GitHubError::Server { status: s },
+        s => GitHubError::UnexpectedStatus { status: s, message },
+    }
+}
+
+/// GitHub's `message` (plus the first validation error's `message`/`code`), bounded.
+async fn error_message(mut resp: reqwest::Response) -> String {
+    const LIMIT: usize = 16 * 1024;
+    let mut body = Vec::new();
+    while body.len() < LIMIT {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(LIMIT);
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return String::new();
+    };
+    let mut message = v["message"].as_str().unwrap_or_default().to_owned();
+    if let Some(first) = v["errors"].get(0) {
+        let detail = first["message"]
+            .as_str()
+            .or_else(|| first["code"].as_str())
+            .or_else(|| first.as_str());
+        if let Some(detail) = detail {
+            message = format!("{message}: {detail}");
+        }
+    }
+    message.chars().take(500).collect()
+}
+
+/// reqwest errors print the URL, and signed log URLs carry credentials in their query.
+pub(crate) fn without_url(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timeout"
+    } else if e.is_connect() {
+        "connect"
+    } else if e.is_body() || e.is_decode() {
+        "body"
+    } else {
+        "request"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}: {detail}")
+    }
+}
+
+/// The `rel="next"` target of a `Link` header (RFC 8288), if any.
+pub(crate) fn next_link(header: &str) -> Option<String> {
+    let mut rest = header;
+    loop {
+        let start = rest.find('<')?;
+        let end = start + rest[start..].find('>')?;
+        let target = &rest[start + 1..end];
+        let after = &rest[end + 1..];
+        // Parameters run until the next link value.
+        let params_end = after.find('<').unwrap_or(after.len());
+        let params = &after[..params_end];
+        let is_next = params.split(';').any(|p| {
+            let p = p.trim().trim_end_matches(',').trim();
+            let Some((k, v)) = p.split_once('=') else {
+                return false;
+            };
+            k.trim().eq_ignore_ascii_case("rel")
+                && v.trim()
+                    .trim_matches('"')
+                    .split_ascii_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("next"))
+        });
+        if is_next {
+            return Some(target.to_owned());
+        }
+        rest = &after[params_end..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_finds_rel_next_anywhere() {
+        let h = r#"<https://api.github.com/repositories/1/issues?page=1>; rel="prev", <https://api.github.com/repositories/1/issues?page=3>; rel="next", <https://api.github.com/repositories/1/issues?page=5>; rel="last""#;
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/repositories/1/issues?page=3")
+        );
+        assert_eq!(next_link(r#"<https://x/a?page=1>; rel="first""#), None);
+        assert_eq!(next_link(""), None);
+    }
+
+    #[test]
+    fn url_keeps_base_path_and_refuses_traversal() {
+        let t = Transport::new(GitHubClientConfig::new("https://ghe.example.com/api/v3/")).unwrap();
+        let u = t
+            .url(&["repos", "o", "r", "contents", "src/a b.rs"])
+            .unwrap();
+        assert_eq!(
+            u.as_str(),
+            "https://ghe.example.com/api/v3/repos/o/r/contents/src/a%20b.rs"
+        );
+        let t = Transport::new(GitHubClientConfig::new("https://ghe.example.com/api/v3")).unwrap();
+        assert_eq!(
+            t.url(&["repos", "o", "r", "git", "ref", "heads/feat/x#1"])
+                .unwrap()
+                .as_str(),
+            "https://ghe.example.com/api/v3/repos/o/r/git/ref/heads/feat/x%231"
+        );
+        assert!(
+            t.url(&["repos", "o", "r", "contents", "../secret"])
+                .is_err()
+        );
+        assert!(t.url(&["repos", "o", "r", "contents", "a//b"]).is_err());
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = RetryPolicy {
+            max_retries: 10,
+            max_total_wait: Duration::from_secs(100),
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(350),
+        };
+        assert_eq!(p.backoff(0), Duration::from_millis(100));
+        assert_eq!(p.backoff(1), Duration::from_millis(200));
+        assert_eq!(p.backoff(2), Duration::from_millis(350));
+        assert_eq!(p.backoff(40), Duration::from_millis(350));
+    }
+
+    #[test]
+    fn rate_limit_detection() {
+        let mut h = HeaderMap::new();
+        assert_eq!(rate_limit_wait(StatusCode::FORBIDDEN, &h), None);
+        assert_eq!(
+            rate_limit_wait(StatusCode::TOO_MANY_REQUESTS, &h),
+            Some(None)
+        );
+        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(
+            rate_limit_wait(StatusCode::FORBIDDEN, &h),
+            Some(Some(Duration::from_secs(7)))
+        );
+        let mut h = HeaderMap::new();
+        h.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
+        let reset = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 30;
+        h.insert("x-ratelimit-reset", HeaderValue::from(reset));
+        let wait = rate_limit_wait(StatusCode::FORBIDDEN, &h).unwrap().unwrap();
+        assert!(wait >= Duration::from_secs(30) && wait <= Duration::from_secs(31));
+    }
+}
