@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
-use crate::orchestrator::Orchestrator;
+use crate::orchestrator::{Context, Orchestrator};
 use crate::server::{ServeOptions, init_tracing, serve, shutdown_signal};
 use crate::store::Store;
 
@@ -67,17 +67,27 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 config.data_dir.display()
             )
         })?;
+        let metrics = Metrics::new();
+        let credentials = crate::github::AppCredentials::new(config.app.app_id, &config.app.private_key_pem)
+            .map_err(|e| anyhow::anyhow!("PRIVATE_KEY_PATH: {e}"))?;
+        let github = crate::github::RestClient::for_app(
+            crate::github::GitHubClientConfig::new(config.github_api_url.clone()),
+            credentials,
+        )
+        .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?;
+        let ctx = Context::new(Arc::new(github), store.clone(), metrics.clone(), config.app.app_id)
+            .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
             store,
-            metrics: Metrics::new(),
+            metrics,
             secrets: vec![config.webhook_secret.clone()],
             workers: config.workers,
             retry: RetryPolicy::default(),
             shutdown_grace: config.shutdown_grace,
             extra_routes: axum::Router::new(),
         };
-        serve(opts, Arc::new(Orchestrator::new()), shutdown_signal()).await
+        serve(opts, Arc::new(Orchestrator::new(Arc::new(ctx))), shutdown_signal()).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

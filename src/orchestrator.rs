@@ -1,27 +1,100 @@
 //! The orchestrator: owns the state machine that moves a failed check through the stages.
 //!
-//! It implements [`JobHandler`]: each job is one accepted delivery, turned into an [`Event`] and
-//! dispatched. Every handler is idempotent, because a job interrupted by a crash runs again.
+//! It implements [`JobHandler`]: each job is one accepted delivery, turned into an [`Event`]
+//! and dispatched. Every handler is idempotent, because a job interrupted by a crash runs
+//! again: records are looked up before they are created (failed DDS per check and commit,
+//! one code_fix per source, one comment per pull request and check, one check run per
+//! proposal), and each step is stored before the next begins.
+//!
+//! Stages talk to each other only through the orchestrator, with typed values
+//! (execution contract: "No layer bypasses the Orchestrator").
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use tracing::info;
+use chrono::{DateTime, Utc};
+use tokio::sync::Mutex;
+use tracing::{info, warn};
 
-use crate::events::{Event, EventError};
+use ci_medic_core::comment::{CommentView, HistoryEntry, ProposalStatusView, render_comment};
+use ci_medic_core::formatter::format_report_line;
+use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet};
+use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
+use ci_medic_parser::{BugReport, ParseOptions};
+
+mod approval;
+
+use crate::events::{CheckRunCompleted, Event, EventError, InstallationChanged, PullRequestChanged};
+use crate::github::{GitHubApi, GitHubError, InstallationId, PullRequest, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
+use crate::log_source::{LogError, LogLimits, LogSource, fetch_log};
+use crate::metrics::Metrics;
+use crate::store::registry::{Registry, RegistryError};
+use crate::store::runs::{FixRun, Phase, RunStore};
+use crate::store::{Store, StoreError};
 
-/// The pipeline's entry point for queued deliveries.
-pub struct Orchestrator {}
+/// Everything the pipeline needs, behind traits where the outside world is involved.
+pub struct Context {
+    pub github: Arc<dyn GitHubApi>,
+    pub store: Store,
+    pub registry: Registry,
+    pub runs: RunStore,
+    pub metrics: Metrics,
+    /// Our own App id: check runs it owns are ours and never analysed.
+    pub app_id: u64,
+    pub log_limits: LogLimits,
+    /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
+    config_cache: Mutex<HashMap<String, (String, RepoConfig, Option<ConfigError>)>>,
+}
 
-impl Orchestrator {
-    pub fn new() -> Orchestrator {
-        Orchestrator {}
+impl Context {
+    pub fn new(github: Arc<dyn GitHubApi>, store: Store, metrics: Metrics, app_id: u64) -> Result<Context, StoreError> {
+        let registry = Registry::open(store.db()).map_err(|e| match e {
+            RegistryError::Sled(e) => StoreError::Sled(e),
+            other => StoreError::Flush(other.to_string()),
+        })?;
+        let runs = RunStore::open(&store)?;
+        Ok(Context {
+            github,
+            store,
+            registry,
+            runs,
+            metrics,
+            app_id,
+            log_limits: LogLimits::default(),
+            config_cache: Mutex::new(HashMap::new()),
+        })
     }
 }
 
-impl Default for Orchestrator {
-    fn default() -> Self {
-        Self::new()
+/// The pipeline's entry point for queued deliveries.
+pub struct Orchestrator {
+    ctx: Arc<Context>,
+}
+
+impl Orchestrator {
+    pub fn new(ctx: Arc<Context>) -> Orchestrator {
+        Orchestrator { ctx }
     }
+}
+
+/// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
+fn gh_err(what: &str, e: GitHubError) -> JobError {
+    match e {
+        GitHubError::NotFound | GitHubError::Gone | GitHubError::Unauthorized | GitHubError::Forbidden { .. } => {
+            JobError::Permanent(format!("{what}: {e}"))
+        }
+        _ => JobError::Retry(format!("{what}: {e}")),
+    }
+}
+
+fn store_err(e: impl std::fmt::Display) -> JobError {
+    JobError::Retry(format!("store: {e}"))
+}
+
+fn now_string(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
 #[async_trait]
@@ -35,20 +108,388 @@ impl JobHandler for Orchestrator {
             }
             Err(e) => return Err(JobError::Permanent(e.to_string())),
         };
-        match &event {
-            Event::CheckRunCompleted(cr) => {
-                info!(repo = %cr.repo, check = %cr.name, conclusion = ?cr.conclusion, "check run completed")
+        match event {
+            Event::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
+            Event::PrCommentCreated(c) => self.comment_created(c).await,
+            Event::PullRequestChanged(p) => self.pull_request_changed(p).await,
+            Event::InstallationChanged(i) => self.installation_changed(i).await,
+        }
+    }
+}
+
+impl Orchestrator {
+    async fn check_run_completed(&self, cr: CheckRunCompleted) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
+            info!(check = %cr.name, "our own check run; ignored");
+            return Ok(());
+        }
+        let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
+        if !failed {
+            info!(check = %cr.name, conclusion = ?cr.conclusion, "check did not fail; nothing to analyse");
+            return Ok(());
+        }
+        let Some(inst) = cr.installation_id.map(InstallationId) else {
+            return Err(JobError::Permanent("delivery has no installation; is this a GitHub App webhook?".into()));
+        };
+        let repo = RepoRef::new(cr.repo.owner.clone(), cr.repo.name.clone());
+
+        let Some(pr) = self.open_pull_request_for(inst, &repo, &cr).await? else {
+            info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
+            return Ok(());
+        };
+        let (config, config_error) = self.repo_config(inst, &repo).await?;
+        if !config.enabled {
+            info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
+            return Ok(());
+        }
+        if !config.check_selected(&cr.name) {
+            info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
+            return Ok(());
+        }
+        self.analyse(inst, &repo, &pr, &cr, &config, config_error).await
+    }
+
+    /// The open pull request whose head is the check's commit.
+    async fn open_pull_request_for(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        cr: &CheckRunCompleted,
+    ) -> Result<Option<PullRequest>, JobError> {
+        let gh = &self.ctx.github;
+        let mut numbers = cr.pull_requests.clone();
+        if numbers.is_empty() {
+            // Pull requests from forks are not listed on the check run; ask by commit.
+            let prs = gh
+                .list_pull_requests_for_commit(inst, repo, &cr.head_sha)
+                .await
+                .map_err(|e| gh_err("listing pull requests for the commit", e))?;
+            numbers = prs.into_iter().map(|p| p.number).collect();
+        }
+        for n in numbers {
+            let pr = gh.get_pull_request(inst, repo, n).await.map_err(|e| gh_err("reading the pull request", e))?;
+            if pr.state == "open" && pr.head.sha == cr.head_sha {
+                return Ok(Some(pr));
             }
-            Event::PrCommentCreated(c) => {
-                info!(repo = %c.repo, pr = c.pr_number, "comment on pull request")
+        }
+        Ok(None)
+    }
+
+    /// The repository's configuration from its default branch; safe defaults (and the error)
+    /// when the file is invalid.
+    async fn repo_config(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+    ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
+        let gh = &self.ctx.github;
+        let info = gh.get_repository(inst, repo).await.map_err(|e| gh_err("reading the repository", e))?;
+        let file = gh
+            .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
+            .await
+            .map_err(|e| gh_err("reading the repository configuration", e))?;
+        let Some(file) = file else {
+            return Ok((RepoConfig::default(), None));
+        };
+        let key = repo.full_name();
+        let mut cache = self.ctx.config_cache.lock().await;
+        if let Some((sha, cfg, err)) = cache.get(&key) {
+            if *sha == file.sha {
+                return Ok((cfg.clone(), err.clone()));
             }
-            Event::PullRequestChanged(p) => {
-                info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed")
+        }
+        let text = String::from_utf8_lossy(&file.content);
+        let (cfg, err) = RepoConfig::parse_or_default(&text);
+        if let Some(e) = &err {
+            warn!(repo = %key, error = %e, "invalid repository configuration; using defaults");
+        }
+        cache.insert(key, (file.sha.clone(), cfg.clone(), err.clone()));
+        Ok((cfg, err))
+    }
+
+    /// Logs → bug reports → failed DDS → code_fix proposal → comment + annotations.
+    async fn analyse(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        pr: &PullRequest,
+        cr: &CheckRunCompleted,
+        config: &RepoConfig,
+        config_error: Option<ConfigError>,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let project = repo.full_name();
+        let now = Utc::now();
+        let failed_at = cr
+            .completed_at
+            .as_deref()
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or(now);
+
+        let mut run = match ctx.runs.get(&project, pr.number, &cr.name).map_err(store_err)? {
+            Some(r) => r,
+            None => FixRun {
+                repo: project.clone(),
+                pr_number: pr.number,
+                check_name: cr.name.clone(),
+                installation_id: inst.0,
+                source_check_run_id: None,
+                comment_id: None,
+                comment_url: None,
+                check_run_id: None,
+                check_run_sha: None,
+                proposed_for_sha: cr.head_sha.clone(),
+                fix_id: None,
+                phase: Phase::Idle,
+                attempts: 0,
+                view: empty_view(cr, pr.number),
+                reports: Vec::new(),
+                updated_at: now,
+            },
+        };
+
+        run.source_check_run_id = Some(cr.check_run_id);
+        // Logs.
+        let check_run = gh.get_check_run(inst, repo, cr.check_run_id).await.map_err(|e| gh_err("reading the check run", e))?;
+        let source = LogSource::detect(&check_run);
+        let fetched = fetch_log(gh, inst, repo, source, ctx.log_limits).await;
+        let mut history = if run.proposed_for_sha == cr.head_sha { run.view.history.clone() } else { run.view.history.clone() };
+        let log = match fetched {
+            Ok(log) => log,
+            Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {
+                ctx.metrics.stage("analysis", "logs_unavailable");
+                let reason = e.to_string();
+                history.push(HistoryEntry { at: now_string(now), text: format!("`{}` failed on {}; its logs could not be read: {reason}", cr.name, short(&cr.head_sha)) });
+                run.view = CommentView {
+                    status: ProposalStatusView::LogsUnavailable { reason },
+                    history,
+                    head_sha: cr.head_sha.clone(),
+                    ..empty_view(cr, pr.number)
+                };
+                run.proposed_for_sha = cr.head_sha.clone();
+                run.phase = Phase::Idle;
+                return self.publish(inst, repo, &mut run, &[]).await;
             }
-            Event::InstallationChanged(i) => {
-                info!(installation = i.installation_id, action = %i.action, "installation changed")
+            Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
+        };
+
+        // Parse. The parser is pure and synchronous; it is fed from memory here.
+        let bytes = log.bytes.clone();
+        let reports: Vec<BugReport> = tokio::task::spawn_blocking(move || {
+            ci_medic_parser::parse_reader(std::io::Cursor::new(bytes), &ParseOptions::default())
+        })
+        .await
+        .map_err(|e| JobError::Retry(format!("parser task: {e}")))?
+        .map_err(|e| JobError::Permanent(format!("reading the log: {e}")))?;
+        info!(check = %cr.name, reports = reports.len(), log_bytes = log.total_bytes, "log parsed");
+
+        if reports.is_empty() {
+            ctx.metrics.stage("analysis", "no_errors_found");
+            history.push(HistoryEntry {
+                at: now_string(now),
+                text: format!("`{}` failed on {}; no file and line could be located in its log", cr.name, short(&cr.head_sha)),
+            });
+            run.view = CommentView {
+                status: ProposalStatusView::AnalysisFailed {
+                    reason: "ci-medic read the log but found no error it can locate in a file of this repository".into(),
+                },
+                history,
+                head_sha: cr.head_sha.clone(),
+                log_excerpt: Some(tail_excerpt(&log.bytes)),
+                ..empty_view(cr, pr.number)
+            };
+            run.proposed_for_sha = cr.head_sha.clone();
+            run.phase = Phase::Idle;
+            return self.publish(inst, repo, &mut run, &[]).await;
+        }
+
+        // The failed DDS: the pull request's changed files are its scope.
+        let files = gh
+            .list_pull_request_files(inst, repo, pr.number)
+            .await
+            .map_err(|e| gh_err("listing the pull request's files", e))?;
+        let changed_files: Vec<String> = files.into_iter().map(|f| f.filename).collect();
+        let failed = ctx
+            .registry
+            .record_failure(
+                &FailedCheck {
+                    project: project.clone(),
+                    check_name: cr.name.clone(),
+                    head_sha: cr.head_sha.clone(),
+                    pr_number: Some(pr.number),
+                    changed_files,
+                    failed_at,
+                },
+                &config.constraints,
+            )
+            .map_err(|e| JobError::Permanent(format!("recording the failed check: {e}")))?;
+        let proposal = match ctx.registry.fix_for_source(&failed.id).map_err(store_err)? {
+            Some(p) => p,
+            None => ctx
+                .registry
+                .propose_fix(&failed.id, &reports, &config.constraints, now)
+                .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
+        };
+        let packet = build_fix_packet(
+            &CheckRef { check_name: cr.name.clone(), head_sha: cr.head_sha.clone() },
+            &reports,
+            &config.constraints,
+        );
+
+        let is_new = run.fix_id.as_deref() != Some(proposal.dds.id.as_str());
+        if is_new {
+            ctx.metrics.stage("analysis", "proposed");
+            if let Some(old) = run.fix_id.as_deref() {
+                history.push(HistoryEntry { at: now_string(now), text: format!("{old} superseded: `{}` failed again on {}", cr.name, short(&cr.head_sha)) });
             }
+            history.push(HistoryEntry {
+                at: now_string(now),
+                text: format!(
+                    "`{}` failed on {} with {} error(s); proposed {}",
+                    cr.name,
+                    short(&cr.head_sha),
+                    reports.len(),
+                    proposal.dds.id
+                ),
+            });
+            if let Some(e) = &config_error {
+                history.push(HistoryEntry { at: now_string(now), text: format!("{CONFIG_PATH} is invalid, defaults used: {e}") });
+            }
+        }
+        let mut out_of_scope = proposal.out_of_scope.clone();
+        out_of_scope.extend(proposal.protected.iter().map(|(p, why)| format!("{p} (protected by `{why}`)")));
+        run.view = CommentView {
+            check_name: cr.name.clone(),
+            head_sha: cr.head_sha.clone(),
+            pr_number: pr.number,
+            dds_id: proposal.dds.id.clone(),
+            status: ProposalStatusView::Proposed,
+            report_lines: reports.iter().map(format_report_line).collect(),
+            fix_packet_json: serde_json::to_value(&packet).expect("fix packet serialises"),
+            dds_json: serde_json::to_value(&proposal.dds).expect("dds serialises"),
+            out_of_scope_files: out_of_scope,
+            history,
+            log_excerpt: None,
+        };
+        if is_new {
+            run.check_run_id = None;
+        }
+        run.fix_id = Some(proposal.dds.id.clone());
+        run.proposed_for_sha = cr.head_sha.clone();
+        run.phase = Phase::Proposed;
+        run.reports = reports.clone();
+        self.publish(inst, repo, &mut run, &reports).await
+    }
+
+    /// Stores the run, then edits (or creates) the comment and the annotations check run,
+    /// storing each id as soon as it is known.
+    async fn publish(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: &mut FixRun,
+        reports: &[BugReport],
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        run.updated_at = Utc::now();
+        ctx.runs.put(run).map_err(store_err)?;
+        let body = render_comment(&run.view);
+        let comment = crate::comment::upsert_comment(
+            ctx.github.as_ref(),
+            inst,
+            repo,
+            run.pr_number,
+            &run.check_name,
+            run.comment_id,
+            &body,
+        )
+        .await
+        .map_err(|e| gh_err("posting the comment", e))?;
+        if run.comment_id != Some(comment.id) {
+            run.comment_id = Some(comment.id);
+            run.comment_url = Some(comment.html_url.clone());
+            ctx.runs.put(run).map_err(store_err)?;
+        }
+        ctx.metrics.stage("comment", "published");
+
+        if !reports.is_empty() {
+            let existing = if run.check_run_sha.as_deref() == Some(run.view.head_sha.as_str()) { run.check_run_id } else { None };
+            let external_id = format!("{}#{}:{}", run.repo, run.pr_number, run.view.dds_id);
+            let id = crate::comment::publish_check_run(
+                ctx.github.as_ref(),
+                inst,
+                repo,
+                &run.view.head_sha,
+                &external_id,
+                existing,
+                &run.view,
+                reports,
+                run.comment_url.as_deref(),
+            )
+            .await
+            .map_err(|e| gh_err("publishing annotations", e))?;
+            run.check_run_id = Some(id);
+            run.check_run_sha = Some(run.view.head_sha.clone());
+            ctx.runs.put(run).map_err(store_err)?;
+            ctx.metrics.stage("annotations", "published");
         }
         Ok(())
     }
+
+    async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
+        // A new head makes open proposals stale; their approval is refused against the new
+        // head (see the commands stage). Closing the pull request ends its runs.
+        let runs = self.ctx.runs.for_pull_request(&p.repo.full_name(), p.number).map_err(store_err)?;
+        for mut run in runs {
+            if p.action == "closed" && run.phase != Phase::Finished {
+                run.phase = Phase::Finished;
+                run.updated_at = Utc::now();
+                self.ctx.runs.put(&run).map_err(store_err)?;
+            }
+        }
+        info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+        Ok(())
+    }
+
+    async fn installation_changed(&self, i: InstallationChanged) -> Result<(), JobError> {
+        // Uninstalled repositories: their pending work is forgotten.
+        for repo in &i.removed {
+            for mut run in self.ctx.runs.for_repo(repo).map_err(store_err)? {
+                run.phase = Phase::Finished;
+                self.ctx.runs.put(&run).map_err(store_err)?;
+            }
+        }
+        info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = i.removed.len(), "installation changed");
+        Ok(())
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+fn empty_view(cr: &CheckRunCompleted, pr: u64) -> CommentView {
+    CommentView {
+        check_name: cr.name.clone(),
+        head_sha: cr.head_sha.clone(),
+        pr_number: pr,
+        dds_id: String::new(),
+        status: ProposalStatusView::Proposed,
+        report_lines: Vec::new(),
+        fix_packet_json: serde_json::Value::Null,
+        dds_json: serde_json::Value::Null,
+        out_of_scope_files: Vec::new(),
+        history: Vec::new(),
+        log_excerpt: None,
+    }
+}
+
+/// The last lines of a log, for a comment that found nothing to locate.
+fn tail_excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(8 * 1024)..]);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
 }

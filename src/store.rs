@@ -12,6 +12,7 @@
 //! flush: flushes run on sled's async path in a dedicated task.
 
 pub mod registry;
+pub mod runs;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -407,7 +407,7 @@ pub struct HistoryEntry {
 }
 
 /// What the proposal comment shows, decoupled from the proposal types.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommentView {
     pub check_name: String,
     pub head_sha: String,

@@ -1,0 +1,136 @@
+//! Stage: the proposal comment and the check-run annotations, published on GitHub.
+//!
+//! Rendering is pure and lives in `ci_medic_core::comment` (re-exported here); this module
+//! only finds, creates and edits. At most one ci-medic comment exists per pull request and
+//! check name: it is found again by its stored id or its hidden marker and edited in place, so
+//! a retried job, a redelivered webhook or a second failing push never adds a comment.
+//!
+//! It must never post a body that was not rendered by `render_comment` or a `*_reply` builder
+//! (those redact secrets and neutralise mentions), and never create a comment after a create
+//! whose outcome is unknown without first looking for it by marker.
+
+pub use ci_medic_core::comment::*;
+
+use ci_medic_parser::BugReport;
+
+use crate::github::{
+    AnnotationLevel as ApiLevel, CheckConclusion, CheckRunOutputRequest, CheckStatus, CreateCheckRun, GitHubApi,
+    GitHubError, InstallationId, IssueComment, NewAnnotation, RepoRef, UpdateCheckRun,
+};
+
+/// Name of the check run that carries ci-medic's annotations.
+pub const CHECK_RUN_NAME: &str = "ci-medic";
+
+fn is_bot(c: &IssueComment) -> bool {
+    c.user.as_ref().and_then(|u| u.kind.as_deref()) == Some("Bot")
+}
+
+/// Edits ci-medic's comment for `check_name` on the pull request, or creates it.
+///
+/// `known_id` is the id stored from a previous call. Without it (or when that comment was
+/// deleted) the pull request's comments are searched for a bot comment carrying the marker,
+/// which also recovers from a create whose answer was lost.
+pub async fn upsert_comment(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    pr: u64,
+    check_name: &str,
+    known_id: Option<u64>,
+    body: &str,
+) -> Result<IssueComment, GitHubError> {
+    if let Some(id) = known_id {
+        match gh.update_issue_comment(inst, repo, id, body).await {
+            Ok(c) => return Ok(c),
+            Err(GitHubError::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let existing = gh.list_issue_comments(inst, repo, pr).await?;
+    let ours = existing.iter().find(|c| {
+        is_bot(c) && c.body.as_deref().and_then(find_marker).as_deref() == Some(check_name)
+    });
+    match ours {
+        Some(c) => gh.update_issue_comment(inst, repo, c.id, body).await,
+        None => gh.create_issue_comment(inst, repo, pr, body).await,
+    }
+}
+
+fn api_annotation(a: &Annotation) -> NewAnnotation {
+    NewAnnotation {
+        path: a.path.clone(),
+        start_line: u64::from(a.start_line),
+        end_line: u64::from(a.end_line),
+        start_column: a.start_column.map(u64::from),
+        end_column: a.end_column.map(u64::from),
+        annotation_level: match a.annotation_level {
+            AnnotationLevel::Notice => ApiLevel::Notice,
+            AnnotationLevel::Warning => ApiLevel::Warning,
+            AnnotationLevel::Failure => ApiLevel::Failure,
+        },
+        message: a.message.clone(),
+        title: Some(a.title.clone()),
+        raw_details: None,
+    }
+}
+
+/// Publishes (or refreshes) the `ci-medic` check run on `head_sha` with one annotation per
+/// report, at most 50 per request as the API requires. Returns the check run id.
+///
+/// When `existing` is set the run is updated instead of created; annotations are sent only
+/// when the run is new, since the API appends them.
+#[allow(clippy::too_many_arguments)]
+pub async fn publish_check_run(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    head_sha: &str,
+    external_id: &str,
+    existing: Option<u64>,
+    view: &CommentView,
+    reports: &[BugReport],
+    comment_url: Option<&str>,
+) -> Result<u64, GitHubError> {
+    let out = check_run_output(view, comment_url);
+    let output = |annotations: Vec<NewAnnotation>| CheckRunOutputRequest {
+        title: out.title.clone(),
+        summary: out.summary.clone(),
+        text: out.text.clone(),
+        annotations,
+    };
+    if let Some(id) = existing {
+        gh.update_check_run(
+            inst,
+            repo,
+            id,
+            &UpdateCheckRun { output: Some(output(Vec::new())), ..Default::default() },
+        )
+        .await?;
+        return Ok(id);
+    }
+    let mut batches = annotation_batches(reports).into_iter();
+    let first: Vec<NewAnnotation> = batches.next().unwrap_or_default().iter().map(api_annotation).collect();
+    let run = gh
+        .create_check_run(
+            inst,
+            repo,
+            &CreateCheckRun {
+                name: CHECK_RUN_NAME.to_string(),
+                head_sha: head_sha.to_string(),
+                status: Some(CheckStatus::Completed),
+                conclusion: Some(CheckConclusion::Neutral),
+                external_id: Some(external_id.to_string()),
+                details_url: comment_url.map(str::to_string),
+                started_at: None,
+                completed_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                output: Some(output(first)),
+            },
+        )
+        .await?;
+    for batch in batches {
+        let annotations = batch.iter().map(api_annotation).collect();
+        gh.update_check_run(inst, repo, run.id, &UpdateCheckRun { output: Some(output(annotations)), ..Default::default() })
+            .await?;
+    }
+    Ok(run.id)
+}

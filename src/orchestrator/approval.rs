@@ -1,0 +1,257 @@
+//! Maintainer commands on a pull request: `/approve`, `/reject`, `/retry`, `/help`.
+//!
+//! A proposal is only ever approved by a human with the configured permission, for the commit
+//! it was made for, while it is still `proposed` (spec: "never auto-approved"). Every accepted
+//! command gets a reaction and moves the proposal through the registry's compare-and-swap
+//! transition, so two racing decisions cannot both win. A refused command gets a reaction and
+//! one reply saying why, and changes nothing. At most one reply is posted per comment.
+
+use chrono::Utc;
+use tracing::info;
+
+use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView, render_comment};
+use ci_medic_core::commands::{Command, CommandError, help_text, parse_commands, usage_reply};
+use ci_medic_core::proposal::DdsStatus;
+use ci_medic_core::repo_config::RepoConfig;
+
+use super::{Orchestrator, gh_err, now_string, store_err};
+use crate::commands::{Refusal, authorize};
+use crate::events::{CheckRunCompleted, PrCommentCreated};
+use crate::github::{InstallationId, ReactionContent, RepoRef};
+use crate::jobs::JobError;
+use crate::store::registry::RegistryError;
+use crate::store::runs::{FixRun, Phase};
+
+/// What one command did.
+enum Outcome {
+    Accepted(Option<String>),
+    Refused(String),
+}
+
+impl Orchestrator {
+    pub(super) async fn comment_created(&self, c: PrCommentCreated) -> Result<(), JobError> {
+        if c.author_is_bot {
+            return Ok(());
+        }
+        let parsed = parse_commands(&c.body);
+        if parsed.is_empty() {
+            return Ok(());
+        }
+        let Some(inst) = c.installation_id.map(InstallationId) else {
+            return Err(JobError::Permanent("delivery has no installation".into()));
+        };
+        let repo = RepoRef::new(c.repo.owner.clone(), c.repo.name.clone());
+        let gh = self.ctx.github.as_ref();
+
+        let mut replies = Vec::new();
+        let mut refused = false;
+        let mut accepted = false;
+        let errors: Vec<CommandError> = parsed.iter().filter_map(|r| r.as_ref().err().cloned()).collect();
+        if !errors.is_empty() {
+            replies.push(usage_reply(&errors));
+            refused = true;
+        }
+        let commands: Vec<Command> = parsed.into_iter().filter_map(Result::ok).collect();
+        if !commands.is_empty() {
+            let (config, _) = self.repo_config(inst, &repo).await?;
+            for cmd in commands {
+                let outcome = match cmd {
+                    Command::Help => Outcome::Accepted(Some(help_text())),
+                    Command::Approve { id } => {
+                        self.decide(inst, &repo, &c, &config, id.map(|i| i.to_string()), None).await?
+                    }
+                    Command::Reject { id, reason } => {
+                        self.decide(inst, &repo, &c, &config, id.map(|i| i.to_string()), Some(reason)).await?
+                    }
+                    Command::Retry => self.retry(inst, &repo, &c, &config).await?,
+                };
+                match outcome {
+                    Outcome::Accepted(reply) => {
+                        accepted = true;
+                        replies.extend(reply);
+                    }
+                    Outcome::Refused(reply) => {
+                        refused = true;
+                        replies.push(reply);
+                    }
+                }
+            }
+        }
+
+        let reaction = if refused && !accepted { ReactionContent::Confused } else { ReactionContent::PlusOne };
+        gh.create_issue_comment_reaction(inst, &repo, c.comment_id, reaction)
+            .await
+            .map_err(|e| gh_err("reacting to the comment", e))?;
+        if !replies.is_empty() {
+            // One reply per comment. A retried job must not post it twice: the reply quotes the
+            // comment's URL, and an existing reply with it is reused.
+            let marker = format!("<!-- ci-medic:reply-to={} -->", c.comment_id);
+            let existing = gh
+                .list_issue_comments(inst, &repo, c.pr_number)
+                .await
+                .map_err(|e| gh_err("listing comments", e))?;
+            if !existing.iter().any(|x| x.body.as_deref().is_some_and(|b| b.contains(&marker))) {
+                let body = format!("{marker}\n{}", replies.join("\n\n---\n\n"));
+                gh.create_issue_comment(inst, &repo, c.pr_number, &body)
+                    .await
+                    .map_err(|e| gh_err("replying to the comment", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `/approve` (reason `None`) or `/reject` (reason `Some`).
+    async fn decide(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        c: &PrCommentCreated,
+        config: &RepoConfig,
+        id: Option<String>,
+        reject_reason: Option<Option<String>>,
+    ) -> Result<Outcome, JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let project = repo.full_name();
+        let pr = gh.get_pull_request(inst, repo, c.pr_number).await.map_err(|e| gh_err("reading the pull request", e))?;
+
+        match authorize(gh, inst, repo, &config.approvers, &c.author, pr.user.as_ref().map(|u| u.login.as_str()))
+            .await
+            .map_err(|e| gh_err("reading the commenter's permission", e))?
+        {
+            Ok(()) => {}
+            Err(r) => {
+                ctx.metrics.stage("approval", "refused_permission");
+                info!(user = %c.author, refusal = ?r, "command refused");
+                return Ok(Outcome::Refused(match r {
+                    Refusal::Permission { has, needs } => text::not_permitted_reply(&c.author, has, needs),
+                    Refusal::NotListed => text::not_an_approver_reply(&c.author),
+                    Refusal::Author => text::author_not_allowed_reply(),
+                }));
+            }
+        }
+
+        // Which proposal: the one named, or the newest open one on this pull request.
+        let runs = ctx.runs.for_pull_request(&project, c.pr_number).map_err(store_err)?;
+        let run = match &id {
+            Some(id) => match runs.into_iter().find(|r| r.fix_id.as_deref() == Some(id.as_str())) {
+                Some(r) => r,
+                None => return Ok(Outcome::Refused(text::unknown_proposal_reply(id))),
+            },
+            None => match runs.into_iter().filter(|r| r.phase == Phase::Proposed).max_by_key(|r| r.updated_at) {
+                Some(r) => r,
+                None => return Ok(Outcome::Refused(text::no_open_proposal_reply())),
+            },
+        };
+        let fix_id = run.fix_id.clone().expect("a run found by proposal has one");
+        let stored = ctx
+            .registry
+            .get_fix(&fix_id)
+            .map_err(store_err)?
+            .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
+        if stored.status != DdsStatus::Proposed || run.phase != Phase::Proposed {
+            return Ok(Outcome::Refused(text::already_decided_reply(&fix_id, &run.view.status)));
+        }
+        // An approval binds to the commit the proposal was made for.
+        if pr.head.sha != run.proposed_for_sha {
+            ctx.metrics.stage("approval", "refused_stale");
+            return Ok(Outcome::Refused(text::stale_reply(&fix_id, &run.proposed_for_sha, &pr.head.sha)));
+        }
+
+        let now = Utc::now();
+        let (to, reason) = match &reject_reason {
+            None => (DdsStatus::Approved, format!("approved in {}", c.html_url)),
+            Some(r) => (
+                DdsStatus::Rejected,
+                format!("rejected in {}{}", c.html_url, r.as_deref().map(|r| format!(": {r}")).unwrap_or_default()),
+            ),
+        };
+        match ctx.registry.transition(&fix_id, DdsStatus::Proposed, to, &c.author, now, &reason) {
+            Ok(_) => {}
+            Err(RegistryError::Transition { .. }) => {
+                return Ok(Outcome::Refused(text::already_decided_reply(&fix_id, &run.view.status)));
+            }
+            Err(e) => return Err(store_err(e)),
+        }
+        let mut run: FixRun = run;
+        let at = now_string(now);
+        let reply = match reject_reason {
+            None => {
+                ctx.metrics.stage("approval", "approved");
+                run.phase = Phase::Approved { by: c.author.clone() };
+                run.view.status = ProposalStatusView::Approved { by: c.author.clone(), at: at.clone() };
+                run.view.history.push(HistoryEntry { at, text: format!("{fix_id} approved by @{} ({})", c.author, c.html_url) });
+                text::approved_reply(&fix_id, &c.author)
+            }
+            Some(reason) => {
+                ctx.metrics.stage("approval", "rejected");
+                run.phase = Phase::Finished;
+                run.view.status = ProposalStatusView::Rejected { by: c.author.clone(), at: at.clone(), reason: reason.clone() };
+                run.view.history.push(HistoryEntry {
+                    at,
+                    text: format!(
+                        "{fix_id} rejected by @{}{} ({})",
+                        c.author,
+                        reason.map(|r| format!(": {r}")).unwrap_or_default(),
+                        c.html_url
+                    ),
+                });
+                text::rejected_reply(&fix_id, &c.author)
+            }
+        };
+        info!(fix = %fix_id, user = %c.author, phase = ?run.phase, "proposal decided");
+        let reports = run.reports.clone();
+        self.publish(inst, repo, &mut run, &reports).await?;
+        Ok(Outcome::Accepted(Some(reply)))
+    }
+
+    /// `/retry`: analyse the latest failure of each of this pull request's checks again.
+    async fn retry(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        c: &PrCommentCreated,
+        config: &RepoConfig,
+    ) -> Result<Outcome, JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let pr = gh.get_pull_request(inst, repo, c.pr_number).await.map_err(|e| gh_err("reading the pull request", e))?;
+        if let Err(r) = authorize(gh, inst, repo, &config.approvers, &c.author, None)
+            .await
+            .map_err(|e| gh_err("reading the commenter's permission", e))?
+        {
+            return Ok(Outcome::Refused(match r {
+                Refusal::Permission { has, needs } => text::not_permitted_reply(&c.author, has, needs),
+                Refusal::NotListed => text::not_an_approver_reply(&c.author),
+                Refusal::Author => text::author_not_allowed_reply(),
+            }));
+        }
+        let runs = ctx.runs.for_pull_request(&repo.full_name(), c.pr_number).map_err(store_err)?;
+        let mut replies = Vec::new();
+        for run in runs {
+            let Some(check_run_id) = run.source_check_run_id else { continue };
+            let check = gh.get_check_run(inst, repo, check_run_id).await.map_err(|e| gh_err("reading the check run", e))?;
+            let cr = CheckRunCompleted {
+                repo: c.repo.clone(),
+                installation_id: Some(inst.0),
+                check_run_id,
+                name: check.name.clone(),
+                head_sha: check.head_sha.clone(),
+                conclusion: Some("failure".into()),
+                app_slug: check.app.as_ref().and_then(|a| a.slug.clone()),
+                app_id: check.app.as_ref().and_then(|a| a.id),
+                html_url: check.html_url.clone(),
+                details_url: check.details_url.clone(),
+                completed_at: check.completed_at.clone(),
+                pull_requests: vec![c.pr_number],
+            };
+            self.analyse(inst, repo, &pr, &cr, config, None).await?;
+            replies.push(text::retry_reply(&check.name));
+        }
+        if replies.is_empty() {
+            return Ok(Outcome::Refused(text::nothing_to_retry_reply()));
+        }
+        Ok(Outcome::Accepted(Some(replies.join("\n"))))
+    }
+}
+
