@@ -108,7 +108,13 @@ pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
                     i += 1;
                 }
             }
-            Some(_) => i += 1,
+            Some(_) => {
+                // nF escapes such as `ESC ( B`: intermediates 0x20..=0x2F, then a final byte.
+                while i < line.len() && (0x20..=0x2f).contains(&line[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
             None => {}
         }
     }
@@ -172,6 +178,7 @@ mod tests {
         assert_eq!(norm(b"a\x1b]0;title\x07b"), "ab");
         assert_eq!(norm(b"x\x1b["), "x");
         assert_eq!(norm(b"x\x1b"), "x");
+        assert_eq!(norm(b"\x1b(Bok\x1b(B"), "ok");
     }
 
     #[test]

@@ -16,8 +16,7 @@ pub(crate) fn classify(msg: &str, fatal: bool) -> (BugType, Option<&str>) {
     if let Some(start) = msg.rfind("[-W") {
         let flag = msg[start + 1..].trim_end_matches(']');
         if flag.starts_with("-Werror") {
-            let rule = flag.rsplit([',', '=']).next().unwrap_or(flag);
-            return (BugType::Linting, Some(rule));
+            return (BugType::Linting, Some(flag));
         }
     }
     let m = msg.to_ascii_lowercase();
@@ -83,7 +82,7 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::Import);
         assert_eq!(r[1].error_type, BugType::Syntax);
         assert_eq!(r[2].error_type, BugType::Linting);
-        assert_eq!(r[2].rule.as_deref(), Some("-Wunused-variable"));
+        assert_eq!(r[2].rule.as_deref(), Some("-Werror,-Wunused-variable"));
         assert_eq!(r[3].error_type, BugType::TypeError);
     }
 }

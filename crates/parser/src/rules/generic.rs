@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::go::Go;
+use super::jvm::Jvm;
 use crate::sink::{Finding, Sink};
 use crate::{BugType, Ctx, Line};
 
@@ -38,7 +39,7 @@ fn keyword_type(msg: &str) -> BugType {
     }
 }
 
-pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, sink: &mut Sink) {
+pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut Sink) {
     let t = l.trimmed();
     if let Some(rest) = t.strip_prefix("::error ") {
         workflow_error(l.no, rest, sink);
@@ -80,14 +81,23 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, sink: &mut Sink) {
                 )
             }
         }
-        "java" => {
+        "java" | "kt" | "kts" => {
             if let Some(msg) = rest.strip_prefix("error: ") {
+                let tool = if ext == "java" { "javac" } else { "kotlinc" };
+                jvm.compiler(path, line, col, msg, tool, true, l.no, sink);
+            }
+            true
+        }
+        "sh" | "bash" | "zsh" | "ksh" => {
+            if let Some(msg) = rest.strip_prefix("error: ") {
+                let (msg, rule) = split_rule_suffix(msg);
                 sink.emit(
                     l.no,
-                    Finding::new(path, line, super::jvm::compiler_type(msg), msg)
+                    Finding::new(path, line, BugType::Linting, msg)
                         .col(col)
                         .conf(0.95)
-                        .tool("javac"),
+                        .tool("shellcheck")
+                        .rule(rule),
                 );
             }
             true
@@ -117,6 +127,41 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, sink: &mut Sink) {
     if handled {
         return;
     }
+    // yamllint (parsable): `file:l:c: [error] message (rule)`; warnings are not errors.
+    if let Some(msg) = rest.strip_prefix("[error] ") {
+        let (msg, rule) = match msg.strip_suffix(')').and_then(|m| m.rsplit_once(" (")) {
+            Some((m, r)) if !r.contains(' ') => (m, Some(r)),
+            _ => (msg, None),
+        };
+        let ty = if rule == Some("syntax") {
+            BugType::Syntax
+        } else {
+            BugType::Linting
+        };
+        sink.emit(
+            l.no,
+            Finding::new(path, line, ty, msg)
+                .col(col)
+                .conf(0.9)
+                .tool("yamllint")
+                .rule(rule),
+        );
+        return;
+    }
+    if rest.starts_with("[warning]") {
+        return;
+    }
+    // libxml2 (xmllint): `file:line: parser error : message`.
+    if let Some(msg) = rest.strip_prefix("parser error : ") {
+        sink.emit(
+            l.no,
+            Finding::new(path, line, BugType::Syntax, msg)
+                .col(col)
+                .conf(0.9)
+                .tool("xmllint"),
+        );
+        return;
+    }
     // Fallback: `path:line[:col]: error…` from any tool.
     let lower = rest.get(..5).map(str::to_ascii_lowercase);
     if lower.as_deref() == Some("error") || rest.starts_with("fatal error") {
@@ -130,6 +175,14 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, sink: &mut Sink) {
                 .col(col)
                 .conf(0.4),
         );
+    }
+}
+
+/// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
+fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
+    match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
+        Some((m, r)) if !r.is_empty() && !r.contains(' ') => (m, Some(r)),
+        _ => (msg, None),
     }
 }
 

@@ -189,6 +189,30 @@ impl Go {
     }
 }
 
+/// Messages only `go vet`'s analyzers print (printf, copylocks, unreachable, composites…): a
+/// vet report is recognisable even without its `# [pkg]` header.
+fn is_vet_message(msg: &str) -> bool {
+    const VET: [&str; 16] = [
+        " format %",
+        "possible formatting directive",
+        "call has arguments but no formatting directives",
+        "arg list ends with redundant newline",
+        "unreachable code",
+        "composite literal uses unkeyed fields",
+        "self-assignment of",
+        "passes lock by value",
+        "copies lock value",
+        "lock by value",
+        "result of ",
+        "the cancel function",
+        "misuse of unbuffered os.Signal channel",
+        "struct field tag",
+        "possible misuse of",
+        "suspect or:",
+    ];
+    VET.iter().any(|v| msg.contains(v))
+}
+
 /// Classifies a `file.go:line:col: msg` diagnostic.
 pub(crate) fn colon(
     path: &str,
@@ -220,7 +244,7 @@ pub(crate) fn colon(
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
     {
         (BugType::Import, "go build", None)
-    } else if vet {
+    } else if vet || is_vet_message(msg) {
         (BugType::Linting, "go vet", None)
     } else if let Some(name) = linter {
         (BugType::Linting, "golangci-lint", Some(name))

@@ -41,6 +41,7 @@ static JS_EXC: LazyLock<Regex> = LazyLock::new(|| {
 });
 static BABEL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").unwrap());
+static CODE_ANY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+ ?)?\|").unwrap());
 static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*> ?(\d+) \|").unwrap());
 
 const JS_EXTS: [&str; 13] = [
@@ -81,6 +82,7 @@ struct TestBlock {
     test: Option<String>,
     file: Option<String>,
     message: Option<String>,
+    message_lines: u32,
     code_line: Option<u64>,
     seq: u64,
     budget: u32,
@@ -253,6 +255,7 @@ impl Js {
                     test: Some(name.to_string()),
                     file: Some(file.to_string()),
                     message: None,
+                    message_lines: 0,
                     code_line: None,
                     seq: l.no,
                     budget: BLOCK_BUDGET,
@@ -270,6 +273,7 @@ impl Js {
                         test: None,
                         file: Some(file.to_string()),
                         message: None,
+                        message_lines: 0,
                         code_line: None,
                         seq: l.no,
                         budget: BLOCK_BUDGET,
@@ -293,6 +297,7 @@ impl Js {
                 test,
                 file: self.jest_file.clone(),
                 message: None,
+                message_lines: 0,
                 code_line: None,
                 seq: l.no,
                 budget: BLOCK_BUDGET,
@@ -365,8 +370,19 @@ impl Js {
             }
             return true;
         }
-        if b.message.is_none() {
-            b.message = Some(crate::sink::truncate_chars(t, 500).to_string());
+        if CODE_ANY.is_match(t) {
+            return true;
+        }
+        // The message is the block's text up to the code frame or stack (expected/received
+        // lines included), bounded.
+        match &mut b.message {
+            None => b.message = Some(crate::sink::truncate_chars(t, 500).to_string()),
+            Some(m) if b.code_line.is_none() && m.len() < 400 && b.message_lines < 12 => {
+                b.message_lines += 1;
+                m.push('\n');
+                m.push_str(crate::sink::truncate_chars(t, 200));
+            }
+            Some(_) => {}
         }
         true
     }

@@ -36,9 +36,16 @@ static GRADLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([\w.$]+) > (.+?) FAILED$").unwrap());
 static STACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\s*at (?:[\w.-]+//)?([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)$",
+        r"^\s*(?:at )?(?:[\w.@-]+/+)?([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)$",
     )
     .unwrap()
+});
+static JUNIT4: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+\) ([\w$\[\]\- ]+?)\(([\w.$]+)\)$").unwrap());
+static JUNIT5_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^JUnit [\w ]+:([\w.$]+):([\w$]+)\(.*\)$").unwrap());
+static JUNIT5_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^MethodSource \[className = '([\w.$]+)', methodName = '([\w$]+)'").unwrap()
 });
 static GRADLE_SHORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s+([\w.$]+(?:Error|Exception|Failure)\w*) at ([\w$]+\.(?:java|kt)):(\d+)$")
@@ -70,16 +77,35 @@ pub(crate) fn compiler_type(msg: &str) -> BugType {
 
 #[derive(Debug)]
 struct TestBlock {
+    /// Fully qualified test class, when known.
     class: String,
+    /// The test's name as the runner printed it.
     test: String,
     message: Option<String>,
     seq: u64,
     budget: u32,
 }
 
+/// A compiler diagnostic waiting for its continuation lines (`symbol:`, `location:`, the source
+/// line that shows an `import`).
+#[derive(Debug)]
+struct PendingDiag {
+    path: String,
+    line: u64,
+    col: Option<u64>,
+    msg: String,
+    ty: BugType,
+    tool: &'static str,
+    seq: u64,
+    budget: u32,
+    /// The compiler echoes the source line (command-line javac/kotlinc, not Maven).
+    echo: bool,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Jvm {
     block: Option<TestBlock>,
+    diag: Option<PendingDiag>,
 }
 
 /// Packages that are never the project's own code.
@@ -108,7 +134,6 @@ fn is_library_class(class: &str) -> bool {
 /// Rebuilds a repo path for `file` in the package of `class`.
 fn source_path(class: &str, file: &str, is_test: bool) -> String {
     let pkg = class.rsplit_once('.').map_or("", |(p, _)| p);
-    // Nested classes (`Outer$Inner`) live in the outer class's package.
     let lang = if file.ends_with(".kt") {
         "kotlin"
     } else {
@@ -124,47 +149,147 @@ fn source_path(class: &str, file: &str, is_test: bool) -> String {
 }
 
 impl Jvm {
+    /// Registers a compiler diagnostic (javac, kotlinc, Maven); it is emitted once its
+    /// continuation lines have been seen.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compiler(
+        &mut self,
+        path: &str,
+        line: u64,
+        col: Option<u64>,
+        msg: &str,
+        tool: &'static str,
+        echo: bool,
+        seq: u64,
+        sink: &mut Sink,
+    ) {
+        self.finish_diag(sink);
+        self.diag = Some(PendingDiag {
+            path: path.to_string(),
+            line,
+            col,
+            msg: crate::sink::truncate_chars(msg, 400).to_string(),
+            ty: compiler_type(msg),
+            tool,
+            seq,
+            budget: 8,
+            echo,
+        });
+    }
+
+    fn finish_diag(&mut self, sink: &mut Sink) {
+        if let Some(d) = self.diag.take() {
+            sink.emit(
+                d.seq,
+                Finding::new(&d.path, d.line, d.ty, &d.msg)
+                    .col(d.col)
+                    .conf(0.95)
+                    .tool(d.tool),
+            );
+        }
+    }
+
+    /// Continuation lines of a pending compiler diagnostic. Returns true when consumed.
+    fn diag_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(d) = &mut self.diag else {
+            return false;
+        };
+        let t = t.strip_prefix("[ERROR]").map_or(t, str::trim);
+        if d.budget == 0 || t.is_empty() {
+            self.finish_diag(sink);
+            return false;
+        }
+        d.budget -= 1;
+        if t.starts_with("symbol:") || t.starts_with("location:") {
+            d.msg.push('\n');
+            d.msg.push_str(crate::sink::truncate_chars(t, 200));
+            return true;
+        }
+        if t.starts_with("import ") {
+            let m = d.msg.to_ascii_lowercase();
+            if m.contains("unresolved reference") || m.contains("cannot find symbol") {
+                d.ty = BugType::Import;
+            }
+            return true;
+        }
+        // javac/kotlinc echo the source line, then a caret line (Maven does not).
+        if d.echo && (t.starts_with('^') || d.budget == 7) {
+            return true;
+        }
+        self.finish_diag(sink);
+        false
+    }
+
+    fn frame(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(b) = &self.block else {
+            return false;
+        };
+        let Some(c) = STACK.captures(t) else {
+            return false;
+        };
+        let class = &c[1];
+        let top = |s: &str| s.split('.').take(2).collect::<Vec<_>>().join(".");
+        let ours =
+            !is_library_class(class) && (!b.class.contains('.') || top(class) == top(&b.class));
+        if ours {
+            let outer = class.split('$').next().unwrap_or(class);
+            let test_class = b.class.split('$').next().unwrap_or("");
+            let is_test = outer == test_class
+                || (!test_class.contains('.') && outer.ends_with(test_class))
+                || c[3].contains("Test");
+            let path = source_path(outer, &c[3], is_test);
+            let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
+            let test = b.test.clone();
+            let seq = b.seq;
+            sink.emit(
+                seq,
+                Finding::new(&path, super::num(&c[4]).unwrap_or(0), BugType::Logic, &msg)
+                    .test(Some(&test))
+                    .conf(0.6)
+                    .tool("junit"),
+            );
+            self.block = None;
+        }
+        true
+    }
+
+    fn start(&mut self, class: &str, test: String, seq: u64) {
+        self.block = Some(TestBlock {
+            class: class.to_string(),
+            test,
+            message: None,
+            seq,
+            budget: BLOCK_BUDGET,
+        });
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if self.diag_line(t, sink) {
+            return true;
+        }
         if let Some(b) = &mut self.block {
             if b.budget == 0 {
                 self.block = None;
             } else {
                 b.budget -= 1;
-                if t.starts_with("at ") {
-                    if let Some(c) = STACK.captures(t) {
-                        let class = &c[1];
-                        let top = |s: &str| s.split('.').take(2).collect::<Vec<_>>().join(".");
-                        let ours = !is_library_class(class)
-                            && (top(class) == top(&b.class) || !b.class.contains('.'));
-                        if ours {
-                            let outer = class.split('$').next().unwrap_or(class);
-                            let is_test = outer == b.class.split('$').next().unwrap_or("")
-                                || c[3].contains("Test");
-                            let path = source_path(outer, &c[3], is_test);
-                            let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
-                            let test = format!("{}.{}", b.class, b.test);
-                            sink.emit(
-                                b.seq,
-                                Finding::new(
-                                    &path,
-                                    super::num(&c[4]).unwrap_or(0),
-                                    BugType::Logic,
-                                    &msg,
-                                )
-                                .test(Some(&test))
-                                .conf(0.6)
-                                .tool("junit"),
-                            );
-                            self.block = None;
-                        }
-                    }
+                if let Some(c) = JUNIT5_SOURCE.captures(t) {
+                    b.class = c[1].to_string();
+                    b.test = format!("{}.{}", &c[1], &c[2]);
                     return true;
                 }
+                if t.ends_with(')')
+                    && (t.contains(".java:") || t.contains(".kt:"))
+                    && self.frame(t, sink)
+                {
+                    return true;
+                }
+                let Some(b) = &mut self.block else {
+                    return true;
+                };
                 if let Some(c) = GRADLE_SHORT.captures(l.text) {
                     if b.class.contains('.') {
                         let path = source_path(&b.class, &c[2], true);
-                        let test = format!("{}.{}", b.class, b.test);
                         let msg = b.message.clone().unwrap_or_else(|| c[1].to_string());
                         sink.emit(
                             b.seq,
@@ -174,7 +299,7 @@ impl Jvm {
                                 BugType::Logic,
                                 &msg,
                             )
-                            .test(Some(&test))
+                            .test(Some(&b.test))
                             .conf(0.5)
                             .tool("junit"),
                         );
@@ -182,8 +307,9 @@ impl Jvm {
                     self.block = None;
                     return true;
                 }
-                if b.message.is_none() && !t.is_empty() {
-                    b.message = Some(crate::sink::truncate_chars(t, 500).to_string());
+                if b.message.is_none() && !t.is_empty() && !t.starts_with("MethodSource") {
+                    let m = t.strip_prefix("=> ").unwrap_or(t);
+                    b.message = Some(crate::sink::truncate_chars(m, 500).to_string());
                     return true;
                 }
             }
@@ -191,83 +317,81 @@ impl Jvm {
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
         if first == b'[' && t.starts_with("[ERROR] ") {
             if let Some(c) = MAVEN.captures(t) {
-                let msg = &c[4];
                 let tool = if c[1].ends_with(".kt") {
                     "kotlinc"
                 } else {
                     "javac"
                 };
-                sink.emit(
+                let line = super::num(&c[2]).unwrap_or(0);
+                self.compiler(
+                    &c[1],
+                    line,
+                    super::num(&c[3]),
+                    &c[4],
+                    tool,
+                    false,
                     l.no,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        compiler_type(msg),
-                        msg,
-                    )
-                    .col(super::num(&c[3]))
-                    .conf(0.95)
-                    .tool(tool),
+                    sink,
                 );
                 return true;
             }
         }
         if t.contains(".kt") {
             if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
-                let msg = &c[4];
-                sink.emit(
+                let line = super::num(&c[2]).unwrap_or(0);
+                let echo = !t.starts_with('[');
+                self.compiler(
+                    &c[1],
+                    line,
+                    super::num(&c[3]),
+                    &c[4],
+                    "kotlinc",
+                    echo,
                     l.no,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        compiler_type(msg),
-                        msg,
-                    )
-                    .col(super::num(&c[3]))
-                    .conf(0.95)
-                    .tool("kotlinc"),
+                    sink,
                 );
                 return true;
             }
         }
         if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
             if let Some(c) = SUREFIRE3.captures(t) {
-                self.block = Some(TestBlock {
-                    class: c[1].to_string(),
-                    test: c[2].to_string(),
-                    message: None,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                });
+                let test = format!("{}.{}", &c[1], &c[2]);
+                self.start(&c[1], test, l.no);
                 return true;
             }
             if let Some(c) = SUREFIRE2.captures(t) {
-                self.block = Some(TestBlock {
-                    class: c[2].to_string(),
-                    test: c[1].to_string(),
-                    message: None,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                });
+                let test = format!("{}({})", &c[1], &c[2]);
+                self.start(&c[2], test, l.no);
+                return true;
+            }
+        }
+        if first.is_ascii_digit() && t.ends_with(')') {
+            if let Some(c) = JUNIT4.captures(t) {
+                let test = format!("{}({})", &c[1], &c[2]);
+                self.start(&c[2], test, l.no);
+                return true;
+            }
+        }
+        if t.starts_with("JUnit ") && t.ends_with(')') {
+            if let Some(c) = JUNIT5_HEADER.captures(t) {
+                // Refined by the `MethodSource [className = …]` line that follows.
+                let test = format!("{}.{}", &c[1], &c[2]);
+                self.start(&c[1], test, l.no);
                 return true;
             }
         }
         if t.ends_with(" FAILED") && t.contains(" > ") {
             if let Some(c) = GRADLE.captures(t) {
-                self.block = Some(TestBlock {
-                    class: c[1].to_string(),
-                    test: c[2].to_string(),
-                    message: None,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                });
+                let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
+                self.start(&c[1], test, l.no);
                 return true;
             }
         }
         false
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish_diag(sink);
         self.block = None;
     }
 }

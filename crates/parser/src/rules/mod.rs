@@ -43,7 +43,7 @@ impl Rules {
         if self.jvm.line(l, sink) {
             return;
         }
-        generic::line(l, ctx, &self.go, sink);
+        generic::line(l, ctx, &self.go, &mut self.jvm, sink);
     }
 
     /// A new CI step begins: close every open block.

@@ -100,6 +100,8 @@ pub(crate) struct Python {
     section: Section,
     block: Option<PyBlock>,
     unittest_test: Option<String>,
+    /// `--tb=line` reports waiting for their test id from the short summary.
+    line_mode: std::collections::VecDeque<(String, u64)>,
 }
 
 impl Python {
@@ -239,12 +241,17 @@ impl Python {
             // `--tb=line`: bare location lines under FAILURES.
             if let Some(c) = LOC.captures(t) {
                 if let Some(line) = super::num(&c[2]) {
-                    sink.emit(
+                    let emitted = sink.emit(
                         l.no,
                         Finding::new(&c[1], line, BugType::Logic, &c[3])
                             .conf(0.9)
                             .tool("pytest"),
                     );
+                    if emitted && self.line_mode.len() < 1000 {
+                        if let Some(p) = sink.repo_path(&c[1]) {
+                            self.line_mode.push_back((p, line));
+                        }
+                    }
                 }
             }
             return true;
@@ -353,6 +360,12 @@ impl Python {
                 r.tool.as_deref() == Some("pytest") && r.test_name.as_deref() == Some(&short)
             }) {
                 r.test_name = Some(nodeid.to_string());
+            } else if let Some((path, line)) = self.line_mode.pop_front() {
+                if let Some(r) = sink.reports_mut().find(|r| {
+                    r.file_path == path && r.line_number as u64 == line && r.test_name.is_none()
+                }) {
+                    r.test_name = Some(nodeid.to_string());
+                }
             }
         }
         true
@@ -363,6 +376,7 @@ impl Python {
         self.section = Section::None;
         self.tb = None;
         self.unittest_test = None;
+        self.line_mode.clear();
     }
 }
 
@@ -412,6 +426,8 @@ pub(crate) fn colon(
         };
         let ty = match code {
             "E999" | "E0001" => syntax_or_indent(msg),
+            // pylint's import-error / no-name-in-module: the import does not resolve.
+            "E0401" | "E0611" if pylint => BugType::Import,
             _ => BugType::Linting,
         };
         // pylint columns are 0-based.
@@ -433,7 +449,8 @@ pub(crate) fn colon(
                 Finding::new(path, line, syntax_or_indent(msg), msg)
                     .col(col)
                     .conf(0.95)
-                    .tool("ruff"),
+                    .tool("ruff")
+                    .rule(Some("invalid-syntax")),
             );
             return true;
         }

@@ -28,10 +28,11 @@ static LINT_D: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#\[deny\(([\w:]+)\)\]").unwrap());
 static CLIPPY_URL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"rust-clippy/[^#\s]*#([a-z0-9_]+)").unwrap());
-static PANIC_NEW: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^thread '(.*?)' panicked at (.+?):(\d+):(\d+):?$").unwrap());
+static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$").unwrap()
+});
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '(.*?)' panicked at '(.*)', (.+?):(\d+):(\d+)$").unwrap()
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+):(\d+)$").unwrap()
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,15 @@ pub(crate) struct Rust {
     panic: Option<Panic>,
     /// `---- tests::name stdout ----`
     current_test: Option<String>,
+    /// Lints learned from earlier blocks, by message kind: rustc prints the `-D warnings` note
+    /// only on the first occurrence of each lint.
+    lints: Vec<(String, String, bool)>,
+}
+
+/// The part of a rustc message that names the kind of diagnostic (`unused import`).
+fn message_kind(msg: &str) -> &str {
+    let end = msg.find([':', '`']).unwrap_or(msg.len());
+    msg[..end].trim()
 }
 
 /// rustc error codes that mean an unresolved import, module or crate.
@@ -132,9 +142,29 @@ fn is_frame_line(l: &Line<'_>) -> bool {
 
 impl Rust {
     fn finish(&mut self, sink: &mut Sink) {
-        let Some(d) = self.diag.take() else {
+        let Some(mut d) = self.diag.take() else {
             return;
         };
+        if d.loc.is_none() {
+            return;
+        }
+        if d.kind == Kind::Rustc && d.code.is_none() {
+            let kind = message_kind(&d.msg).to_string();
+            match &d.lint {
+                Some(lint) if !lint.is_empty() => {
+                    if self.lints.len() < 256 && !self.lints.iter().any(|(k, _, _)| *k == kind) {
+                        self.lints.push((kind, lint.clone(), d.clippy));
+                    }
+                }
+                _ => {
+                    if let Some((_, lint, clippy)) = self.lints.iter().find(|(k, _, _)| *k == kind)
+                    {
+                        d.lint = Some(lint.clone());
+                        d.clippy = *clippy;
+                    }
+                }
+            }
+        }
         let Some((path, line, col)) = &d.loc else {
             return;
         };
@@ -145,12 +175,20 @@ impl Rust {
                 } else {
                     super::python::syntax_or_indent(&d.msg)
                 };
-                (ty, "ruff", d.code.clone())
+                (
+                    ty,
+                    "ruff",
+                    d.code.clone().or(Some("invalid-syntax".to_string())),
+                )
             }
             Kind::Rustc => {
                 let ty = rustc_type(d.code.as_deref(), &d.msg, d.lint.is_some());
                 let tool = if d.clippy { "clippy" } else { "rustc" };
-                (ty, tool, d.code.clone().or(d.lint.clone()))
+                (
+                    ty,
+                    tool,
+                    d.code.clone().or(d.lint.clone().filter(|l| !l.is_empty())),
+                )
             }
         };
         sink.emit(
