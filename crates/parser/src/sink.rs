@@ -75,7 +75,10 @@ pub struct Sink {
     workspace: Option<String>,
     /// (line of first appearance, report)
     reports: Vec<(u64, BugReport)>,
+    /// Per report: the CI step it was found in, and whether the tool printed a relative path.
+    origin: Vec<(u32, bool)>,
     seen: HashMap<(String, u32, BugType), usize>,
+    step: u32,
 }
 
 /// Cuts `s` to at most `max` characters, on a char boundary.
@@ -137,7 +140,47 @@ impl Sink {
         };
         self.seen.insert(key, self.reports.len());
         self.reports.push((seq, report));
+        let raw = f.path.trim_start();
+        let relative = !(raw.starts_with('/')
+            || raw.starts_with("file:")
+            || raw.as_bytes().get(1) == Some(&b':'));
+        self.origin.push((self.step, relative));
         true
+    }
+
+    /// A new CI step starts.
+    pub fn next_step(&mut self) {
+        self.step = self.step.wrapping_add(1);
+    }
+
+    /// The current step's tools ran in `dir` (an absolute path, e.g. from `npm error path`):
+    /// the relative paths they printed are relative to it, so prefix its repo-relative form.
+    pub fn rebase_step(&mut self, dir: &str, tools: &[&str]) {
+        let Some(prefix) = self.repo_path(dir) else {
+            return;
+        };
+        for (i, (_, r)) in self.reports.iter_mut().enumerate() {
+            let (step, relative) = self.origin[i];
+            if step != self.step || !relative {
+                continue;
+            }
+            if !r.tool.as_deref().is_some_and(|t| tools.contains(&t)) {
+                continue;
+            }
+            if r.file_path.starts_with(&format!("{prefix}/")) {
+                continue;
+            }
+            let new_path = format!("{prefix}/{}", r.file_path);
+            let old_key = (r.file_path.clone(), r.line_number, r.error_type);
+            let new_key = (new_path.clone(), r.line_number, r.error_type);
+            if self.seen.contains_key(&new_key) {
+                continue;
+            }
+            self.seen.remove(&old_key);
+            self.seen.insert(new_key, i);
+            r.file_path = new_path;
+            self.origin[i].1 = false;
+        }
     }
 
     /// Mutable access to reports already emitted (for late information such as a test id in a

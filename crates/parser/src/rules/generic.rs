@@ -39,6 +39,52 @@ fn keyword_type(msg: &str) -> BugType {
     }
 }
 
+static SHELLCHECK_TTY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\^[-^]*\^?\s+(SC\d+) \((error|warning|info|style)\): (.+)$").unwrap()
+});
+
+/// Location announced by shellcheck's default (tty) format: `In path line N:`.
+#[derive(Debug, Default)]
+pub(crate) struct Shellcheck {
+    at: Option<(String, u64)>,
+}
+
+impl Shellcheck {
+    /// Returns true when the line belongs to shellcheck's tty output.
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if let Some(rest) = t.strip_prefix("In ") {
+            if let Some((path, n)) = rest.strip_suffix(':').and_then(|r| r.rsplit_once(" line ")) {
+                if let Some(n) = super::num(n) {
+                    self.at = Some((path.to_string(), n));
+                    return true;
+                }
+            }
+        }
+        let Some((path, line)) = &self.at else {
+            return false;
+        };
+        if t.starts_with('^') {
+            if let Some(c) = SHELLCHECK_TTY.captures(t) {
+                if &c[2] == "error" {
+                    sink.emit(
+                        l.no,
+                        Finding::new(path, *line, BugType::Linting, &c[3])
+                            .conf(0.9)
+                            .tool("shellcheck")
+                            .rule(Some(&c[1])),
+                    );
+                }
+                return true;
+            }
+        }
+        if t.starts_with("For more information") {
+            self.at = None;
+        }
+        false
+    }
+}
+
 pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut Sink) {
     let t = l.trimmed();
     if let Some(rest) = t.strip_prefix("::error ") {

@@ -115,6 +115,14 @@ impl Js {
             self.eslint_file = None;
             return false;
         }
+        // npm names the directory a failed script ran in; JS tools printed paths relative to it.
+        if let Some(dir) = t
+            .strip_prefix("npm error path ")
+            .or_else(|| t.strip_prefix("npm ERR! path "))
+        {
+            sink.rebase_step(dir.trim(), &["tsc", "eslint", "jest", "vitest"]);
+            return true;
+        }
         if t.contains("error TS") && self.tsc(l.no, t, sink) {
             return true;
         }
@@ -491,6 +499,14 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn npm_workspace_directory_prefixes_relative_paths() {
+        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
+        assert_eq!(r[1].file_path, "src/b.ts");
     }
 
     #[test]

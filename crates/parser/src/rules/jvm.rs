@@ -60,7 +60,7 @@ pub(crate) fn compiler_type(msg: &str) -> BugType {
         || m.contains("Unresolved reference") && m.contains("import")
     {
         BugType::Import
-    } else if m.ends_with(" expected")
+    } else if (m.ends_with(" expected") && (m.starts_with('\'') || m.starts_with('<')))
         || m.starts_with("illegal start of")
         || m.starts_with("reached end of file while parsing")
         || m.starts_with("unclosed ")

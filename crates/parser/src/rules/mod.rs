@@ -24,6 +24,7 @@ pub(crate) struct Rules {
     js: js::Js,
     go: go::Go,
     jvm: jvm::Jvm,
+    shellcheck: generic::Shellcheck,
 }
 
 impl Rules {
@@ -43,6 +44,9 @@ impl Rules {
         if self.jvm.line(l, sink) {
             return;
         }
+        if self.shellcheck.line(l, sink) {
+            return;
+        }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
     }
 
@@ -53,6 +57,8 @@ impl Rules {
         self.js.flush(sink);
         self.go.flush(sink);
         self.jvm.flush(sink);
+        self.shellcheck = generic::Shellcheck::default();
+        sink.next_step();
     }
 }
 
