@@ -180,7 +180,8 @@ pub(crate) enum Marker {
     Group,
 }
 
-/// One normalised line as the matchers see it.
+/// One normalised line as the matchers see it, with the cheap facts every matcher tests
+/// computed once.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Line<'a> {
     /// The text, without timestamp, ANSI escapes or `##[error]` prefix.
@@ -189,18 +190,52 @@ pub(crate) struct Line<'a> {
     pub no: u64,
     #[allow(dead_code)]
     pub marker: Marker,
+    trimmed: &'a str,
+    indent: usize,
+    /// The line contains `:`.
+    pub colon: bool,
+    /// The line contains `:` followed by a digit (every `path:line` location).
+    pub colon_digit: bool,
 }
 
 impl<'a> Line<'a> {
+    pub fn new(text: &'a str, no: u64, marker: Marker) -> Self {
+        let start = text.trim_start();
+        let trimmed = start.trim_end();
+        let b = text.as_bytes();
+        let mut colon = false;
+        let mut colon_digit = false;
+        for i in memchr::memchr_iter(b':', b) {
+            colon = true;
+            if b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                colon_digit = true;
+                break;
+            }
+        }
+        Line {
+            text,
+            no,
+            marker,
+            trimmed,
+            indent: text.len() - start.len(),
+            colon,
+            colon_digit,
+        }
+    }
     pub fn trimmed(&self) -> &'a str {
-        self.text.trim()
+        self.trimmed
     }
     pub fn is_blank(&self) -> bool {
-        self.text.trim().is_empty()
+        self.trimmed.is_empty()
     }
     pub fn indent(&self) -> usize {
-        self.text.len() - self.text.trim_start().len()
+        self.indent
     }
+}
+
+/// Substring test with memchr's SIMD searcher (faster than `str::contains` on short lines).
+pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
+    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
 }
 
 /// What the parser knows about where it is in the log.
@@ -319,11 +354,7 @@ impl Parser {
         } else if text.starts_with("[command]") {
             return;
         }
-        let line = Line {
-            text,
-            no: self.line_no,
-            marker,
-        };
+        let line = Line::new(text, self.line_no, marker);
         self.rules.line(&line, &self.ctx, &mut self.sink);
     }
 

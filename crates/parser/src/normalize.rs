@@ -143,7 +143,10 @@ pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, st
     } else {
         line
     };
-    String::from_utf8_lossy(bytes)
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 #[cfg(test)]

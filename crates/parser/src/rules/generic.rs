@@ -91,7 +91,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         workflow_error(l.no, rest, sink);
         return;
     }
-    if !super::has_colon_digit(t) {
+    if !l.colon_digit {
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);

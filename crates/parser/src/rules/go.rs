@@ -148,7 +148,7 @@ impl Go {
             self.vet = t.starts_with("# [");
             return true;
         }
-        if l.indent() > 0 && t.contains(".go:") {
+        if l.indent() > 0 && l.colon_digit && crate::contains(t, ".go:") {
             if let Some(c) = TEST_LINE.captures(l.text) {
                 let (path, line, msg) = (&c[1], super::num(&c[2]).unwrap_or(0), &c[3]);
                 if let Some(test) = &self.failed {

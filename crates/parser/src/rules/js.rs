@@ -123,7 +123,10 @@ impl Js {
             sink.rebase_step(dir.trim(), &["tsc", "eslint", "jest", "vitest"]);
             return true;
         }
-        if t.contains("error TS") && self.tsc(l.no, t, sink) {
+        if (l.colon_digit || memchr::memchr(b'(', t.as_bytes()).is_some())
+            && crate::contains(t, "error TS")
+            && self.tsc(l.no, t, sink)
+        {
             return true;
         }
         if self.test_block(l, t, sink) {
@@ -187,7 +190,7 @@ impl Js {
             self.eslint_file = Some(t.to_string());
             return false;
         }
-        if t.contains(", col ") {
+        if l.colon && crate::contains(t, ", col ") {
             if let Some(c) = ESLINT_COMPACT.captures(t) {
                 if &c[4] == "Error" {
                     let msg = &c[5];
@@ -435,7 +438,7 @@ impl Js {
             }
         }
         // `/home/runner/work/R/R/src/index.js:3` on its own line (Node's syntax error header).
-        if l.indent() == 0 && !t.contains(' ') && super::has_colon_digit(t) {
+        if l.indent() == 0 && l.colon_digit && !t.contains(' ') {
             if let Some((path, line)) = t.rsplit_once(':') {
                 if JS_EXTS.contains(&super::ext(path)) {
                     if let Some(n) = super::num(line) {
@@ -445,7 +448,11 @@ impl Js {
                 }
             }
         }
-        if !t.contains("Error") && !t.contains("Exception") {
+        // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon.
+        if !l.colon
+            || !t.as_bytes()[0].is_ascii_uppercase()
+            || !(crate::contains(t, "Error") || crate::contains(t, "Exception"))
+        {
             return false;
         }
         if let Some(c) = JS_EXC.captures(t) {

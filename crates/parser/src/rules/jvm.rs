@@ -279,7 +279,8 @@ impl Jvm {
                     return true;
                 }
                 if t.ends_with(')')
-                    && (t.contains(".java:") || t.contains(".kt:"))
+                    && l.colon_digit
+                    && (crate::contains(t, ".java:") || crate::contains(t, ".kt:"))
                     && self.frame(t, sink)
                 {
                     return true;
@@ -336,7 +337,7 @@ impl Jvm {
                 return true;
             }
         }
-        if t.contains(".kt") {
+        if l.colon && crate::contains(t, ".kt") {
             if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
                 let line = super::num(&c[2]).unwrap_or(0);
                 let echo = !t.starts_with('[');

@@ -62,13 +62,6 @@ impl Rules {
     }
 }
 
-/// True when `s` contains `:` immediately followed by an ASCII digit (the shape of every
-/// `path:line` location); the cheapest test that rejects most log lines.
-pub(crate) fn has_colon_digit(s: &str) -> bool {
-    let b = s.as_bytes();
-    memchr::memchr_iter(b':', b).any(|i| b.get(i + 1).is_some_and(u8::is_ascii_digit))
-}
-
 /// Parses a decimal number that must fit a line or column (>= 1 checked by the sink).
 pub(crate) fn num(s: &str) -> Option<u64> {
     if s.is_empty() || s.len() > 9 {
@@ -92,9 +85,10 @@ mod tests {
 
     #[test]
     fn colon_digit() {
-        assert!(has_colon_digit("a.py:3: x"));
-        assert!(!has_colon_digit("Compiling foo v1.0"));
-        assert!(!has_colon_digit("ends with:"));
+        use crate::{Line, Marker};
+        assert!(Line::new("a.py:3: x", 1, Marker::None).colon_digit);
+        assert!(!Line::new("Compiling foo v1.0", 1, Marker::None).colon_digit);
+        assert!(!Line::new("ends with:", 1, Marker::None).colon_digit);
     }
 
     #[test]

@@ -290,7 +290,7 @@ impl Python {
             sink.repo_path(p)
                 .is_some_and(|p| !crate::path::is_vendored(&p))
         };
-        if l.indent() == 0 && super::has_colon_digit(t) {
+        if l.indent() == 0 && l.colon_digit {
             if let Some(c) = LOC.captures(t) {
                 if let Some(n) = super::num(&c[2]) {
                     if in_repo(&c[1], sink) {

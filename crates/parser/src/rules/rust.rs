@@ -120,6 +120,15 @@ pub(crate) fn rustc_type(code: Option<&str>, msg: &str, lint: bool) -> BugType {
     }
 }
 
+/// Cheap test before the ruff header regex: `ABC123 ` / `invalid-syntax: ` / `SyntaxError: `.
+fn looks_like_ruff_header(t: &str) -> bool {
+    let b = t.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    (1..=5).contains(&letters) && b.get(letters).is_some_and(u8::is_ascii_digit)
+        || t.starts_with("invalid-syntax: ")
+        || t.starts_with("SyntaxError: ")
+}
+
 /// A line that belongs to a diagnostic's body: code frame, spans, notes. Anything else (a blank
 /// line, another tool's output) ends the block.
 fn is_frame_line(l: &Line<'_>) -> bool {
@@ -251,7 +260,7 @@ impl Rust {
                 return true;
             }
         }
-        if first.is_ascii_uppercase() || first == b'i' {
+        if (first.is_ascii_uppercase() || first == b'i') && looks_like_ruff_header(t) {
             if let Some(c) = RUFF_HEADER.captures(t) {
                 self.finish(sink);
                 self.in_warning = false;
