@@ -124,9 +124,9 @@ impl LogGen {
         let f = (r >> 8) % 200;
         match (r >> 4) % 5 {
             0 => {
-                self.push_line(&format!(
+                self.push_line(
                     "\u{1b}[1m\u{1b}[91merror[E0308]\u{1b}[0m\u{1b}[1m: mismatched types\u{1b}[0m"
-                ));
+                );
                 self.push_line(&format!(
                     "   \u{1b}[1m\u{1b}[94m--> \u{1b}[0msrc/module{f}.rs:{l}:9"
                 ));
