@@ -200,8 +200,9 @@ pub(crate) struct Line<'a> {
 
 impl<'a> Line<'a> {
     pub fn new(text: &'a str, no: u64, marker: Marker) -> Self {
-        let start = text.trim_start();
-        let trimmed = start.trim_end();
+        // ASCII whitespace only: tools indent with spaces and tabs, and this is on the hot path.
+        let start = text.trim_ascii_start();
+        let trimmed = start.trim_ascii_end();
         let b = text.as_bytes();
         let mut colon = false;
         let mut colon_digit = false;
@@ -236,6 +237,22 @@ impl<'a> Line<'a> {
 /// Substring test with memchr's SIMD searcher (faster than `str::contains` on short lines).
 pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
     memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
+}
+
+/// A substring searcher built once, for needles tested on many lines.
+pub(crate) type Needle = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
+
+/// `static X: Needle = needle!("text");`
+macro_rules! needle {
+    ($s:literal) => {
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new($s))
+    };
+}
+pub(crate) use needle;
+
+/// True when `needle` occurs in `haystack`.
+pub(crate) fn has(needle: &Needle, haystack: &str) -> bool {
+    needle.find(haystack.as_bytes()).is_some()
 }
 
 /// What the parser knows about where it is in the log.

@@ -16,6 +16,11 @@ use crate::{BugType, Line};
 const BLOCK_BUDGET: u32 = 2000;
 const NODE_BUDGET: u32 = 60;
 
+static ERROR_TS: crate::Needle = crate::needle!("error TS");
+static ERROR: crate::Needle = crate::needle!("Error");
+static EXCEPTION: crate::Needle = crate::needle!("Exception");
+static COMMA_COL: crate::Needle = crate::needle!(", col ");
+
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Error: )?(\S[^()]*?)\((\d+),(\d+)\): error (TS\d+): (.*)$").unwrap()
 });
@@ -124,7 +129,7 @@ impl Js {
             return true;
         }
         if (l.colon_digit || memchr::memchr(b'(', t.as_bytes()).is_some())
-            && crate::contains(t, "error TS")
+            && crate::has(&ERROR_TS, t)
             && self.tsc(l.no, t, sink)
         {
             return true;
@@ -190,7 +195,7 @@ impl Js {
             self.eslint_file = Some(t.to_string());
             return false;
         }
-        if l.colon && crate::contains(t, ", col ") {
+        if l.colon && crate::has(&COMMA_COL, t) {
             if let Some(c) = ESLINT_COMPACT.captures(t) {
                 if &c[4] == "Error" {
                     let msg = &c[5];
@@ -211,7 +216,7 @@ impl Js {
                 return true;
             }
         }
-        if t.ends_with(']') && (t.contains(" [Error") || t.contains(" [Warning")) {
+        if l.colon_digit && t.ends_with(']') && (t.contains(" [Error") || t.contains(" [Warning")) {
             if let Some(c) = ESLINT_UNIX.captures(t) {
                 if &c[5] == "Error" {
                     let msg = c[4].trim_end_matches('.');
@@ -451,7 +456,7 @@ impl Js {
         // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon.
         if !l.colon
             || !t.as_bytes()[0].is_ascii_uppercase()
-            || !(crate::contains(t, "Error") || crate::contains(t, "Exception"))
+            || !(crate::has(&ERROR, t) || crate::has(&EXCEPTION, t))
         {
             return false;
         }

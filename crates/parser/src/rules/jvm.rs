@@ -16,6 +16,8 @@ use crate::{BugType, Line};
 
 const BLOCK_BUDGET: u32 = 300;
 
+static KT: crate::Needle = crate::needle!(".kt");
+
 static MAVEN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[ERROR\] (.+?):\[(\d+),(\d+)\] (.+)$").unwrap());
 static KOTLIN: LazyLock<Regex> = LazyLock::new(|| {
@@ -337,7 +339,9 @@ impl Jvm {
                 return true;
             }
         }
-        if l.colon && crate::contains(t, ".kt") {
+        if (l.colon_digit || t.starts_with("e: ") || t.starts_with("[ERROR] "))
+            && crate::has(&KT, t)
+        {
             if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
                 let line = super::num(&c[2]).unwrap_or(0);
                 let echo = !t.starts_with('[');

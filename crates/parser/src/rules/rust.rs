@@ -238,7 +238,8 @@ impl Rust {
             return true;
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
-        if first == b'e' || first == b'w' {
+        if (first == b'e' && t.starts_with("error")) || (first == b'w' && t.starts_with("warning"))
+        {
             if let Some(c) = HEADER.captures(t) {
                 self.finish(sink);
                 if &c[1] == "warning" {
