@@ -8,6 +8,61 @@
 //! - **No LLM**, no network, no file system: regex and heuristics over the bytes it is given.
 //! - It never emits a path outside the repository, and never panics, hangs or grows its memory
 //!   with the size of the log.
+//!
+//! # How it works
+//!
+//! The log is read line by line ([`Parser::feed`] accepts arbitrary chunks). Each line is
+//! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
+//! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
+//! dropped, `##[group]Run <cmd>` records the step being run). Then one matcher per toolchain
+//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `generic.rs`) looks at it.
+//! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
+//! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
+//! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
+//! match nothing, so every matcher starts with cheap byte tests before any regex.
+//!
+//! Limits: a line is cut at [`MAX_LINE`] bytes, at most [`sink::MAX_REPORTS`] reports are kept,
+//! messages are cut at [`sink::MAX_MESSAGE`] characters, and every multi-line block has a line
+//! budget; memory is therefore bounded whatever the size of the log.
+//!
+//! # Classification table
+//!
+//! | Evidence | Type |
+//! |---|---|
+//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, Jest/Vitest, `go test`, JUnit), uncaught runtime exception with a frame in the repo | `LOGIC` |
+//! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
+//! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
+//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages, javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
+//! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
+//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//!
+//! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
+//! `Process completed with exit code 1`) are never reports of their own.
+//!
+//! # Confidence scheme
+//!
+//! | Score | When |
+//! |---|---|
+//! | 0.95 | A compiler, type checker or linter printed the location and (usually) a rule code |
+//! | 0.9 | A test runner printed the failing location (pytest location line, `panicked at`, `file_test.go:N`, Jest/Vitest frame) |
+//! | 0.85 | The innermost in-repo frame of a traceback or stack trace |
+//! | 0.8 | The location is exact but the path is as printed relative to a sub-directory (e.g. `go test` prints paths relative to the package) |
+//! | 0.6 | The path was reconstructed (JUnit frames give a class and a file name, the source root is the Maven convention) |
+//! | 0.4 | The generic `path:line[:col]: error…` fallback |
+//!
+//! # Paths
+//!
+//! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
+//! `/Users/runner/work/R/R/`, `/github/workspace/`) and [`ParseOptions::workspace`] are stripped;
+//! a path that is still absolute or escapes with `..` is never emitted.
+
+mod normalize;
+mod path;
+pub mod rules;
+pub mod sarif;
+mod sink;
+
+pub use sink::{MAX_MESSAGE, MAX_REPORTS};
 
 use serde::{Deserialize, Serialize};
 
@@ -96,4 +151,272 @@ pub struct BugReport {
     /// The tool's rule or error code (`F401`, `E0432`, `TS2307`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+}
+
+/// Longest line considered, in bytes; the rest of a longer line is ignored.
+pub const MAX_LINE: usize = 16 * 1024;
+
+/// Options for one parse.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Absolute path of the checkout the log was produced in (e.g. `/home/runner/work/R/R` or
+    /// an executor's `/workspace`); stripped from paths. Runner prefixes are stripped without it.
+    pub workspace: Option<String>,
+}
+
+impl ParseOptions {
+    pub fn with_workspace(workspace: impl Into<String>) -> Self {
+        ParseOptions {
+            workspace: Some(workspace.into()),
+        }
+    }
+}
+
+/// How GitHub Actions marked a line (`##[error]` …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marker {
+    None,
+    Error,
+    Group,
+}
+
+/// One normalised line as the matchers see it, with the cheap facts every matcher tests
+/// computed once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line<'a> {
+    /// The text, without timestamp, ANSI escapes or `##[error]` prefix.
+    pub text: &'a str,
+    /// 1-based line number in the log (used to order reports by first appearance).
+    pub no: u64,
+    #[allow(dead_code)]
+    pub marker: Marker,
+    trimmed: &'a str,
+    indent: usize,
+    /// The line contains `:`.
+    pub colon: bool,
+    /// The line contains `:` followed by a digit (every `path:line` location).
+    pub colon_digit: bool,
+}
+
+impl<'a> Line<'a> {
+    pub fn new(text: &'a str, no: u64, marker: Marker) -> Self {
+        // ASCII whitespace only: tools indent with spaces and tabs, and this is on the hot path.
+        let start = text.trim_ascii_start();
+        let trimmed = start.trim_ascii_end();
+        let b = text.as_bytes();
+        let mut colon = false;
+        let mut colon_digit = false;
+        for i in memchr::memchr_iter(b':', b) {
+            colon = true;
+            if b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                colon_digit = true;
+                break;
+            }
+        }
+        Line {
+            text,
+            no,
+            marker,
+            trimmed,
+            indent: text.len() - start.len(),
+            colon,
+            colon_digit,
+        }
+    }
+    pub fn trimmed(&self) -> &'a str {
+        self.trimmed
+    }
+    pub fn is_blank(&self) -> bool {
+        self.trimmed.is_empty()
+    }
+    pub fn indent(&self) -> usize {
+        self.indent
+    }
+}
+
+/// Substring test with memchr's SIMD searcher (faster than `str::contains` on short lines).
+pub(crate) fn contains(haystack: &str, needle: &str) -> bool {
+    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
+}
+
+/// A substring searcher built once, for needles tested on many lines.
+pub(crate) type Needle = std::sync::LazyLock<memchr::memmem::Finder<'static>>;
+
+/// `static X: Needle = needle!("text");`
+macro_rules! needle {
+    ($s:literal) => {
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new($s))
+    };
+}
+pub(crate) use needle;
+
+/// True when `needle` occurs in `haystack`.
+pub(crate) fn has(needle: &Needle, haystack: &str) -> bool {
+    needle.find(haystack.as_bytes()).is_some()
+}
+
+/// What the parser knows about where it is in the log.
+#[derive(Debug, Default)]
+pub(crate) struct Ctx {
+    /// The command of the current `##[group]Run …` step (first line, capped), lower-cased.
+    pub step: String,
+}
+
+/// Streaming parser: feed it bytes in any chunking, then [`finish`](Parser::finish).
+///
+/// Memory is bounded: the partial line carried between chunks is capped at [`MAX_LINE`], the
+/// matchers' buffers are capped, and at most [`MAX_REPORTS`] reports are kept.
+#[derive(Debug)]
+pub struct Parser {
+    partial: Vec<u8>,
+    /// True while the rest of an over-long line is being skipped.
+    skipping: bool,
+    scratch: Vec<u8>,
+    line_no: u64,
+    ctx: Ctx,
+    sink: sink::Sink,
+    rules: rules::Rules,
+}
+
+impl Parser {
+    pub fn new(opts: &ParseOptions) -> Self {
+        Parser {
+            partial: Vec::new(),
+            skipping: false,
+            scratch: Vec::new(),
+            line_no: 0,
+            ctx: Ctx::default(),
+            sink: sink::Sink::new(opts.workspace.clone()),
+            rules: rules::Rules::default(),
+        }
+    }
+
+    /// Feeds a chunk of the log; lines may span chunks.
+    pub fn feed(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            match memchr::memchr(b'\n', chunk) {
+                Some(nl) => {
+                    let (line, rest) = (&chunk[..nl], &chunk[nl + 1..]);
+                    chunk = rest;
+                    if self.partial.is_empty() && !self.skipping {
+                        self.feed_line(line);
+                    } else {
+                        self.push_partial(line);
+                        let mut whole = std::mem::take(&mut self.partial);
+                        self.skipping = false;
+                        self.feed_line(&whole);
+                        whole.clear();
+                        self.partial = whole;
+                    }
+                }
+                None => {
+                    self.push_partial(chunk);
+                    break;
+                }
+            }
+        }
+    }
+
+    fn push_partial(&mut self, bytes: &[u8]) {
+        if self.skipping {
+            return;
+        }
+        let room = MAX_LINE.saturating_sub(self.partial.len());
+        if bytes.len() > room {
+            self.partial.extend_from_slice(&bytes[..room]);
+            self.skipping = true;
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+
+    /// Feeds one complete line (without its `\n`). Longer lines than [`MAX_LINE`] are cut.
+    pub fn feed_line(&mut self, raw: &[u8]) {
+        let raw = &raw[..raw.len().min(MAX_LINE)];
+        self.line_no += 1;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        {
+            let text = normalize::normalize_line(raw, &mut scratch);
+            self.process(&text);
+        }
+        self.scratch = scratch;
+    }
+
+    fn process(&mut self, text: &str) {
+        let mut marker = Marker::None;
+        let mut text = text;
+        if let Some(rest) = text.strip_prefix("##[") {
+            let Some((kind, body)) = rest.split_once(']') else {
+                return;
+            };
+            match kind {
+                "error" => {
+                    marker = Marker::Error;
+                    text = body;
+                }
+                "group" => {
+                    marker = Marker::Group;
+                    text = body;
+                    self.ctx.step.clear();
+                    if let Some(cmd) = body.strip_prefix("Run ") {
+                        let cmd = sink::truncate_chars(cmd, 200);
+                        self.ctx.step.push_str(&cmd.to_ascii_lowercase());
+                    }
+                    self.rules.step_boundary(&mut self.sink);
+                }
+                "endgroup" => return,
+                // Warnings, notices, debug output and echoed commands are never errors.
+                _ => return,
+            }
+        } else if text.starts_with("[command]") {
+            return;
+        }
+        let line = Line::new(text, self.line_no, marker);
+        self.rules.line(&line, &self.ctx, &mut self.sink);
+    }
+
+    /// Number of distinct reports found so far.
+    pub fn report_count(&self) -> usize {
+        self.sink.len()
+    }
+
+    /// Ends the log: flushes a trailing partial line and any open block.
+    pub fn finish(mut self) -> Vec<BugReport> {
+        if !self.partial.is_empty() {
+            let whole = std::mem::take(&mut self.partial);
+            self.feed_line(&whole);
+        }
+        self.rules.step_boundary(&mut self.sink);
+        self.sink.into_reports()
+    }
+}
+
+/// Parses a log from a reader, streaming, in bounded memory.
+pub fn parse_reader<R: std::io::Read>(
+    mut reader: R,
+    opts: &ParseOptions,
+) -> std::io::Result<Vec<BugReport>> {
+    let mut parser = Parser::new(opts);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => parser.feed(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(parser.finish())
+}
+
+/// Parses a log held in memory.
+pub fn parse_bytes(log: &[u8], opts: &ParseOptions) -> Vec<BugReport> {
+    let mut parser = Parser::new(opts);
+    parser.feed(log);
+    parser.finish()
+}
+
+/// Parses a log held in a string.
+pub fn parse_str(log: &str, opts: &ParseOptions) -> Vec<BugReport> {
+    parse_bytes(log.as_bytes(), opts)
 }

@@ -1,0 +1,191 @@
+//! Line normalisation: turns one raw log line (bytes) into the text a tool printed.
+//!
+//! It strips what the CI system added around the tool's output — a UTF-8 BOM, the ISO-8601
+//! timestamp GitHub Actions puts before every line, ANSI colour/cursor escapes, `\r` progress
+//! overwrites (only the text after the last `\r` is what a terminal would show) — and decodes the
+//! rest lossily, so invalid UTF-8 and binary noise never fail. It never allocates per line in the
+//! common case (no escape, valid UTF-8) and never looks beyond the line it is given.
+
+use std::borrow::Cow;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fffffff]Z ` timestamp (GitHub Actions log format).
+pub fn strip_timestamp(line: &[u8]) -> &[u8] {
+    // The fixed part `YYYY-MM-DDTHH:MM:SS` is 19 bytes; checked byte by byte, no regex.
+    if line.len() < 20 {
+        return line;
+    }
+    let d = |i: usize| line[i].is_ascii_digit();
+    let shape = d(0)
+        && d(1)
+        && d(2)
+        && d(3)
+        && line[4] == b'-'
+        && d(5)
+        && d(6)
+        && line[7] == b'-'
+        && d(8)
+        && d(9)
+        && line[10] == b'T'
+        && d(11)
+        && d(12)
+        && line[13] == b':'
+        && d(14)
+        && d(15)
+        && line[16] == b':'
+        && d(17)
+        && d(18);
+    if !shape {
+        return line;
+    }
+    let mut i = 19;
+    if i < line.len() && line[i] == b'.' {
+        i += 1;
+        while i < line.len() && line[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < line.len() && line[i] == b'Z' {
+        i += 1;
+    } else if i + 6 <= line.len() && (line[i] == b'+' || line[i] == b'-') && line[i + 3] == b':' {
+        i += 6;
+    } else {
+        return line;
+    }
+    match line.get(i) {
+        Some(b' ') => &line[i + 1..],
+        None => &line[i..],
+        _ => line,
+    }
+}
+
+/// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
+/// escapes) into `out`. Returns `false` (and leaves `out` untouched) when there is no ESC byte.
+pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(first) = memchr::memchr(0x1b, line) else {
+        return false;
+    };
+    out.clear();
+    out.extend_from_slice(&line[..first]);
+    let mut i = first;
+    while i < line.len() {
+        let b = line[i];
+        if b != 0x1b {
+            match memchr::memchr(0x1b, &line[i..]) {
+                Some(off) => {
+                    out.extend_from_slice(&line[i..i + off]);
+                    i += off;
+                }
+                None => {
+                    out.extend_from_slice(&line[i..]);
+                    break;
+                }
+            }
+            continue;
+        }
+        i += 1;
+        match line.get(i) {
+            Some(b'[') => {
+                i += 1;
+                // Parameter and intermediate bytes, then one final byte in 0x40..=0x7E.
+                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(b']') => {
+                i += 1;
+                while i < line.len() {
+                    if line[i] == 0x07 {
+                        i += 1;
+                        break;
+                    }
+                    if line[i] == 0x1b && line.get(i + 1) == Some(&b'\\') {
+                        i += 2;
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            Some(_) => {
+                // nF escapes such as `ESC ( B`: intermediates 0x20..=0x2F, then a final byte.
+                while i < line.len() && (0x20..=0x2f).contains(&line[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            None => {}
+        }
+    }
+    true
+}
+
+/// Normalises one raw line (without its `\n`) into text. `scratch` is reused between calls.
+pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, str> {
+    let mut line = raw;
+    if line.starts_with(BOM) {
+        line = &line[BOM.len()..];
+    }
+    line = strip_timestamp(line);
+    if line.starts_with(BOM) {
+        line = &line[BOM.len()..];
+    }
+    // A CRLF line ends in `\r`; any other `\r` is a terminal overwrite: keep what is shown last.
+    while let [rest @ .., b'\r'] = line {
+        line = rest;
+    }
+    if let Some(pos) = memchr::memrchr(b'\r', line) {
+        line = &line[pos + 1..];
+    }
+    let bytes: &[u8] = if strip_ansi_into(line, scratch) {
+        scratch.as_slice()
+    } else {
+        line
+    };
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &[u8]) -> String {
+        let mut scratch = Vec::new();
+        normalize_line(s, &mut scratch).into_owned()
+    }
+
+    #[test]
+    fn strips_bom_timestamp_and_ansi() {
+        let raw = b"\xEF\xBB\xBF2025-04-16T01:48:17.7662819Z Error: \x1b[96msrc/a.ts\x1b[0m:\x1b[93m72\x1b[0m";
+        assert_eq!(norm(raw), "Error: src/a.ts:72");
+    }
+
+    #[test]
+    fn keeps_text_after_last_carriage_return() {
+        assert_eq!(norm(b"50%\r100%\rdone\r"), "done");
+    }
+
+    #[test]
+    fn timestamp_without_fraction_and_empty_line() {
+        assert_eq!(norm(b"2025-04-16T01:48:17Z hello"), "hello");
+        assert_eq!(norm(b"2025-04-16T01:48:17.1234567Z"), "");
+        assert_eq!(norm(b"2025-04-16 not a stamp"), "2025-04-16 not a stamp");
+    }
+
+    #[test]
+    fn osc_and_truncated_escapes_do_not_panic() {
+        assert_eq!(norm(b"a\x1b]0;title\x07b"), "ab");
+        assert_eq!(norm(b"x\x1b["), "x");
+        assert_eq!(norm(b"x\x1b"), "x");
+        assert_eq!(norm(b"\x1b(Bok\x1b(B"), "ok");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(norm(b"a\xffb"), "a\u{fffd}b");
+    }
+}

@@ -1,0 +1,88 @@
+//! C / C++: gcc and clang `file:line:col: error:` / `fatal error:` diagnostics (dispatched here
+//! by `generic` on the file extension), missing headers, and warnings promoted by `-Werror`.
+//!
+//! It must never report `warning:` or `note:` lines, nor `In file included from` context.
+
+use crate::BugType;
+use crate::sink::{Finding, Sink};
+
+pub(crate) const EXTS: [&str; 12] = [
+    "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm", "cu", "inl",
+];
+
+/// Classifies a gcc/clang error message.
+pub(crate) fn classify(msg: &str, fatal: bool) -> (BugType, Option<&str>) {
+    // `[-Werror=unused-variable]` (gcc) or `[-Werror,-Wunused-variable]` (clang).
+    if let Some(start) = msg.rfind("[-W") {
+        let flag = msg[start + 1..].trim_end_matches(']');
+        if flag.starts_with("-Werror") {
+            return (BugType::Linting, Some(flag));
+        }
+    }
+    let m = msg.to_ascii_lowercase();
+    if (fatal || m.contains(".h"))
+        && (m.contains("no such file or directory") || m.contains("file not found"))
+    {
+        return (BugType::Import, None);
+    }
+    const SYNTAX: [&str; 9] = [
+        "expected ",
+        "stray ",
+        "missing terminating",
+        "extraneous closing brace",
+        "unterminated ",
+        "expected expression",
+        "unexpected ",
+        "extra tokens",
+        "invalid preprocessing directive",
+    ];
+    if SYNTAX.iter().any(|s| m.starts_with(s)) {
+        return (BugType::Syntax, None);
+    }
+    (BugType::TypeError, None)
+}
+
+/// `file.c:line:col: error: msg`. Returns true when the line was recognised.
+pub(crate) fn colon(
+    path: &str,
+    line: u64,
+    col: Option<u64>,
+    rest: &str,
+    seq: u64,
+    sink: &mut Sink,
+) -> bool {
+    let (fatal, msg) = if let Some(m) = rest.strip_prefix("fatal error: ") {
+        (true, m)
+    } else if let Some(m) = rest.strip_prefix("error: ") {
+        (false, m)
+    } else {
+        return rest.starts_with("warning:") || rest.starts_with("note:");
+    };
+    let (ty, rule) = classify(msg, fatal);
+    sink.emit(
+        seq,
+        Finding::new(path, line, ty, msg)
+            .col(col)
+            .conf(0.95)
+            .tool("cc")
+            .rule(rule),
+    );
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn gcc_and_clang() {
+        let log = "In file included from src/main.c:1:\nsrc/util.h:3:10: fatal error: missing.h: No such file or directory\nsrc/main.c:5:12: error: expected ';' before '}' token\nsrc/main.c:7:5: warning: unused variable 'y' [-Wunused-variable]\nsrc/a.cpp:3:7: error: unused variable 'x' [-Werror,-Wunused-variable]\nsrc/b.c:9:3: error: 'z' undeclared (first use in this function)\nmake: *** [Makefile:3: all] Error 1\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 4, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(r[1].error_type, BugType::Syntax);
+        assert_eq!(r[2].error_type, BugType::Linting);
+        assert_eq!(r[2].rule.as_deref(), Some("-Werror,-Wunused-variable"));
+        assert_eq!(r[3].error_type, BugType::TypeError);
+    }
+}

@@ -1,0 +1,293 @@
+//! The `path:line[:col]: …` family, parsed once and dispatched by file extension to the
+//! toolchain that prints it (Python linters and mypy, `go build`/`go vet`, gcc/clang, javac,
+//! rustc's short format), GitHub `::error file=…` workflow commands, and the generic fallback
+//! `path:line[:col]: error…` with a low confidence.
+//!
+//! It must never report a `warning:`/`note:` line, a line without `error` in the fallback, or a
+//! path without a file extension (which rules out `make: ***`, URLs and timestamps).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::go::Go;
+use super::jvm::Jvm;
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Ctx, Line};
+
+static COLON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:]+?):(\d+)(?::(\d+))?(?::\s*|\s+)(.*)$").unwrap()
+});
+static RUST_SHORT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^error(?:\[(E\d{4})\])?: (.+)$").unwrap());
+static TITLE_RULE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([\w.-]+)(?: \(([\w/-]+)\))?").unwrap());
+
+/// Classifies a message from an unknown tool by its words.
+fn keyword_type(msg: &str) -> BugType {
+    let m = msg.to_ascii_lowercase();
+    if m.contains("syntax") || m.contains("parse error") || m.contains("unexpected token") {
+        BugType::Syntax
+    } else if m.contains("cannot find module")
+        || m.contains("no module named")
+        || m.contains("unresolved import")
+        || m.contains("no such file or directory")
+    {
+        BugType::Import
+    } else {
+        BugType::TypeError
+    }
+}
+
+static SHELLCHECK_TTY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\^[-^]*\^?\s+(SC\d+) \((error|warning|info|style)\): (.+)$").unwrap()
+});
+
+/// Location announced by shellcheck's default (tty) format: `In path line N:`.
+#[derive(Debug, Default)]
+pub(crate) struct Shellcheck {
+    at: Option<(String, u64)>,
+}
+
+impl Shellcheck {
+    /// Returns true when the line belongs to shellcheck's tty output.
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if let Some(rest) = t.strip_prefix("In ") {
+            if let Some((path, n)) = rest.strip_suffix(':').and_then(|r| r.rsplit_once(" line ")) {
+                if let Some(n) = super::num(n) {
+                    self.at = Some((path.to_string(), n));
+                    return true;
+                }
+            }
+        }
+        let Some((path, line)) = &self.at else {
+            return false;
+        };
+        if t.starts_with('^') {
+            if let Some(c) = SHELLCHECK_TTY.captures(t) {
+                if &c[2] == "error" {
+                    sink.emit(
+                        l.no,
+                        Finding::new(path, *line, BugType::Linting, &c[3])
+                            .conf(0.9)
+                            .tool("shellcheck")
+                            .rule(Some(&c[1])),
+                    );
+                }
+                return true;
+            }
+        }
+        if t.starts_with("For more information") {
+            self.at = None;
+        }
+        false
+    }
+}
+
+pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut Sink) {
+    let t = l.trimmed();
+    if let Some(rest) = t.strip_prefix("::error ") {
+        workflow_error(l.no, rest, sink);
+        return;
+    }
+    if !l.colon_digit {
+        return;
+    }
+    let t = t.strip_prefix("vet: ").unwrap_or(t);
+    let Some(c) = COLON.captures(t) else {
+        return;
+    };
+    let path = &c[1];
+    let ext = super::ext(path).to_ascii_lowercase();
+    if ext.is_empty() || !crate::path::has_extension(path) {
+        return;
+    }
+    let (Some(line), col) = (
+        super::num(&c[2]),
+        c.get(3).and_then(|m| super::num(m.as_str())),
+    ) else {
+        return;
+    };
+    let rest = c[4].trim();
+    let handled = match ext.as_str() {
+        "py" | "pyi" => super::python::colon(path, line, col, rest, &ctx.step, l.no, sink),
+        "go" if l.indent() == 0 => {
+            if rest.starts_with("warning:") || rest.starts_with("note:") {
+                true
+            } else {
+                super::go::colon(
+                    path,
+                    line,
+                    col,
+                    rest,
+                    go.vet || ctx.step.contains("go vet"),
+                    l.no,
+                    sink,
+                )
+            }
+        }
+        "java" | "kt" | "kts" => {
+            if let Some(msg) = rest.strip_prefix("error: ") {
+                let tool = if ext == "java" { "javac" } else { "kotlinc" };
+                jvm.compiler(path, line, col, msg, tool, true, l.no, sink);
+            }
+            true
+        }
+        "sh" | "bash" | "zsh" | "ksh" => {
+            if let Some(msg) = rest.strip_prefix("error: ") {
+                let (msg, rule) = split_rule_suffix(msg);
+                sink.emit(
+                    l.no,
+                    Finding::new(path, line, BugType::Linting, msg)
+                        .col(col)
+                        .conf(0.95)
+                        .tool("shellcheck")
+                        .rule(rule),
+                );
+            }
+            true
+        }
+        "rs" => {
+            if let Some(c) = RUST_SHORT.captures(rest) {
+                let code = c.get(1).map(|m| m.as_str());
+                sink.emit(
+                    l.no,
+                    Finding::new(
+                        path,
+                        line,
+                        super::rust::rustc_type(code, &c[2], false),
+                        &c[2],
+                    )
+                    .col(col)
+                    .conf(0.9)
+                    .tool("rustc")
+                    .rule(code),
+                );
+            }
+            true
+        }
+        e if super::c::EXTS.contains(&e) => super::c::colon(path, line, col, rest, l.no, sink),
+        _ => false,
+    };
+    if handled {
+        return;
+    }
+    // yamllint (parsable): `file:l:c: [error] message (rule)`; warnings are not errors.
+    if let Some(msg) = rest.strip_prefix("[error] ") {
+        let (msg, rule) = match msg.strip_suffix(')').and_then(|m| m.rsplit_once(" (")) {
+            Some((m, r)) if !r.contains(' ') => (m, Some(r)),
+            _ => (msg, None),
+        };
+        let ty = if rule == Some("syntax") {
+            BugType::Syntax
+        } else {
+            BugType::Linting
+        };
+        sink.emit(
+            l.no,
+            Finding::new(path, line, ty, msg)
+                .col(col)
+                .conf(0.9)
+                .tool("yamllint")
+                .rule(rule),
+        );
+        return;
+    }
+    if rest.starts_with("[warning]") {
+        return;
+    }
+    // libxml2 (xmllint): `file:line: parser error : message`.
+    if let Some(msg) = rest.strip_prefix("parser error : ") {
+        sink.emit(
+            l.no,
+            Finding::new(path, line, BugType::Syntax, msg)
+                .col(col)
+                .conf(0.9)
+                .tool("xmllint"),
+        );
+        return;
+    }
+    // Fallback: `path:line[:col]: error…` from any tool.
+    let lower = rest.get(..5).map(str::to_ascii_lowercase);
+    if lower.as_deref() == Some("error") || rest.starts_with("fatal error") {
+        let msg = rest
+            .trim_start_matches(|ch: char| ch.is_ascii_alphabetic() || ch == ' ')
+            .trim_start_matches([':', '-', ' ']);
+        let msg = if msg.is_empty() { rest } else { msg };
+        sink.emit(
+            l.no,
+            Finding::new(path, line, keyword_type(msg), msg)
+                .col(col)
+                .conf(0.4),
+        );
+    }
+}
+
+/// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
+fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
+    match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
+        Some((m, r)) if !r.is_empty() && !r.contains(' ') => (m, Some(r)),
+        _ => (msg, None),
+    }
+}
+
+/// `::error file=F,line=L,col=C,title=T::message` (workflow command printed as plain text).
+fn workflow_error(seq: u64, rest: &str, sink: &mut Sink) {
+    let Some((params, msg)) = rest.split_once("::") else {
+        return;
+    };
+    let (mut file, mut line, mut col, mut title) = (None, None, None, None);
+    for kv in params.split(',') {
+        match kv.split_once('=') {
+            Some(("file", v)) => file = Some(v.trim()),
+            Some(("line", v)) => line = super::num(v.trim()),
+            Some(("col", v)) => col = super::num(v.trim()),
+            Some(("title", v)) => title = Some(v.trim()),
+            _ => {}
+        }
+    }
+    let (Some(file), Some(line)) = (file, line) else {
+        return;
+    };
+    let rule = title
+        .and_then(|t| TITLE_RULE.captures(t))
+        .and_then(|c| c.get(2).map(|m| m.as_str()));
+    let ty = if rule.is_some() {
+        BugType::Linting
+    } else {
+        keyword_type(msg)
+    };
+    sink.emit(
+        seq,
+        Finding::new(file, line, ty, msg)
+            .col(col)
+            .conf(0.7)
+            .rule(rule),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn fallback_and_workflow_commands() {
+        let log = "config/app.yml:3:1: error: bad indentation of a mapping entry\nMakefile:3: recipe for target 'all' failed\nmake: *** [Makefile:3: all] Error 1\n::error title=Ruff (F401),file=/home/runner/work/R/R/a.py,line=1,col=8::a.py:1:8: F401 `os` imported but unused\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].confidence_score, 0.4);
+        assert_eq!(r[1].error_type, BugType::Linting);
+        assert_eq!(r[1].rule.as_deref(), Some("F401"));
+        assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn javac() {
+        let log = "src/main/java/App.java:5: error: cannot find symbol\n    symbol:   variable x\nsrc/main/java/App.java:9: error: ';' expected\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+}

@@ -1,0 +1,291 @@
+//! Go: `go test` failures (`--- FAIL: TestX` with the `file_test.go:N:` lines of that test,
+//! verbose and quiet modes, subtests), panics (the innermost goroutine frame inside the
+//! repository), and the context `go build` / `go vet` errors are printed in (`# pkg` vs
+//! `# [pkg]`), used when `generic` dispatches a `.go` diagnostic.
+//!
+//! It must never report the output of a passing test (verbose `t.Log` lines are buffered until
+//! the test's verdict) nor a frame in GOROOT or the module cache.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+const MAX_PENDING: usize = 64;
+const PANIC_BUDGET: u32 = 400;
+
+static TEST_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+([\w./-]+\.go):(\d+): (.*)$").unwrap());
+static PANIC_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$").unwrap());
+
+#[derive(Debug)]
+struct Pending {
+    test: String,
+    path: String,
+    line: u64,
+    msg: String,
+    seq: u64,
+}
+
+#[derive(Debug)]
+struct GoPanic {
+    msg: String,
+    test: Option<String>,
+    seq: u64,
+    budget: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Go {
+    /// Test named by the latest `=== RUN/CONT/NAME`.
+    running: Option<String>,
+    /// Test named by the latest `--- FAIL:` (its output follows in quiet mode).
+    failed: Option<String>,
+    pending: Vec<Pending>,
+    panic: Option<GoPanic>,
+    /// Inside `# [pkg]` output of `go vet`.
+    pub vet: bool,
+}
+
+fn test_name_of(rest: &str) -> &str {
+    rest.split_whitespace().next().unwrap_or("")
+}
+
+impl Go {
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if let Some(p) = &mut self.panic {
+            if p.budget == 0 {
+                self.panic = None;
+            } else {
+                p.budget -= 1;
+                if l.text.starts_with('\t') {
+                    if let Some(c) = PANIC_FRAME.captures(l.text) {
+                        let in_repo = sink
+                            .repo_path(&c[1])
+                            .is_some_and(|p| !crate::path::is_vendored(&p));
+                        if in_repo {
+                            let p = self.panic.take().expect("checked");
+                            sink.emit(
+                                p.seq,
+                                Finding::new(
+                                    &c[1],
+                                    super::num(&c[2]).unwrap_or(0),
+                                    BugType::Logic,
+                                    &p.msg,
+                                )
+                                .test(p.test.as_deref())
+                                .conf(0.85)
+                                .tool("go test"),
+                            );
+                        }
+                    }
+                    return true;
+                }
+                if t.starts_with("FAIL") || t.starts_with("exit status") || t.starts_with("ok ") {
+                    self.panic = None;
+                }
+            }
+        }
+        if let Some(rest) = t.strip_prefix("=== ") {
+            for verb in ["RUN", "CONT", "NAME", "PAUSE"] {
+                if let Some(name) = rest.strip_prefix(verb) {
+                    let name = name.trim();
+                    if verb != "PAUSE" {
+                        self.running = Some(name.to_string());
+                    }
+                    self.failed = None;
+                    return true;
+                }
+            }
+        }
+        if let Some(rest) = t.strip_prefix("--- FAIL: ") {
+            let name = test_name_of(rest).to_string();
+            // Verbose mode: the test's lines came before its verdict.
+            let mut i = 0;
+            while i < self.pending.len() {
+                let p = &self.pending[i];
+                if p.test == name || p.test.starts_with(&format!("{name}/")) {
+                    let p = self.pending.remove(i);
+                    sink.emit(
+                        p.seq,
+                        Finding::new(&p.path, p.line, BugType::Logic, &p.msg)
+                            .test(Some(&p.test))
+                            .conf(0.8)
+                            .tool("go test"),
+                    );
+                } else {
+                    i += 1;
+                }
+            }
+            self.failed = Some(name);
+            return true;
+        }
+        if let Some(rest) = t
+            .strip_prefix("--- PASS: ")
+            .or_else(|| t.strip_prefix("--- SKIP: "))
+        {
+            let name = test_name_of(rest);
+            self.pending
+                .retain(|p| p.test != name && !p.test.starts_with(&format!("{name}/")));
+            self.failed = None;
+            return true;
+        }
+        if let Some(msg) = t.strip_prefix("panic: ") {
+            let test = self.failed.clone().or_else(|| self.running.clone());
+            self.panic = Some(GoPanic {
+                msg: format!("panic: {}", msg.trim_end_matches(" [recovered]")),
+                test,
+                seq: l.no,
+                budget: PANIC_BUDGET,
+            });
+            return true;
+        }
+        if t.starts_with("# ") {
+            self.vet = t.starts_with("# [");
+            return true;
+        }
+        if l.indent() > 0 && l.colon_digit && crate::contains(t, ".go:") {
+            if let Some(c) = TEST_LINE.captures(l.text) {
+                let (path, line, msg) = (&c[1], super::num(&c[2]).unwrap_or(0), &c[3]);
+                if let Some(test) = &self.failed {
+                    sink.emit(
+                        l.no,
+                        Finding::new(path, line, BugType::Logic, msg)
+                            .test(Some(test))
+                            .conf(0.8)
+                            .tool("go test"),
+                    );
+                    return true;
+                }
+                if let Some(test) = &self.running {
+                    if self.pending.len() < MAX_PENDING {
+                        self.pending.push(Pending {
+                            test: test.clone(),
+                            path: path.to_string(),
+                            line,
+                            msg: crate::sink::truncate_chars(msg, 500).to_string(),
+                            seq: l.no,
+                        });
+                    }
+                    return true;
+                }
+            }
+        }
+        if t == "FAIL" || t.starts_with("FAIL\t") || t.starts_with("ok  \t") || t == "PASS" {
+            self.failed = None;
+            self.running = None;
+            self.pending.clear();
+            return true;
+        }
+        false
+    }
+
+    pub fn flush(&mut self, _sink: &mut Sink) {
+        *self = Go::default();
+    }
+}
+
+/// Messages only `go vet`'s analyzers print (printf, copylocks, unreachable, composites…): a
+/// vet report is recognisable even without its `# [pkg]` header.
+fn is_vet_message(msg: &str) -> bool {
+    const VET: [&str; 16] = [
+        " format %",
+        "possible formatting directive",
+        "call has arguments but no formatting directives",
+        "arg list ends with redundant newline",
+        "unreachable code",
+        "composite literal uses unkeyed fields",
+        "self-assignment of",
+        "passes lock by value",
+        "copies lock value",
+        "lock by value",
+        "result of ",
+        "the cancel function",
+        "misuse of unbuffered os.Signal channel",
+        "struct field tag",
+        "possible misuse of",
+        "suspect or:",
+    ];
+    VET.iter().any(|v| msg.contains(v))
+}
+
+/// Classifies a `file.go:line:col: msg` diagnostic.
+pub(crate) fn colon(
+    path: &str,
+    line: u64,
+    col: Option<u64>,
+    msg: &str,
+    vet: bool,
+    seq: u64,
+    sink: &mut Sink,
+) -> bool {
+    let msg = msg.trim();
+    // golangci-lint ends its messages with `(linter)`.
+    let linter = msg
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once(" ("))
+        .filter(|(_, name)| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+        .map(|(_, name)| name);
+    let (ty, tool, rule) = if msg.contains("syntax error") {
+        (BugType::Syntax, "go build", None)
+    } else if msg.contains("is not in std")
+        || msg.contains("no required module provides package")
+        || msg.contains("cannot find package")
+        || msg.contains("could not import")
+        || msg.contains("package ") && msg.contains(" is not in GOROOT")
+    {
+        (BugType::Import, "go build", None)
+    } else if vet || is_vet_message(msg) {
+        (BugType::Linting, "go vet", None)
+    } else if let Some(name) = linter {
+        (BugType::Linting, "golangci-lint", Some(name))
+    } else {
+        (BugType::TypeError, "go build", None)
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, ty, msg)
+            .col(col)
+            .conf(0.95)
+            .tool(tool)
+            .rule(rule),
+    );
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn go_test_quiet_and_verbose() {
+        let log = "--- FAIL: TestAdd (0.00s)\n    calc_test.go:8: Add(1, 2) = 3; want 4\nFAIL\nFAIL\texample.com/m\t0.002s\n=== RUN   TestSub\n    calc_test.go:14: just a log\n--- PASS: TestSub (0.00s)\n=== RUN   TestMul\n    calc_test.go:20: Mul(2, 2) = 5; want 4\n--- FAIL: TestMul (0.00s)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].test_name.as_deref(), Some("TestAdd"));
+        assert_eq!(
+            (r[1].line_number, r[1].test_name.as_deref()),
+            (20, Some("TestMul"))
+        );
+    }
+
+    #[test]
+    fn go_panic_frame_and_build_errors() {
+        let log = "--- FAIL: TestDiv (0.00s)\npanic: runtime error: integer divide by zero [recovered]\n\tpanic: runtime error: integer divide by zero\n\ngoroutine 7 [running]:\ntesting.tRunner.func1.2({0x1, 0x2})\n\t/opt/hostedtoolcache/go/1.22.0/x64/src/testing/testing.go:1631 +0x24a\nexample.com/m.Div(...)\n\t/home/runner/work/R/R/calc.go:4\nexample.com/m.TestDiv(0xc0)\n\t/home/runner/work/R/R/calc_test.go:12 +0x18\nFAIL\texample.com/m\t0.01s\n# example.com/m\n./main.go:5:2: undefined: foo\n./main.go:6:1: syntax error: unexpected }\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!((r[0].file_path.as_str(), r[0].line_number), ("calc.go", 4));
+        assert_eq!(r[0].test_name.as_deref(), Some("TestDiv"));
+        assert_eq!(r[1].error_type, BugType::TypeError);
+        assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+}

@@ -1,0 +1,555 @@
+//! TypeScript / JavaScript: tsc (`file(line,col): error TS…` and `file:line:col - error TS…`),
+//! ESLint (stylish, compact, unix), Jest `●` and Vitest `FAIL … >` failure blocks with their
+//! stack frames, and Node errors (`SyntaxError` after a `file:line` header, uncaught exceptions
+//! and `Cannot find module` with an in-repo stack frame).
+//!
+//! It must never report an ESLint `warning` row, a frame inside `node_modules` or Node's
+//! internals, or a Jest `● Console` block.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+const BLOCK_BUDGET: u32 = 2000;
+const NODE_BUDGET: u32 = 60;
+
+static ERROR_TS: crate::Needle = crate::needle!("error TS");
+static ERROR: crate::Needle = crate::needle!("Error");
+static EXCEPTION: crate::Needle = crate::needle!("Exception");
+static COMMA_COL: crate::Needle = crate::needle!(", col ");
+
+static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Error: )?(\S[^()]*?)\((\d+),(\d+)\): error (TS\d+): (.*)$").unwrap()
+});
+static TSC_COLON: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Error: )?(\S[^:]*?):(\d+):(\d+) - error (TS\d+): (.*)$").unwrap()
+});
+static ESLINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(\S+))?\s*$").unwrap()
+});
+static ESLINT_COMPACT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.+?): line (\d+), col (\d+), (Error|Warning) - (.+?)(?: \(([\w@/-]+)\))?$")
+        .unwrap()
+});
+static ESLINT_UNIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.+?):(\d+):(\d+): (.+?) \[(Error|Warning)(?:/(\S+))?\]$").unwrap()
+});
+static FRAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:at |❯ )(?:.*? \(|[^\s(]+ )?(?:file://)?([^\s()]+?):(\d+):(\d+)\)?$")
+        .unwrap()
+});
+static JS_EXC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Uncaught )?((?:[A-Z]\w*?)?(?:Error|Exception))(?: \[(\w+)\])?: (.+)$").unwrap()
+});
+static BABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").unwrap());
+static CODE_ANY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+ ?)?\|").unwrap());
+static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*> ?(\d+) \|").unwrap());
+
+const JS_EXTS: [&str; 13] = [
+    "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
+];
+
+/// TypeScript diagnostic codes that mean an unresolved module or import.
+fn ts_type(code: &str) -> BugType {
+    match code {
+        "TS2307" | "TS2305" | "TS2306" | "TS2792" | "TS7016" | "TS2614" | "TS1192" => {
+            BugType::Import
+        }
+        c if c.len() == 6 && c.as_bytes()[2] == b'1' => BugType::Syntax,
+        _ => BugType::TypeError,
+    }
+}
+
+fn message_type(msg: &str, default: BugType) -> BugType {
+    if msg.contains("Cannot find module")
+        || msg.contains("Cannot find package")
+        || msg.contains("ERR_MODULE_NOT_FOUND")
+        || msg.contains("Failed to resolve import")
+        || msg.contains("Failed to load url")
+    {
+        BugType::Import
+    } else if msg.starts_with("SyntaxError")
+        || msg.contains("Jest encountered an unexpected token")
+        || msg.contains("Unexpected token")
+    {
+        BugType::Syntax
+    } else {
+        default
+    }
+}
+
+#[derive(Debug)]
+struct TestBlock {
+    test: Option<String>,
+    file: Option<String>,
+    message: Option<String>,
+    message_lines: u32,
+    code_line: Option<u64>,
+    seq: u64,
+    budget: u32,
+    done: bool,
+    tool: &'static str,
+}
+
+#[derive(Debug)]
+struct NodeErr {
+    message: String,
+    ty: BugType,
+    seq: u64,
+    budget: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Js {
+    eslint_file: Option<String>,
+    jest_file: Option<String>,
+    block: Option<TestBlock>,
+    /// `/path/file.js:3` printed by Node above a `SyntaxError`.
+    node_loc: Option<(String, u64, u32)>,
+    node_err: Option<NodeErr>,
+}
+
+impl Js {
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if t.is_empty() {
+            self.eslint_file = None;
+            return false;
+        }
+        // npm names the directory a failed script ran in; JS tools printed paths relative to it.
+        if let Some(dir) = t
+            .strip_prefix("npm error path ")
+            .or_else(|| t.strip_prefix("npm ERR! path "))
+        {
+            sink.rebase_step(dir.trim(), &["tsc", "eslint", "jest", "vitest"]);
+            return true;
+        }
+        if (l.colon_digit || memchr::memchr(b'(', t.as_bytes()).is_some())
+            && crate::has(&ERROR_TS, t)
+            && self.tsc(l.no, t, sink)
+        {
+            return true;
+        }
+        if self.test_block(l, t, sink) {
+            return true;
+        }
+        if self.node(l, t, sink) {
+            return true;
+        }
+        self.eslint(l, t, sink)
+    }
+
+    fn tsc(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
+        let c = TSC_PAREN.captures(t).or_else(|| TSC_COLON.captures(t));
+        let Some(c) = c else {
+            return false;
+        };
+        let (Some(line), Some(col)) = (super::num(&c[2]), super::num(&c[3])) else {
+            return false;
+        };
+        let code = &c[4];
+        sink.emit(
+            seq,
+            Finding::new(&c[1], line, ts_type(code), &c[5])
+                .col(Some(col))
+                .conf(0.95)
+                .tool("tsc")
+                .rule(Some(code)),
+        );
+        true
+    }
+
+    fn eslint(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.indent() > 0 {
+            if let Some(file) = &self.eslint_file {
+                if let Some(c) = ESLINT_ROW.captures(l.text) {
+                    if &c[3] == "error" {
+                        let (line, col) = (super::num(&c[1]), super::num(&c[2]));
+                        let (msg, rule) = (&c[4], c.get(5).map(|m| m.as_str()));
+                        let ty = if msg.starts_with("Parsing error") {
+                            BugType::Syntax
+                        } else {
+                            BugType::Linting
+                        };
+                        let file = file.clone();
+                        sink.emit(
+                            l.no,
+                            Finding::new(&file, line.unwrap_or(0), ty, msg)
+                                .col(col)
+                                .conf(0.95)
+                                .tool("eslint")
+                                .rule(rule),
+                        );
+                    }
+                    return true;
+                }
+            }
+            return false;
+        }
+        // A bare path line starts an ESLint stylish file block.
+        if !t.contains(' ') && JS_EXTS.contains(&super::ext(t)) && t.len() < 512 {
+            self.eslint_file = Some(t.to_string());
+            return false;
+        }
+        if l.colon && crate::has(&COMMA_COL, t) {
+            if let Some(c) = ESLINT_COMPACT.captures(t) {
+                if &c[4] == "Error" {
+                    let msg = &c[5];
+                    let ty = if msg.starts_with("Parsing error") {
+                        BugType::Syntax
+                    } else {
+                        BugType::Linting
+                    };
+                    sink.emit(
+                        l.no,
+                        Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, msg)
+                            .col(super::num(&c[3]))
+                            .conf(0.95)
+                            .tool("eslint")
+                            .rule(c.get(6).map(|m| m.as_str())),
+                    );
+                }
+                return true;
+            }
+        }
+        if l.colon_digit && t.ends_with(']') && (t.contains(" [Error") || t.contains(" [Warning")) {
+            if let Some(c) = ESLINT_UNIX.captures(t) {
+                if &c[5] == "Error" {
+                    let msg = c[4].trim_end_matches('.');
+                    let ty = if msg.starts_with("Parsing error") {
+                        BugType::Syntax
+                    } else {
+                        BugType::Linting
+                    };
+                    sink.emit(
+                        l.no,
+                        Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, &c[4])
+                            .col(super::num(&c[3]))
+                            .conf(0.95)
+                            .tool("eslint")
+                            .rule(c.get(6).map(|m| m.as_str())),
+                    );
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    fn finish_block(&mut self, sink: &mut Sink) {
+        let Some(b) = self.block.take() else {
+            return;
+        };
+        if b.done {
+            return;
+        }
+        // No usable frame: fall back to the code frame's `> N |` line in the failing file.
+        if let (Some(file), Some(line)) = (&b.file, b.code_line) {
+            let msg = b.message.as_deref().unwrap_or("test failed");
+            sink.emit(
+                b.seq,
+                Finding::new(file, line, message_type(msg, BugType::Logic), msg)
+                    .test(b.test.as_deref())
+                    .conf(0.8)
+                    .tool(b.tool),
+            );
+        }
+    }
+
+    fn test_block(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        // Jest: `FAIL src/a.test.js`; Vitest: `FAIL  src/a.test.ts > suite > test`.
+        if let Some(rest) = t.strip_prefix("FAIL ") {
+            let rest = rest.trim();
+            if let Some((file, name)) = rest.split_once(" > ") {
+                self.finish_block(sink);
+                let name = name.split(" [").next().unwrap_or(name).trim();
+                self.block = Some(TestBlock {
+                    test: Some(name.to_string()),
+                    file: Some(file.to_string()),
+                    message: None,
+                    message_lines: 0,
+                    code_line: None,
+                    seq: l.no,
+                    budget: BLOCK_BUDGET,
+                    done: false,
+                    tool: "vitest",
+                });
+                return true;
+            }
+            let file = rest.split_whitespace().next().unwrap_or(rest);
+            if JS_EXTS.contains(&super::ext(file)) {
+                self.finish_block(sink);
+                if rest.contains(" [ ") {
+                    // Vitest suite-level failure: `FAIL  src/a.test.ts [ src/a.test.ts ]`.
+                    self.block = Some(TestBlock {
+                        test: None,
+                        file: Some(file.to_string()),
+                        message: None,
+                        message_lines: 0,
+                        code_line: None,
+                        seq: l.no,
+                        budget: BLOCK_BUDGET,
+                        done: false,
+                        tool: "vitest",
+                    });
+                } else {
+                    self.jest_file = Some(file.to_string());
+                }
+                return true;
+            }
+        }
+        if let Some(name) = t.strip_prefix("● ") {
+            self.finish_block(sink);
+            let name = name.trim();
+            if name == "Console" {
+                return true;
+            }
+            let test = (name != "Test suite failed to run").then(|| name.to_string());
+            self.block = Some(TestBlock {
+                test,
+                file: self.jest_file.clone(),
+                message: None,
+                message_lines: 0,
+                code_line: None,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                done: false,
+                tool: "jest",
+            });
+            return true;
+        }
+        let Some(b) = &mut self.block else {
+            return false;
+        };
+        if b.budget == 0
+            || t.starts_with("Test Suites:")
+            || t.starts_with("PASS ")
+            || t.starts_with("Test Files ")
+            || t.starts_with("⎯⎯")
+        {
+            self.finish_block(sink);
+            return false;
+        }
+        b.budget -= 1;
+        if b.done {
+            return !t.contains("error TS");
+        }
+        if t.starts_with("at ") || t.starts_with("❯ ") {
+            if let Some(c) = FRAME.captures(t) {
+                let path = &c[1];
+                let in_repo = sink
+                    .repo_path(path)
+                    .is_some_and(|p| !crate::path::is_vendored(&p));
+                if in_repo && !path.starts_with("node:") {
+                    let msg = b.message.as_deref().unwrap_or("test failed");
+                    let ty = message_type(msg, BugType::Logic);
+                    sink.emit(
+                        b.seq,
+                        Finding::new(path, super::num(&c[2]).unwrap_or(0), ty, msg)
+                            .col(super::num(&c[3]))
+                            .test(b.test.as_deref())
+                            .conf(0.9)
+                            .tool(b.tool),
+                    );
+                    b.done = true;
+                }
+            }
+            return true;
+        }
+        if let Some(c) = BABEL.captures(t) {
+            sink.emit(
+                b.seq,
+                Finding::new(
+                    &c[1],
+                    super::num(&c[3]).unwrap_or(0),
+                    BugType::Syntax,
+                    &c[2],
+                )
+                .col(super::num(&c[4]))
+                .test(b.test.as_deref())
+                .conf(0.9)
+                .tool(b.tool),
+            );
+            b.done = true;
+            return true;
+        }
+        if t.contains("error TS") {
+            return false;
+        }
+        if let Some(c) = CODE_FRAME.captures(t) {
+            if b.code_line.is_none() {
+                b.code_line = super::num(&c[1]);
+            }
+            return true;
+        }
+        if CODE_ANY.is_match(t) {
+            return true;
+        }
+        // The message is the block's text up to the code frame or stack (expected/received
+        // lines included), bounded.
+        match &mut b.message {
+            None => b.message = Some(crate::sink::truncate_chars(t, 500).to_string()),
+            Some(m) if b.code_line.is_none() && m.len() < 400 && b.message_lines < 12 => {
+                b.message_lines += 1;
+                m.push('\n');
+                m.push_str(crate::sink::truncate_chars(t, 200));
+            }
+            Some(_) => {}
+        }
+        true
+    }
+
+    fn node(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if let Some((_, _, budget)) = &mut self.node_loc {
+            if *budget == 0 {
+                self.node_loc = None;
+            } else {
+                *budget -= 1;
+            }
+        }
+        if let Some(e) = &mut self.node_err {
+            if e.budget == 0 {
+                self.node_err = None;
+            } else {
+                e.budget -= 1;
+                if t.starts_with("at ") {
+                    if let Some(c) = FRAME.captures(t) {
+                        let path = &c[1];
+                        let in_repo = sink
+                            .repo_path(path)
+                            .is_some_and(|p| !crate::path::is_vendored(&p));
+                        if in_repo && !path.starts_with("node:") {
+                            let e = self.node_err.take().expect("checked");
+                            sink.emit(
+                                e.seq,
+                                Finding::new(
+                                    path,
+                                    super::num(&c[2]).unwrap_or(0),
+                                    e.ty,
+                                    &e.message,
+                                )
+                                .col(super::num(&c[3]))
+                                .conf(0.85)
+                                .tool("node"),
+                            );
+                        }
+                    }
+                    return true;
+                }
+            }
+        }
+        // `/home/runner/work/R/R/src/index.js:3` on its own line (Node's syntax error header).
+        if l.indent() == 0 && l.colon_digit && !t.contains(' ') {
+            if let Some((path, line)) = t.rsplit_once(':') {
+                if JS_EXTS.contains(&super::ext(path)) {
+                    if let Some(n) = super::num(line) {
+                        self.node_loc = Some((path.to_string(), n, 8));
+                        return true;
+                    }
+                }
+            }
+        }
+        // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon.
+        if !l.colon
+            || !t.as_bytes()[0].is_ascii_uppercase()
+            || !(crate::has(&ERROR, t) || crate::has(&EXCEPTION, t))
+        {
+            return false;
+        }
+        if let Some(c) = JS_EXC.captures(t) {
+            let name = &c[1];
+            if name == "SyntaxError" {
+                if let Some((path, line, _)) = self.node_loc.take() {
+                    sink.emit(
+                        l.no,
+                        Finding::new(&path, line, BugType::Syntax, t)
+                            .conf(0.85)
+                            .tool("node"),
+                    );
+                    return true;
+                }
+            }
+            let ty = if name == "SyntaxError" {
+                BugType::Syntax
+            } else {
+                message_type(t, BugType::Logic)
+            };
+            self.node_err = Some(NodeErr {
+                message: t.to_string(),
+                ty,
+                seq: l.no,
+                budget: NODE_BUDGET,
+            });
+            // Not claimed: the same line may be a Python exception line or another tool's.
+            return false;
+        }
+        false
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish_block(sink);
+        self.eslint_file = None;
+        self.jest_file = None;
+        self.node_loc = None;
+        self.node_err = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn tsc_both_formats() {
+        let log = "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\nError: src/b.ts:1:20 - error TS2307: Cannot find module './x' or its corresponding type declarations.\nsrc/c.ts:2:1 - error TS1005: ';' expected.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(r[1].error_type, BugType::Import);
+        assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn npm_workspace_directory_prefixes_relative_paths() {
+        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
+        assert_eq!(r[1].file_path, "src/b.ts");
+    }
+
+    #[test]
+    fn eslint_stylish_skips_warnings() {
+        let log = "\n/home/runner/work/R/R/src/a.js\n  1:7   error    'x' is assigned a value but never used  no-unused-vars\n  3:1   warning  Unexpected console statement            no-console\n  5:10  error    Parsing error: Unexpected token )\n\n✖ 3 problems (2 errors, 1 warning)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "src/a.js");
+        assert_eq!(r[0].rule.as_deref(), Some("no-unused-vars"));
+        assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn jest_failure_uses_first_repo_frame() {
+        let log = "FAIL src/sum.test.js\n  ● sum › adds numbers\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 4\n    Received: 3\n\n    > 4 |   expect(sum(1, 2)).toBe(4);\n\n      at Object.toBe (node_modules/x.js:1:1)\n      at Object.toBe (src/sum.test.js:4:21)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/sum.test.js");
+        assert_eq!(r[0].line_number, 4);
+        assert_eq!(r[0].test_name.as_deref(), Some("sum › adds numbers"));
+        assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn node_syntax_error_and_missing_module() {
+        let log = "/home/runner/work/R/R/src/index.js:3\n  const x = ;\n            ^\n\nSyntaxError: Unexpected token ';'\n    at wrapSafe (node:internal/modules/cjs/loader:1378:20)\nError: Cannot find module 'lodash'\nRequire stack:\n- /home/runner/work/R/R/src/app.js\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)\n    at Object.<anonymous> (/home/runner/work/R/R/src/app.js:1:1)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Syntax);
+        assert_eq!(r[0].file_path, "src/index.js");
+        assert_eq!(r[1].error_type, BugType::Import);
+        assert_eq!(r[1].file_path, "src/app.js");
+    }
+}

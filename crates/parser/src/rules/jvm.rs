@@ -1,0 +1,431 @@
+//! Java / Kotlin: Maven compiler errors (`[ERROR] /path/File.java:[line,col] msg`), Kotlin
+//! (`e: file:///…:line:col msg`, `e: /…: (line, col): msg`), javac's `File.java:N: error:` (via
+//! `generic`), and JUnit failures from Surefire (`<<< FAILURE!` headers) and Gradle
+//! (`Class > test() FAILED`) with their stack frames.
+//!
+//! JUnit frames name a class and a bare file name; the path is rebuilt from the package with the
+//! Maven/Gradle source-root convention (`src/test/java/…`), and reported with a lower confidence.
+//! It must never report `[WARNING]` lines, `w:` lines or build summaries (`BUILD FAILURE`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+const BLOCK_BUDGET: u32 = 300;
+
+static KT: crate::Needle = crate::needle!(".kt");
+
+static MAVEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[ERROR\] (.+?):\[(\d+),(\d+)\] (.+)$").unwrap());
+static KOTLIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[ERROR\] )?e: (?:file://)?(.+?\.kts?):(\d+):(\d+):? (.+)$").unwrap()
+});
+static KOTLIN_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[ERROR\] )?(?:e: )?(.+?\.kts?): \((\d+), (\d+)\):? (.+)$").unwrap()
+});
+static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[ERROR\] )?([\w.$]+)\.([\w$]+)(?:\(.*?\))? +-- Time elapsed: .*<<< (FAILURE|ERROR)!$")
+        .unwrap()
+});
+static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[ERROR\] )?([\w$]+)\(([\w.$]+)\) +Time elapsed: .*<<< (FAILURE|ERROR)!$")
+        .unwrap()
+});
+static GRADLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([\w.$]+) > (.+?) FAILED$").unwrap());
+static STACK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:at )?(?:[\w.@-]+/+)?([\w.$]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)$",
+    )
+    .unwrap()
+});
+static JUNIT4: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+\) ([\w$\[\]\- ]+?)\(([\w.$]+)\)$").unwrap());
+static JUNIT5_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^JUnit [\w ]+:([\w.$]+):([\w$]+)\(.*\)$").unwrap());
+static JUNIT5_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^MethodSource \[className = '([\w.$]+)', methodName = '([\w$]+)'").unwrap()
+});
+static GRADLE_SHORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+([\w.$]+(?:Error|Exception|Failure)\w*) at ([\w$]+\.(?:java|kt)):(\d+)$")
+        .unwrap()
+});
+
+/// Classifies a javac / kotlinc compiler message.
+pub(crate) fn compiler_type(msg: &str) -> BugType {
+    let m = msg.trim();
+    if (m.starts_with("package ") && m.ends_with("does not exist"))
+        || m.starts_with("cannot access ")
+        || m.contains("Unresolved reference") && m.contains("import")
+    {
+        BugType::Import
+    } else if (m.ends_with(" expected") && (m.starts_with('\'') || m.starts_with('<')))
+        || m.starts_with("illegal start of")
+        || m.starts_with("reached end of file while parsing")
+        || m.starts_with("unclosed ")
+        || m.starts_with("class, interface, enum, or record expected")
+        || m.starts_with("not a statement")
+        || m.starts_with("Expecting ")
+        || m.starts_with("Syntax error")
+    {
+        BugType::Syntax
+    } else {
+        BugType::TypeError
+    }
+}
+
+#[derive(Debug)]
+struct TestBlock {
+    /// Fully qualified test class, when known.
+    class: String,
+    /// The test's name as the runner printed it.
+    test: String,
+    message: Option<String>,
+    seq: u64,
+    budget: u32,
+}
+
+/// A compiler diagnostic waiting for its continuation lines (`symbol:`, `location:`, the source
+/// line that shows an `import`).
+#[derive(Debug)]
+struct PendingDiag {
+    path: String,
+    line: u64,
+    col: Option<u64>,
+    msg: String,
+    ty: BugType,
+    tool: &'static str,
+    seq: u64,
+    budget: u32,
+    /// The compiler echoes the source line (command-line javac/kotlinc, not Maven).
+    echo: bool,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Jvm {
+    block: Option<TestBlock>,
+    diag: Option<PendingDiag>,
+}
+
+/// Packages that are never the project's own code.
+fn is_library_class(class: &str) -> bool {
+    const LIBS: [&str; 16] = [
+        "java.",
+        "javax.",
+        "jdk.",
+        "sun.",
+        "com.sun.",
+        "org.junit.",
+        "junit.",
+        "org.opentest4j.",
+        "org.apache.maven.",
+        "org.gradle.",
+        "kotlin.",
+        "kotlinx.",
+        "org.assertj.",
+        "org.hamcrest.",
+        "org.mockito.",
+        "org.springframework.",
+    ];
+    LIBS.iter().any(|p| class.starts_with(p))
+}
+
+/// Rebuilds a repo path for `file` in the package of `class`.
+fn source_path(class: &str, file: &str, is_test: bool) -> String {
+    let pkg = class.rsplit_once('.').map_or("", |(p, _)| p);
+    let lang = if file.ends_with(".kt") {
+        "kotlin"
+    } else {
+        "java"
+    };
+    let root = if is_test { "test" } else { "main" };
+    let dir = pkg.replace('.', "/");
+    if dir.is_empty() {
+        format!("src/{root}/{lang}/{file}")
+    } else {
+        format!("src/{root}/{lang}/{dir}/{file}")
+    }
+}
+
+impl Jvm {
+    /// Registers a compiler diagnostic (javac, kotlinc, Maven); it is emitted once its
+    /// continuation lines have been seen.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compiler(
+        &mut self,
+        path: &str,
+        line: u64,
+        col: Option<u64>,
+        msg: &str,
+        tool: &'static str,
+        echo: bool,
+        seq: u64,
+        sink: &mut Sink,
+    ) {
+        self.finish_diag(sink);
+        self.diag = Some(PendingDiag {
+            path: path.to_string(),
+            line,
+            col,
+            msg: crate::sink::truncate_chars(msg, 400).to_string(),
+            ty: compiler_type(msg),
+            tool,
+            seq,
+            budget: 8,
+            echo,
+        });
+    }
+
+    fn finish_diag(&mut self, sink: &mut Sink) {
+        if let Some(d) = self.diag.take() {
+            sink.emit(
+                d.seq,
+                Finding::new(&d.path, d.line, d.ty, &d.msg)
+                    .col(d.col)
+                    .conf(0.95)
+                    .tool(d.tool),
+            );
+        }
+    }
+
+    /// Continuation lines of a pending compiler diagnostic. Returns true when consumed.
+    fn diag_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(d) = &mut self.diag else {
+            return false;
+        };
+        let t = t.strip_prefix("[ERROR]").map_or(t, str::trim);
+        if d.budget == 0 || t.is_empty() {
+            self.finish_diag(sink);
+            return false;
+        }
+        d.budget -= 1;
+        if t.starts_with("symbol:") || t.starts_with("location:") {
+            d.msg.push('\n');
+            d.msg.push_str(crate::sink::truncate_chars(t, 200));
+            return true;
+        }
+        if t.starts_with("import ") {
+            let m = d.msg.to_ascii_lowercase();
+            if m.contains("unresolved reference") || m.contains("cannot find symbol") {
+                d.ty = BugType::Import;
+            }
+            return true;
+        }
+        // javac/kotlinc echo the source line, then a caret line (Maven does not).
+        if d.echo && (t.starts_with('^') || d.budget == 7) {
+            return true;
+        }
+        self.finish_diag(sink);
+        false
+    }
+
+    fn frame(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(b) = &self.block else {
+            return false;
+        };
+        let Some(c) = STACK.captures(t) else {
+            return false;
+        };
+        let class = &c[1];
+        let top = |s: &str| s.split('.').take(2).collect::<Vec<_>>().join(".");
+        let ours =
+            !is_library_class(class) && (!b.class.contains('.') || top(class) == top(&b.class));
+        if ours {
+            let outer = class.split('$').next().unwrap_or(class);
+            let test_class = b.class.split('$').next().unwrap_or("");
+            let is_test = outer == test_class
+                || (!test_class.contains('.') && outer.ends_with(test_class))
+                || c[3].contains("Test");
+            let path = source_path(outer, &c[3], is_test);
+            let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
+            let test = b.test.clone();
+            let seq = b.seq;
+            sink.emit(
+                seq,
+                Finding::new(&path, super::num(&c[4]).unwrap_or(0), BugType::Logic, &msg)
+                    .test(Some(&test))
+                    .conf(0.6)
+                    .tool("junit"),
+            );
+            self.block = None;
+        }
+        true
+    }
+
+    fn start(&mut self, class: &str, test: String, seq: u64) {
+        self.block = Some(TestBlock {
+            class: class.to_string(),
+            test,
+            message: None,
+            seq,
+            budget: BLOCK_BUDGET,
+        });
+    }
+
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if self.diag_line(t, sink) {
+            return true;
+        }
+        if let Some(b) = &mut self.block {
+            if b.budget == 0 {
+                self.block = None;
+            } else {
+                b.budget -= 1;
+                if let Some(c) = JUNIT5_SOURCE.captures(t) {
+                    b.class = c[1].to_string();
+                    b.test = format!("{}.{}", &c[1], &c[2]);
+                    return true;
+                }
+                if t.ends_with(')')
+                    && l.colon_digit
+                    && (crate::contains(t, ".java:") || crate::contains(t, ".kt:"))
+                    && self.frame(t, sink)
+                {
+                    return true;
+                }
+                let Some(b) = &mut self.block else {
+                    return true;
+                };
+                if let Some(c) = GRADLE_SHORT.captures(l.text) {
+                    if b.class.contains('.') {
+                        let path = source_path(&b.class, &c[2], true);
+                        let msg = b.message.clone().unwrap_or_else(|| c[1].to_string());
+                        sink.emit(
+                            b.seq,
+                            Finding::new(
+                                &path,
+                                super::num(&c[3]).unwrap_or(0),
+                                BugType::Logic,
+                                &msg,
+                            )
+                            .test(Some(&b.test))
+                            .conf(0.5)
+                            .tool("junit"),
+                        );
+                    }
+                    self.block = None;
+                    return true;
+                }
+                if b.message.is_none() && !t.is_empty() && !t.starts_with("MethodSource") {
+                    let m = t.strip_prefix("=> ").unwrap_or(t);
+                    b.message = Some(crate::sink::truncate_chars(m, 500).to_string());
+                    return true;
+                }
+            }
+        }
+        let first = t.as_bytes().first().copied().unwrap_or(b' ');
+        if first == b'[' && t.starts_with("[ERROR] ") {
+            if let Some(c) = MAVEN.captures(t) {
+                let tool = if c[1].ends_with(".kt") {
+                    "kotlinc"
+                } else {
+                    "javac"
+                };
+                let line = super::num(&c[2]).unwrap_or(0);
+                self.compiler(
+                    &c[1],
+                    line,
+                    super::num(&c[3]),
+                    &c[4],
+                    tool,
+                    false,
+                    l.no,
+                    sink,
+                );
+                return true;
+            }
+        }
+        if (l.colon_digit || t.starts_with("e: ") || t.starts_with("[ERROR] "))
+            && crate::has(&KT, t)
+        {
+            if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
+                let line = super::num(&c[2]).unwrap_or(0);
+                let echo = !t.starts_with('[');
+                self.compiler(
+                    &c[1],
+                    line,
+                    super::num(&c[3]),
+                    &c[4],
+                    "kotlinc",
+                    echo,
+                    l.no,
+                    sink,
+                );
+                return true;
+            }
+        }
+        if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
+            if let Some(c) = SUREFIRE3.captures(t) {
+                let test = format!("{}.{}", &c[1], &c[2]);
+                self.start(&c[1], test, l.no);
+                return true;
+            }
+            if let Some(c) = SUREFIRE2.captures(t) {
+                let test = format!("{}({})", &c[1], &c[2]);
+                self.start(&c[2], test, l.no);
+                return true;
+            }
+        }
+        if first.is_ascii_digit() && t.ends_with(')') {
+            if let Some(c) = JUNIT4.captures(t) {
+                let test = format!("{}({})", &c[1], &c[2]);
+                self.start(&c[2], test, l.no);
+                return true;
+            }
+        }
+        if t.starts_with("JUnit ") && t.ends_with(')') {
+            if let Some(c) = JUNIT5_HEADER.captures(t) {
+                // Refined by the `MethodSource [className = …]` line that follows.
+                let test = format!("{}.{}", &c[1], &c[2]);
+                self.start(&c[1], test, l.no);
+                return true;
+            }
+        }
+        if t.ends_with(" FAILED") && t.contains(" > ") {
+            if let Some(c) = GRADLE.captures(t) {
+                let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
+                self.start(&c[1], test, l.no);
+                return true;
+            }
+        }
+        false
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish_diag(sink);
+        self.block = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn maven_compiler_and_surefire() {
+        let log = "[ERROR] /home/runner/work/R/R/src/main/java/com/example/App.java:[5,9] cannot find symbol\n[ERROR]   symbol:   variable x\n[ERROR] /home/runner/work/R/R/src/main/java/com/example/B.java:[1,20] package org.foo does not exist\n[ERROR] com.example.AppTest.testAdd -- Time elapsed: 0.01 s <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <4> but was: <3>\n\tat org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)\n\tat com.example.AppTest.testAdd(AppTest.java:12)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(r[1].error_type, BugType::Import);
+        assert_eq!(r[2].file_path, "src/test/java/com/example/AppTest.java");
+        assert_eq!(r[2].line_number, 12);
+        assert_eq!(
+            r[2].test_name.as_deref(),
+            Some("com.example.AppTest.testAdd")
+        );
+    }
+
+    #[test]
+    fn kotlin_errors() {
+        let log = "e: file:///home/runner/work/R/R/app/src/main/kotlin/App.kt:5:9 Unresolved reference: foo\nw: file:///home/runner/work/R/R/app/src/main/kotlin/App.kt:7:9 Variable 'x' is never used\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "app/src/main/kotlin/App.kt");
+        assert_eq!(r[0].column, Some(9));
+    }
+}

@@ -1,0 +1,99 @@
+//! The matchers, one module per toolchain, and the dispatcher that runs them over each line.
+//!
+//! Stateful matchers (blocks that span lines) run first and may claim a line; then the
+//! `path:line[:col]: …` family is parsed once and dispatched by file extension. Matchers must
+//! never emit a report without a line number, never buffer without a bound, and must test cheap
+//! byte conditions before any regex.
+
+pub(crate) mod c;
+pub(crate) mod generic;
+pub(crate) mod go;
+pub(crate) mod js;
+pub(crate) mod jvm;
+pub(crate) mod python;
+pub(crate) mod rust;
+
+use crate::sink::Sink;
+use crate::{Ctx, Line};
+
+/// All matcher state for one log.
+#[derive(Debug, Default)]
+pub(crate) struct Rules {
+    python: python::Python,
+    rust: rust::Rust,
+    js: js::Js,
+    go: go::Go,
+    jvm: jvm::Jvm,
+    shellcheck: generic::Shellcheck,
+}
+
+impl Rules {
+    pub fn line(&mut self, l: &Line<'_>, ctx: &Ctx, sink: &mut Sink) {
+        if self.python.line(l, sink) {
+            return;
+        }
+        if self.rust.line(l, sink) {
+            return;
+        }
+        if self.js.line(l, sink) {
+            return;
+        }
+        if self.go.line(l, sink) {
+            return;
+        }
+        if self.jvm.line(l, sink) {
+            return;
+        }
+        if self.shellcheck.line(l, sink) {
+            return;
+        }
+        generic::line(l, ctx, &self.go, &mut self.jvm, sink);
+    }
+
+    /// A new CI step begins: close every open block.
+    pub fn step_boundary(&mut self, sink: &mut Sink) {
+        self.python.flush(sink);
+        self.rust.flush(sink);
+        self.js.flush(sink);
+        self.go.flush(sink);
+        self.jvm.flush(sink);
+        self.shellcheck = generic::Shellcheck::default();
+        sink.next_step();
+    }
+}
+
+/// Parses a decimal number that must fit a line or column (>= 1 checked by the sink).
+pub(crate) fn num(s: &str) -> Option<u64> {
+    if s.is_empty() || s.len() > 9 {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// File extension, lower-cased ASCII, without the dot.
+pub(crate) fn ext(path: &str) -> &str {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    match name.rfind('.') {
+        Some(i) => &name[i + 1..],
+        None => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colon_digit() {
+        use crate::{Line, Marker};
+        assert!(Line::new("a.py:3: x", 1, Marker::None).colon_digit);
+        assert!(!Line::new("Compiling foo v1.0", 1, Marker::None).colon_digit);
+        assert!(!Line::new("ends with:", 1, Marker::None).colon_digit);
+    }
+
+    #[test]
+    fn extension() {
+        assert_eq!(ext("src/a.test.ts"), "ts");
+        assert_eq!(ext("Makefile"), "");
+    }
+}

@@ -1,0 +1,530 @@
+//! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
+//! blocks, pytest failure and error sections (location lines, `E` lines, collection errors, the
+//! short test summary), unittest `FAIL:` headers, and the `path:line:col: CODE` family of
+//! linters (flake8, ruff concise, pylint) and type checker (mypy).
+//!
+//! It must never report a warning or `note:` line, a frame outside the repository, or a pytest
+//! summary line without a line number of its own.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+/// Lines a traceback may span before it is abandoned.
+const TRACEBACK_BUDGET: u32 = 2000;
+/// Lines a bare `File "x", line N` may precede its exception line.
+const BARE_BUDGET: u32 = 8;
+/// Lines one pytest failure block may span.
+const PYTEST_BLOCK_BUDGET: u32 = 20_000;
+
+static FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^\s*File "([^"]+)", line (\d+)(, in .*)?$"#).unwrap());
+static EXC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$").unwrap());
+static LOC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\S+\.pyi?):(\d+): (.*)$").unwrap());
+static LINT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([A-Z]{1,5}\d{1,4})(:?) (.*)$").unwrap());
+static MYPY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
+static UNITTEST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+)(?: \(([^)]+)\))?").unwrap());
+
+/// True when `name` (possibly dotted) names an exception class.
+fn is_exception_name(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    last.ends_with("Error")
+        || last.ends_with("Exception")
+        || last.ends_with("Exit")
+        || last.ends_with("Interrupt")
+        || last.ends_with("Failure")
+        || last == "StopIteration"
+}
+
+/// Classifies a Python exception by its class name (see the crate's classification table).
+pub(crate) fn exception_type(name: &str) -> BugType {
+    match name.rsplit('.').next().unwrap_or(name) {
+        "ModuleNotFoundError" | "ImportError" => BugType::Import,
+        "SyntaxError" => BugType::Syntax,
+        "IndentationError" | "TabError" => BugType::Indentation,
+        _ => BugType::Logic,
+    }
+}
+
+/// Parses `Name: message` when Name is an exception class.
+fn parse_exception(s: &str) -> Option<(&str, &str)> {
+    if !s.as_bytes().first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let c = EXC.captures(s)?;
+    let name = c.get(1)?.as_str();
+    is_exception_name(name).then(|| (name, c.get(2).map_or("", |m| m.as_str())))
+}
+
+#[derive(Debug)]
+struct Traceback {
+    frame: Option<(String, u64)>,
+    seq: u64,
+    budget: u32,
+    indent: usize,
+    test: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Section {
+    #[default]
+    None,
+    Failures,
+    Errors,
+    Summary,
+    Other,
+}
+
+#[derive(Debug, Default)]
+struct PyBlock {
+    test: Option<String>,
+    seq: u64,
+    loc: Option<(String, u64)>,
+    exc: Option<String>,
+    exc_msg: Option<String>,
+    first_e: Option<String>,
+    captured: bool,
+    lines: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Python {
+    tb: Option<Traceback>,
+    section: Section,
+    block: Option<PyBlock>,
+    unittest_test: Option<String>,
+    /// `--tb=line` reports waiting for their test id from the short summary.
+    line_mode: std::collections::VecDeque<(String, u64)>,
+}
+
+impl Python {
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        // pytest section rules (`==== FAILURES ====`).
+        if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
+            let title = t.trim_matches('=').trim().to_ascii_lowercase();
+            self.finish_block(sink);
+            self.section = match title.as_str() {
+                "failures" => Section::Failures,
+                "errors" => Section::Errors,
+                "short test summary info" => Section::Summary,
+                _ => Section::Other,
+            };
+            return !title.is_empty();
+        }
+        match self.section {
+            Section::Failures | Section::Errors => return self.pytest_line(l, t, sink),
+            Section::Summary => {
+                if self.summary_line(t, sink) {
+                    return true;
+                }
+                if !t.is_empty() {
+                    self.section = Section::None;
+                }
+            }
+            Section::Other | Section::None => {}
+        }
+        self.traceback_line(l, t, sink)
+    }
+
+    fn traceback_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if let Some(tb) = &mut self.tb {
+            if tb.budget == 0 {
+                self.tb = None;
+            } else {
+                tb.budget -= 1;
+            }
+        }
+        if t == "Traceback (most recent call last):" {
+            self.tb = Some(Traceback {
+                frame: None,
+                seq: l.no,
+                budget: TRACEBACK_BUDGET,
+                indent: l.indent(),
+                test: self.unittest_test.clone(),
+            });
+            return true;
+        }
+        if t.starts_with("File \"") {
+            if let Some(c) = FRAME.captures(t) {
+                let path = &c[1];
+                let line = super::num(&c[2]).unwrap_or(0);
+                let tb = self.tb.get_or_insert(Traceback {
+                    frame: None,
+                    seq: l.no,
+                    budget: BARE_BUDGET,
+                    indent: 0,
+                    test: None,
+                });
+                if let Some(p) = sink.repo_path(path) {
+                    if !crate::path::is_vendored(&p) {
+                        tb.frame = Some((path.to_string(), line));
+                    }
+                }
+                return true;
+            }
+        }
+        if let Some(rest) = t
+            .strip_prefix("FAIL: ")
+            .or_else(|| t.strip_prefix("ERROR: "))
+        {
+            if let Some(c) = UNITTEST.captures(t) {
+                let id = c.get(2).map_or(&c[1], |m| m.as_str());
+                let _ = rest;
+                self.unittest_test = Some(id.to_string());
+                return true;
+            }
+        }
+        let Some(tb) = &self.tb else {
+            return false;
+        };
+        if l.indent() > tb.indent || t.is_empty() {
+            return true;
+        }
+        if let Some((name, _msg)) = parse_exception(t) {
+            let tb = self.tb.take().expect("checked above");
+            if let Some((path, line)) = &tb.frame {
+                let ty = exception_type(name);
+                sink.emit(
+                    tb.seq,
+                    Finding::new(path, *line, ty, t)
+                        .test(tb.test.as_deref())
+                        .conf(0.85)
+                        .tool("python")
+                        .rule(Some(name.rsplit('.').next().unwrap_or(name))),
+                );
+            }
+            self.unittest_test = None;
+            return true;
+        }
+        // Python 3.11+ caret lines and source lines are indented; anything else at the
+        // traceback's own indentation that is not an exception ends a bare block.
+        if tb.budget <= BARE_BUDGET && tb.frame.is_none() {
+            self.tb = None;
+        }
+        false
+    }
+
+    fn pytest_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        // `____ test_name ____` starts a failure or error block.
+        if t.len() >= 8 && t.starts_with("__") && t.ends_with("__") {
+            let name = t.trim_matches('_').trim();
+            if !name.is_empty() {
+                self.finish_block(sink);
+                let test = if let Some(rest) = name
+                    .strip_prefix("ERROR at setup of ")
+                    .or_else(|| name.strip_prefix("ERROR at teardown of "))
+                {
+                    Some(rest.to_string())
+                } else if name.starts_with("ERROR collecting ") {
+                    None
+                } else {
+                    Some(name.to_string())
+                };
+                self.block = Some(PyBlock {
+                    test,
+                    seq: l.no,
+                    ..PyBlock::default()
+                });
+                return true;
+            }
+        }
+        let text = l.text;
+        let Some(block) = &mut self.block else {
+            // `--tb=line`: bare location lines under FAILURES.
+            if let Some(c) = LOC.captures(t) {
+                if let Some(line) = super::num(&c[2]) {
+                    let emitted = sink.emit(
+                        l.no,
+                        Finding::new(&c[1], line, BugType::Logic, &c[3])
+                            .conf(0.9)
+                            .tool("pytest"),
+                    );
+                    if emitted && self.line_mode.len() < 1000 {
+                        if let Some(p) = sink.repo_path(&c[1]) {
+                            self.line_mode.push_back((p, line));
+                        }
+                    }
+                }
+            }
+            return true;
+        };
+        block.lines += 1;
+        if block.captured || block.lines > PYTEST_BLOCK_BUDGET {
+            return true;
+        }
+        if t.starts_with("---") && (t.contains(" Captured ") || t.contains(" generated ")) {
+            block.captured = true;
+            return true;
+        }
+        if let Some(e) = text.strip_prefix('E') {
+            if e.is_empty() || e.starts_with(' ') {
+                let content = e.trim();
+                if content.is_empty() {
+                    return true;
+                }
+                if block.first_e.is_none() {
+                    block.first_e = Some(content.to_string());
+                }
+                if let Some(c) = FRAME.captures(content) {
+                    if let (Some(p), Some(n)) = (sink.repo_path(&c[1]), super::num(&c[2])) {
+                        if !crate::path::is_vendored(&p) {
+                            block.loc = Some((c[1].to_string(), n));
+                        }
+                    }
+                } else if let Some((name, _)) = parse_exception(content) {
+                    block.exc = Some(name.to_string());
+                    block.exc_msg = Some(content.to_string());
+                }
+                return true;
+            }
+        }
+        let in_repo = |p: &str, sink: &Sink| {
+            sink.repo_path(p)
+                .is_some_and(|p| !crate::path::is_vendored(&p))
+        };
+        if l.indent() == 0 && l.colon_digit {
+            if let Some(c) = LOC.captures(t) {
+                if let Some(n) = super::num(&c[2]) {
+                    if in_repo(&c[1], sink) {
+                        block.loc = Some((c[1].to_string(), n));
+                    }
+                    let rest = &c[3];
+                    if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
+                        block.exc.get_or_insert_with(|| rest.trim().to_string());
+                    }
+                }
+                return true;
+            }
+        }
+        // `--tb=native` tracebacks inside a block.
+        if let Some(c) = FRAME.captures(t) {
+            if let Some(n) = super::num(&c[2]) {
+                if in_repo(&c[1], sink) {
+                    block.loc = Some((c[1].to_string(), n));
+                }
+            }
+        } else if l.indent() == 0 {
+            if let Some((name, _)) = parse_exception(t) {
+                block.exc = Some(name.to_string());
+                block.exc_msg = Some(t.to_string());
+            }
+        }
+        true
+    }
+
+    fn finish_block(&mut self, sink: &mut Sink) {
+        let Some(b) = self.block.take() else {
+            return;
+        };
+        let Some((path, line)) = &b.loc else {
+            return;
+        };
+        let ty = b.exc.as_deref().map_or(BugType::Logic, exception_type);
+        let message = match ty {
+            BugType::Logic => b.first_e.as_deref().or(b.exc_msg.as_deref()),
+            _ => b.exc_msg.as_deref().or(b.first_e.as_deref()),
+        }
+        .or(b.exc.as_deref())
+        .unwrap_or("test failed");
+        sink.emit(
+            b.seq,
+            Finding::new(path, *line, ty, message)
+                .test(b.test.as_deref())
+                .conf(0.9)
+                .tool("pytest")
+                .rule(b.exc.as_deref().filter(|_| ty != BugType::Logic)),
+        );
+    }
+
+    /// `FAILED tests/test_x.py::TestC::test_y - msg`: upgrades the block's test name to the
+    /// full node id.
+    fn summary_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(rest) = t
+            .strip_prefix("FAILED ")
+            .or_else(|| t.strip_prefix("ERROR "))
+        else {
+            return t.is_empty();
+        };
+        let nodeid = rest.split(" - ").next().unwrap_or(rest).trim();
+        if let Some((_, name)) = nodeid.split_once("::") {
+            let short = name.replace("::", ".");
+            if let Some(r) = sink.reports_mut().find(|r| {
+                r.tool.as_deref() == Some("pytest") && r.test_name.as_deref() == Some(&short)
+            }) {
+                r.test_name = Some(nodeid.to_string());
+            } else if let Some((path, line)) = self.line_mode.pop_front() {
+                if let Some(r) = sink.reports_mut().find(|r| {
+                    r.file_path == path && r.line_number as u64 == line && r.test_name.is_none()
+                }) {
+                    r.test_name = Some(nodeid.to_string());
+                }
+            }
+        }
+        true
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish_block(sink);
+        self.section = Section::None;
+        self.tb = None;
+        self.unittest_test = None;
+        self.line_mode.clear();
+    }
+}
+
+/// `path.py:line[:col]: …` lines: flake8, ruff (concise), pylint, mypy. Returns true when the
+/// line was recognised (reported or deliberately ignored).
+pub(crate) fn colon(
+    path: &str,
+    line: u64,
+    col: Option<u64>,
+    rest: &str,
+    step: &str,
+    seq: u64,
+    sink: &mut Sink,
+) -> bool {
+    if rest.starts_with("note:") || rest.starts_with("warning:") {
+        return true;
+    }
+    if let Some(c) = MYPY.captures(rest) {
+        let code = c.get(2).map(|m| m.as_str());
+        let ty = match code {
+            Some("import" | "import-not-found" | "import-untyped") => BugType::Import,
+            Some("syntax") => BugType::Syntax,
+            _ => BugType::TypeError,
+        };
+        sink.emit(
+            seq,
+            Finding::new(path, line, ty, &c[1])
+                .col(col)
+                .conf(0.95)
+                .tool("mypy")
+                .rule(code),
+        );
+        return true;
+    }
+    if let Some(c) = LINT.captures(rest) {
+        let code = &c[1];
+        let pylint = !c[2].is_empty();
+        let msg = c[3].trim_start_matches("[*] ");
+        let tool = if pylint {
+            Some("pylint")
+        } else if step.contains("ruff") || c[3].starts_with("[*]") {
+            Some("ruff")
+        } else if step.contains("flake8") {
+            Some("flake8")
+        } else {
+            None
+        };
+        let ty = match code {
+            "E999" | "E0001" => syntax_or_indent(msg),
+            // pylint's import-error / no-name-in-module: the import does not resolve.
+            "E0401" | "E0611" if pylint => BugType::Import,
+            _ => BugType::Linting,
+        };
+        // pylint columns are 0-based.
+        let col = if pylint { col.map(|c| c + 1) } else { col };
+        sink.emit(
+            seq,
+            Finding::new(path, line, ty, msg)
+                .col(col)
+                .conf(0.95)
+                .tool_opt(tool)
+                .rule(Some(code)),
+        );
+        return true;
+    }
+    for prefix in ["SyntaxError: ", "invalid-syntax: "] {
+        if let Some(msg) = rest.strip_prefix(prefix) {
+            sink.emit(
+                seq,
+                Finding::new(path, line, syntax_or_indent(msg), msg)
+                    .col(col)
+                    .conf(0.95)
+                    .tool("ruff")
+                    .rule(Some("invalid-syntax")),
+            );
+            return true;
+        }
+    }
+    false
+}
+
+/// A parse error whose message speaks of indentation is an indentation error.
+pub(crate) fn syntax_or_indent(msg: &str) -> BugType {
+    let m = msg.to_ascii_lowercase();
+    if m.contains("indentationerror")
+        || m.contains("taberror")
+        || m.contains("indent")
+        || m.contains("inconsistent use of tabs")
+    {
+        BugType::Indentation
+    } else {
+        BugType::Syntax
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn traceback_innermost_repo_frame() {
+        let log = "Traceback (most recent call last):\n  File \"/home/runner/work/R/R/main.py\", line 3, in <module>\n    import helpers\n  File \"/home/runner/work/R/R/helpers.py\", line 1, in <module>\n    import requests\n  File \"/opt/hostedtoolcache/Python/3.12/lib/python3.12/x.py\", line 9, in y\n    pass\nModuleNotFoundError: No module named 'requests'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "helpers.py");
+        assert_eq!(r[0].line_number, 1);
+        assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn bare_syntax_and_indentation_errors() {
+        let log = "  File \"/home/runner/work/R/R/app.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax\n  File \"app2.py\", line 4\n    x = 1\nIndentationError: unexpected indent\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].error_type),
+            ("app.py", BugType::Syntax)
+        );
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].error_type),
+            ("app2.py", BugType::Indentation)
+        );
+    }
+
+    #[test]
+    fn pytest_failure_with_summary() {
+        let log = "=================================== FAILURES ===================================\n_________________________________ test_add _________________________________\n\n    def test_add():\n>       assert add(1, 2) == 4\nE       assert 3 == 4\nE        +  where 3 = add(1, 2)\n\ntests/test_calc.py:5: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_calc.py::test_add - assert 3 == 4\n============================== 1 failed in 0.03s ===============================\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "tests/test_calc.py");
+        assert_eq!(r[0].line_number, 5);
+        assert_eq!(r[0].error_type, BugType::Logic);
+        assert_eq!(r[0].message, "assert 3 == 4");
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("tests/test_calc.py::test_add")
+        );
+    }
+
+    #[test]
+    fn linters_and_mypy() {
+        let log = "app.py:1:8: F401 [*] `os` imported but unused\nsrc/x.py:3:0: C0114: Missing module docstring (missing-module-docstring)\napp.py:5: error: Incompatible return value type (got \"str\", expected \"int\")  [return-value]\napp.py:5: note: see here\napp.py:2: error: Cannot find implementation or library stub for module named \"foo\"  [import-not-found]\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 4, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("F401"));
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[1].column, Some(1));
+        assert_eq!(r[2].error_type, BugType::TypeError);
+        assert_eq!(r[3].error_type, BugType::Import);
+    }
+}

@@ -1,0 +1,424 @@
+//! Rust: rustc/cargo/clippy diagnostics (`error[E…]: msg` then ` --> file:line:col`, with the
+//! lint notes that follow), `cargo test` panics (`thread '…' panicked at file:line:col`, old and
+//! new formats), and ruff's full format, which shares the ` --> ` location shape.
+//!
+//! It must never report a `warning:` block (only warnings denied by `-D warnings`, which rustc
+//! prints as `error:`), a `note:`/`help:` span, or a span outside the repository (dependencies
+//! in `~/.cargo/registry`, the standard library).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+/// Lines a diagnostic block may span (long code frames included).
+const BLOCK_BUDGET: u32 = 400;
+
+static HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:-]+)\])?: (.+)$").unwrap());
+static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:([A-Z]{1,5}\d{1,4})(?: \[\*\])? |(invalid-syntax|SyntaxError): )(.+)$")
+        .unwrap()
+});
+static ARROW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*--> (.+?):(\d+):(\d+)\s*$").unwrap());
+static LINT_D: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#\[deny\(([\w:]+)\)\]").unwrap());
+static CLIPPY_URL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"rust-clippy/[^#\s]*#([a-z0-9_]+)").unwrap());
+static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$").unwrap()
+});
+static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+):(\d+)$").unwrap()
+});
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Rustc,
+    Ruff,
+}
+
+#[derive(Debug)]
+struct Diag {
+    kind: Kind,
+    code: Option<String>,
+    msg: String,
+    loc: Option<(String, u64, u64)>,
+    lint: Option<String>,
+    clippy: bool,
+    seq: u64,
+    budget: u32,
+    /// Lines since the header: a ruff header must be followed by its arrow at once.
+    since: u32,
+}
+
+#[derive(Debug)]
+struct Panic {
+    thread: String,
+    path: String,
+    line: u64,
+    col: u64,
+    seq: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Rust {
+    diag: Option<Diag>,
+    /// Inside a `warning:` block: its spans must not bind to anything.
+    in_warning: bool,
+    panic: Option<Panic>,
+    /// `---- tests::name stdout ----`
+    current_test: Option<String>,
+    /// Lints learned from earlier blocks, by message kind: rustc prints the `-D warnings` note
+    /// only on the first occurrence of each lint.
+    lints: Vec<(String, String, bool)>,
+}
+
+/// The part of a rustc message that names the kind of diagnostic (`unused import`).
+fn message_kind(msg: &str) -> &str {
+    let end = msg.find([':', '`']).unwrap_or(msg.len());
+    msg[..end].trim()
+}
+
+/// rustc error codes that mean an unresolved import, module or crate.
+pub(crate) fn rustc_type(code: Option<&str>, msg: &str, lint: bool) -> BugType {
+    if lint {
+        return BugType::Linting;
+    }
+    match code {
+        Some("E0432" | "E0463" | "E0583") => BugType::Import,
+        Some("E0433") if msg.contains("crate or module") || msg.contains("unresolved import") => {
+            BugType::Import
+        }
+        Some(_) => BugType::TypeError,
+        None => {
+            const SYNTAX: [&str; 12] = [
+                "expected ",
+                "unexpected ",
+                "mismatched closing delimiter",
+                "unclosed delimiter",
+                "this file contains an unclosed delimiter",
+                "unterminated ",
+                "unknown start of token",
+                "incorrect close delimiter",
+                "unmatched ",
+                "missing `",
+                "found `",
+                "prefix `",
+            ];
+            if msg.starts_with("unresolved import") {
+                BugType::Import
+            } else if SYNTAX.iter().any(|s| msg.starts_with(s)) {
+                BugType::Syntax
+            } else {
+                BugType::TypeError
+            }
+        }
+    }
+}
+
+/// Cheap test before the ruff header regex: `ABC123 ` / `invalid-syntax: ` / `SyntaxError: `.
+fn looks_like_ruff_header(t: &str) -> bool {
+    let b = t.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    (1..=5).contains(&letters) && b.get(letters).is_some_and(u8::is_ascii_digit)
+        || t.starts_with("invalid-syntax: ")
+        || t.starts_with("SyntaxError: ")
+}
+
+/// A line that belongs to a diagnostic's body: code frame, spans, notes. Anything else (a blank
+/// line, another tool's output) ends the block.
+fn is_frame_line(l: &Line<'_>) -> bool {
+    let t = l.text;
+    if l.is_blank() {
+        return false;
+    }
+    if l.indent() > 0 {
+        return true;
+    }
+    let b = t.as_bytes()[0];
+    b.is_ascii_digit()
+        || b == b'|'
+        || b == b'='
+        || t.starts_with("...")
+        || t.starts_with("help:")
+        || t.starts_with("note:")
+        || t.starts_with("-->")
+}
+
+impl Rust {
+    fn finish(&mut self, sink: &mut Sink) {
+        let Some(mut d) = self.diag.take() else {
+            return;
+        };
+        if d.loc.is_none() {
+            return;
+        }
+        if d.kind == Kind::Rustc && d.code.is_none() {
+            let kind = message_kind(&d.msg).to_string();
+            match &d.lint {
+                Some(lint) if !lint.is_empty() => {
+                    if self.lints.len() < 256 && !self.lints.iter().any(|(k, _, _)| *k == kind) {
+                        self.lints.push((kind, lint.clone(), d.clippy));
+                    }
+                }
+                _ => {
+                    if let Some((_, lint, clippy)) = self.lints.iter().find(|(k, _, _)| *k == kind)
+                    {
+                        d.lint = Some(lint.clone());
+                        d.clippy = *clippy;
+                    }
+                }
+            }
+        }
+        let Some((path, line, col)) = &d.loc else {
+            return;
+        };
+        let (ty, tool, rule) = match d.kind {
+            Kind::Ruff => {
+                let ty = if d.code.is_some() {
+                    BugType::Linting
+                } else {
+                    super::python::syntax_or_indent(&d.msg)
+                };
+                (
+                    ty,
+                    "ruff",
+                    d.code.clone().or(Some("invalid-syntax".to_string())),
+                )
+            }
+            Kind::Rustc => {
+                let ty = rustc_type(d.code.as_deref(), &d.msg, d.lint.is_some());
+                let tool = if d.clippy { "clippy" } else { "rustc" };
+                (
+                    ty,
+                    tool,
+                    d.code.clone().or(d.lint.clone().filter(|l| !l.is_empty())),
+                )
+            }
+        };
+        sink.emit(
+            d.seq,
+            Finding::new(path, *line, ty, &d.msg)
+                .col(Some(*col))
+                .conf(0.95)
+                .tool(tool)
+                .rule(rule.as_deref()),
+        );
+    }
+
+    fn finish_panic(&mut self, msg: &str, sink: &mut Sink) {
+        let Some(p) = self.panic.take() else {
+            return;
+        };
+        let test = match p.thread.as_str() {
+            "main" | "<unnamed>" | "" => self.current_test.as_deref(),
+            t => Some(t),
+        };
+        sink.emit(
+            p.seq,
+            Finding::new(&p.path, p.line, BugType::Logic, msg)
+                .col(Some(p.col))
+                .test(test)
+                .conf(0.9)
+                .tool("cargo test"),
+        );
+    }
+
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.text;
+        if let Some(p) = &self.panic {
+            // New format: the message is the line after `panicked at …:`.
+            let _ = p;
+            let msg = l.trimmed().to_string();
+            self.finish_panic(&msg, sink);
+            return true;
+        }
+        let first = t.as_bytes().first().copied().unwrap_or(b' ');
+        if (first == b'e' && t.starts_with("error")) || (first == b'w' && t.starts_with("warning"))
+        {
+            if let Some(c) = HEADER.captures(t) {
+                self.finish(sink);
+                if &c[1] == "warning" {
+                    self.in_warning = true;
+                    return true;
+                }
+                self.in_warning = false;
+                self.diag = Some(Diag {
+                    kind: Kind::Rustc,
+                    code: c.get(2).map(|m| m.as_str().to_string()),
+                    msg: c[3].to_string(),
+                    loc: None,
+                    lint: None,
+                    clippy: false,
+                    seq: l.no,
+                    budget: BLOCK_BUDGET,
+                    since: 0,
+                });
+                return true;
+            }
+        }
+        if (first.is_ascii_uppercase() || first == b'i') && looks_like_ruff_header(t) {
+            if let Some(c) = RUFF_HEADER.captures(t) {
+                self.finish(sink);
+                self.in_warning = false;
+                self.diag = Some(Diag {
+                    kind: Kind::Ruff,
+                    code: c.get(1).map(|m| m.as_str().to_string()),
+                    msg: c[3].to_string(),
+                    loc: None,
+                    lint: None,
+                    clippy: false,
+                    seq: l.no,
+                    budget: BLOCK_BUDGET,
+                    since: 0,
+                });
+                // Not claimed: if no arrow follows, another matcher may want this line.
+                return false;
+            }
+        }
+        if first == b't' && t.starts_with("thread '") {
+            if let Some(c) = PANIC_OLD.captures(t) {
+                self.finish(sink);
+                if let (Some(line), Some(col)) = (super::num(&c[4]), super::num(&c[5])) {
+                    self.panic = Some(Panic {
+                        thread: c[1].to_string(),
+                        path: c[3].to_string(),
+                        line,
+                        col,
+                        seq: l.no,
+                    });
+                    let msg = c[2].to_string();
+                    self.finish_panic(&msg, sink);
+                }
+                return true;
+            }
+            if let Some(c) = PANIC_NEW.captures(t) {
+                self.finish(sink);
+                if let (Some(line), Some(col)) = (super::num(&c[3]), super::num(&c[4])) {
+                    self.panic = Some(Panic {
+                        thread: c[1].to_string(),
+                        path: c[2].to_string(),
+                        line,
+                        col,
+                        seq: l.no,
+                    });
+                }
+                return true;
+            }
+        }
+        if first == b'-' && t.starts_with("---- ") && t.ends_with(" stdout ----") {
+            self.current_test = Some(t[5..t.len() - 12].to_string());
+            return true;
+        }
+        if self.in_warning {
+            if is_frame_line(l) {
+                return true;
+            }
+            self.in_warning = false;
+        }
+        let Some(d) = &mut self.diag else {
+            return false;
+        };
+        d.since += 1;
+        if d.budget == 0 || !is_frame_line(l) {
+            self.finish(sink);
+            return false;
+        }
+        d.budget -= 1;
+        if d.kind == Kind::Ruff && d.since > 1 && d.loc.is_none() {
+            self.diag = None;
+            return false;
+        }
+        let tt = l.trimmed();
+        if tt.starts_with("-->") {
+            if d.loc.is_none() {
+                if let Some(c) = ARROW.captures(t) {
+                    if let (Some(line), Some(col)) = (super::num(&c[2]), super::num(&c[3])) {
+                        d.loc = Some((c[1].to_string(), line, col));
+                    }
+                }
+            }
+            return true;
+        }
+        if d.kind == Kind::Rustc && (tt.starts_with('=') || tt.starts_with("note")) {
+            if let Some(c) = LINT_D.captures(tt) {
+                let name = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+                if name != "warnings" {
+                    d.clippy |= name.starts_with("clippy::");
+                    d.lint.get_or_insert_with(|| name.replace('-', "_"));
+                } else {
+                    d.lint.get_or_insert_with(String::new);
+                }
+            }
+            if let Some(c) = CLIPPY_URL.captures(tt) {
+                d.clippy = true;
+                d.lint = Some(format!("clippy::{}", &c[1]));
+            }
+        }
+        // `For more information…`, `error: could not compile` and code-frame lines: the block
+        // keeps going until a blank line.
+        true
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish(sink);
+        self.panic = None;
+        self.in_warning = false;
+        self.current_test = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn rustc_error_with_location() {
+        let log = "error[E0432]: unresolved import `foo`\n --> src/main.rs:1:5\n  |\n1 | use foo;\n  |     ^^^ no external crate `foo`\n\nerror[E0308]: mismatched types\n  --> src/lib.rs:10:9\n   |\n\nerror: aborting due to 2 previous errors\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(r[0].rule.as_deref(), Some("E0432"));
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("src/lib.rs", 10)
+        );
+        assert_eq!(r[1].error_type, BugType::TypeError);
+    }
+
+    #[test]
+    fn denied_warnings_and_plain_warnings() {
+        let log = "warning: unused variable: `y`\n --> src/a.rs:2:9\n  |\n\nerror: unused import: `std::fs`\n --> src/main.rs:1:5\n  |\n1 | use std::fs;\n  |     ^^^^^^^\n  |\n  = note: `-D unused-imports` implied by `-D warnings`\n  = help: to override `-D warnings` add `#[allow(unused_imports)]`\n\nerror: the loop variable `i` is only used to index `v`\n --> src/lib.rs:4:14\n  |\n  = help: for further information visit https://rust-lang.github.io/rust-clippy/master/index.html#needless_range_loop\n  = note: `-D clippy::needless-range-loop` implied by `-D warnings`\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[0].rule.as_deref(), Some("unused_imports"));
+        assert_eq!(r[1].tool.as_deref(), Some("clippy"));
+        assert_eq!(r[1].rule.as_deref(), Some("clippy::needless_range_loop"));
+    }
+
+    #[test]
+    fn panics_new_and_old() {
+        let log = "---- tests::adds stdout ----\nthread 'tests::adds' panicked at src/lib.rs:10:9:\nassertion `left == right` failed\n  left: 3\nthread 'main' panicked at 'boom', src/main.rs:3:5\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].test_name.as_deref(), Some("tests::adds"));
+        assert_eq!(r[0].message, "assertion `left == right` failed");
+        assert_eq!(r[1].message, "boom");
+        assert_eq!(r[1].test_name.as_deref(), Some("tests::adds"));
+    }
+
+    #[test]
+    fn ruff_full_format() {
+        let log = "F401 [*] `os` imported but unused\n --> app/main.py:1:8\n  |\n1 | import os\n  |        ^^\n  |\nhelp: Remove unused import: `os`\n\ninvalid-syntax: Expected an expression\n --> app/b.py:3:5\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("F401"));
+        assert_eq!(r[0].file_path, "app/main.py");
+        assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+}

@@ -1,0 +1,106 @@
+//! Shared by the corpus and job-log tests: loads `.expected.json` files and compares the
+//! projection of the parser's reports against them, producing a readable diff.
+
+use std::path::{Path, PathBuf};
+
+use ci_medic_parser::{BugReport, ParseOptions, parse_reader};
+use serde::Deserialize;
+
+/// One expected report: the contract fields a human can check, plus optional rule and message
+/// substring.
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct Expected {
+    pub file_path: String,
+    pub line_number: u32,
+    pub error_type: String,
+    pub test_name: Option<String>,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub message_contains: Option<String>,
+}
+
+fn matches(e: &Expected, r: &BugReport) -> bool {
+    e.file_path == r.file_path
+        && e.line_number == r.line_number
+        && e.error_type == r.error_type.as_str()
+        && e.test_name == r.test_name
+        && e.rule
+            .as_ref()
+            .is_none_or(|rule| r.rule.as_ref() == Some(rule))
+        && e.message_contains
+            .as_ref()
+            .is_none_or(|m| r.message.contains(m.as_str()))
+}
+
+fn show_report(r: &BugReport) -> String {
+    format!(
+        "{}:{} {} test={:?} rule={:?} msg={:?}",
+        r.file_path, r.line_number, r.error_type, r.test_name, r.rule, r.message
+    )
+}
+
+fn show_expected(e: &Expected) -> String {
+    format!(
+        "{}:{} {} test={:?} rule={:?} msg~{:?}",
+        e.file_path, e.line_number, e.error_type, e.test_name, e.rule, e.message_contains
+    )
+}
+
+/// Parses `log` and compares with `expected`; returns a diff when they differ.
+pub fn check(log: &Path, expected: &Path) -> Result<(), String> {
+    let file = std::fs::File::open(log).map_err(|e| format!("cannot open log: {e}"))?;
+    let reports =
+        parse_reader(file, &ParseOptions::default()).map_err(|e| format!("read error: {e}"))?;
+    let text = std::fs::read_to_string(expected)
+        .map_err(|e| format!("cannot read {}: {e}", expected.display()))?;
+    let exp: Vec<Expected> = serde_json::from_str(&text)
+        .map_err(|e| format!("bad expectation {}: {e}", expected.display()))?;
+    let ok = exp.len() == reports.len() && exp.iter().zip(&reports).all(|(e, r)| matches(e, r));
+    if ok {
+        return Ok(());
+    }
+    let mut diff = String::new();
+    for i in 0..exp.len().max(reports.len()) {
+        match (exp.get(i), reports.get(i)) {
+            (Some(e), Some(r)) if matches(e, r) => {
+                diff.push_str(&format!("    = {}\n", show_report(r)));
+            }
+            (e, r) => {
+                if let Some(e) = e {
+                    diff.push_str(&format!("    - {}\n", show_expected(e)));
+                }
+                if let Some(r) = r {
+                    diff.push_str(&format!("    + {}\n", show_report(r)));
+                }
+            }
+        }
+    }
+    Err(diff)
+}
+
+/// Every file under `dir` whose name satisfies `pick`, sorted.
+pub fn walk(dir: &Path, pick: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if pick(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// True when running in CI, where missing data is a failure rather than a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
