@@ -44,4 +44,4 @@ pub mod orchestrator;
 pub mod demo;
 pub mod setup;
 
-pub use ci_medic_core::{commands, comment, formatter, ids, proposal, repo_config};
+pub use ci_medic_core::{formatter, ids, proposal, repo_config};

@@ -51,7 +51,7 @@ pub struct Context {
 impl Context {
     pub fn new(github: Arc<dyn GitHubApi>, store: Store, metrics: Metrics, app_id: u64) -> Result<Context, StoreError> {
         let registry = Registry::open(store.db()).map_err(|e| match e {
-            RegistryError::Sled(e) => StoreError::Sled(e),
+            RegistryError::Storage(e) => StoreError::Sled(e),
             other => StoreError::Flush(other.to_string()),
         })?;
         let runs = RunStore::open(&store)?;
@@ -82,7 +82,7 @@ impl Orchestrator {
 /// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
 fn gh_err(what: &str, e: GitHubError) -> JobError {
     match e {
-        GitHubError::NotFound | GitHubError::Gone | GitHubError::Unauthorized | GitHubError::Forbidden { .. } => {
+        GitHubError::NotFound | GitHubError::Gone | GitHubError::Unauthorized { .. } | GitHubError::Forbidden { .. } => {
             JobError::Permanent(format!("{what}: {e}"))
         }
         _ => JobError::Retry(format!("{what}: {e}")),

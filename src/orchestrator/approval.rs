@@ -9,7 +9,7 @@
 use chrono::Utc;
 use tracing::info;
 
-use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView, render_comment};
+use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView};
 use ci_medic_core::commands::{Command, CommandError, help_text, parse_commands, usage_reply};
 use ci_medic_core::proposal::DdsStatus;
 use ci_medic_core::repo_config::RepoConfig;
