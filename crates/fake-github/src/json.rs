@@ -153,6 +153,7 @@ pub fn repository(u: &Urls, r: &RepoInfo<'_>) -> Value {
         "license": null,
         "allow_forking": true,
         "web_commit_signoff_required": false,
+        "custom_properties": {},
         "pushed_at": r.pushed_at,
         "created_at": r.created_at,
         "updated_at": r.pushed_at,

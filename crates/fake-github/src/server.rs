@@ -197,9 +197,7 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        let rel = if raw_path.starts_with("/_") {
-            raw_path.clone()
-        } else if sh.base_path.is_empty() {
+        let rel = if raw_path.starts_with("/_") || sh.base_path.is_empty() {
             raw_path.clone()
         } else {
             match raw_path.strip_prefix(&sh.base_path) {
@@ -631,7 +629,7 @@ fn repo_route(
                 .filter(|c| name.is_none_or(|n| &c.name == n))
                 .filter(|c| status.is_none_or(|s| &c.status == s))
                 .collect();
-            runs.sort_by(|a, b| b.id.cmp(&a.id));
+            runs.sort_by_key(|c| std::cmp::Reverse(c.id));
             if !all {
                 let mut seen = std::collections::HashSet::new();
                 runs.retain(|c| seen.insert((c.name.clone(), c.app_slug.clone())));
@@ -653,7 +651,13 @@ fn repo_route(
         }
         ("GET", ["actions", "runs", run, "jobs"]) => {
             // Each fake run holds one job: run id = job id + RUN_ID_OFFSET.
-            let Some(job) = run.parse::<u64>().ok().and_then(|r| r.checked_sub(crate::state::RUN_ID_OFFSET)) else { return not_found() };
+            let Some(job) = run
+                .parse::<u64>()
+                .ok()
+                .and_then(|r| r.checked_sub(crate::state::RUN_ID_OFFSET))
+            else {
+                return not_found();
+            };
             let jobs: Vec<Value> = st.job_json(repo, job).into_iter().collect();
             let (page, link) = paginate(st, cx, jobs.clone());
             let r = Resp::json(200, json!({"total_count": jobs.len(), "jobs": page}));
@@ -1419,7 +1423,9 @@ fn git_route(
                     match base64::engine::general_purpose::STANDARD.decode(clean) {
                         Ok(b) => b,
                         Err(_) => {
-                            return unprocessable("Invalid request.\n\ncontent is not valid Base64");
+                            return unprocessable(
+                                "Invalid request.\n\ncontent is not valid Base64",
+                            );
                         }
                     }
                 }

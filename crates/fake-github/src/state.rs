@@ -695,7 +695,7 @@ impl State {
 
     pub fn job_json(&self, repo: &str, job_id: u64) -> Option<Value> {
         let cr = self.check_runs.get(&job_id).filter(|c| c.repo == repo);
-        if cr.is_none() && !self.job_logs.get(&job_id).is_some_and(|l| l.repo == repo) {
+        if cr.is_none() && self.job_logs.get(&job_id).is_none_or(|l| l.repo != repo) {
             return None;
         }
         let a = format!("{}/repos/{repo}", self.urls.api);
