@@ -14,7 +14,7 @@
 //!
 //! Auth model: `/app/...` and `GET /repos/{o}/{r}/installation` need a JWT-shaped bearer whose
 //! `iss` is [`FakeGitHub::app_id`] and whose `exp` is in the future and at most ~10 minutes after
-//! `iat` (the signature is not verified); every other `/repos/...` endpoint needs an installation
+//! `iat` (the RS256 signature is verified only after [`FakeGitHub::set_app_public_key`]); every other `/repos/...` endpoint needs an installation
 //! token this fake issued (1 hour lifetime) for the repo's installation, else 401 `Bad credentials`.
 //! Collaborator permission for a user with no access is `permission: "none"` (the fake models
 //! public repos without the implicit read grant).
@@ -49,6 +49,8 @@ pub enum FakeError {
     UnknownRepo(String),
     #[error("unknown commit or ref {0}")]
     UnknownRev(String),
+    #[error("invalid RSA public key: {0}")]
+    Key(#[from] jsonwebtoken::errors::Error),
     #[error("no webhook configured; call set_webhook first")]
     NoWebhook,
     #[error("unknown delivery {0}")]
@@ -192,6 +194,13 @@ impl FakeGitHub {
         let mut st = self.st();
         st.app_id = app_id;
         st.app_slug = slug.to_string();
+    }
+
+    /// Makes App JWTs require a valid RS256 signature by the key matching this public PEM.
+    pub fn set_app_public_key(&self, public_pem: &[u8]) -> Result<(), FakeError> {
+        let key = jsonwebtoken::DecodingKey::from_rsa_pem(public_pem)?;
+        self.st().app_public_key = Some(key);
+        Ok(())
     }
 
     /// Issues an installation token directly (as if minted via the JWT flow).

@@ -105,7 +105,8 @@ fn unprocessable(message: &str) -> Resp {
 
 enum Auth {
     None,
-    Jwt(Value),
+    /// Claims and the raw token.
+    Jwt(Value, String),
     Token(String),
     Malformed,
 }
@@ -132,7 +133,7 @@ fn parse_auth(h: Option<&HeaderValue>) -> Auth {
         let header: Option<Value> = dec(parts[0]).and_then(|b| serde_json::from_slice(&b).ok());
         let claims: Option<Value> = dec(parts[1]).and_then(|b| serde_json::from_slice(&b).ok());
         if let (Some(_), Some(c)) = (header, claims) {
-            return Auth::Jwt(c);
+            return Auth::Jwt(c, cred.to_string());
         }
     }
     Auth::Token(cred.to_string())
@@ -426,9 +427,18 @@ fn token_ok(st: &State, auth: &Auth) -> Option<u64> {
 }
 
 fn check_jwt(st: &State, auth: &Auth) -> Result<(), Resp> {
-    let Auth::Jwt(claims) = auth else {
+    let Auth::Jwt(claims, raw) = auth else {
         return Err(error(401, "A JSON web token could not be decoded"));
     };
+    if let Some(key) = &st.app_public_key {
+        let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+        // Time claims are checked below with GitHub's own messages.
+        v.validate_exp = false;
+        v.required_spec_claims.clear();
+        if jsonwebtoken::decode::<Value>(raw, key, &v).is_err() {
+            return Err(error(401, "A JSON web token could not be decoded"));
+        }
+    }
     let now = st.now().timestamp();
     let num = |k: &str| claims.get(k).and_then(Value::as_i64);
     let (Some(iat), Some(exp)) = (num("iat"), num("exp")) else {
@@ -576,15 +586,14 @@ fn repo_route(
             paged(st, cx, items)
         }
         ("GET", ["commits", sha, "pulls"]) => {
+            // PRs whose head history contains the commit and whose base does not (three-dot range).
             let items: Vec<Value> = st
                 .pulls
                 .values()
                 .filter(|p| p.repo == repo || p.head_repo == repo)
                 .filter(|p| {
-                    let (head, _) = st.pull_shas(p);
-                    head == *sha
-                        || st.store.is_ancestor(sha, &head)
-                            && st.merge_base(&st.pull_shas(p).1, &head).as_deref() != Some(*sha)
+                    let (head, base) = st.pull_shas(p);
+                    st.store.is_ancestor(sha, &head) && !st.store.is_ancestor(sha, &base)
                 })
                 .map(|p| st.pull_json(p, false))
                 .collect();

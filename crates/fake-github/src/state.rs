@@ -177,6 +177,8 @@ pub struct State {
     pub app_id: u64,
     pub app_slug: String,
     pub app_owner: String,
+    /// When set, App JWTs must carry a valid RS256 signature for this key.
+    pub app_public_key: Option<jsonwebtoken::DecodingKey>,
     next_id: u64,
     pub store: ObjectStore,
     pub repos: BTreeMap<String, Repo>,
@@ -211,6 +213,7 @@ impl State {
             app_id: 424242,
             app_slug: "ci-medic".into(),
             app_owner: "ci-medic".into(),
+            app_public_key: None,
             next_id: 1_000_000,
             store: ObjectStore::default(),
             repos: BTreeMap::new(),

@@ -187,6 +187,16 @@ async fn pull_files_are_derived_from_the_diff() {
     .await
     .unwrap();
     assert_eq!(by_sha[0]["number"], 7);
+    let main = fake.branch_head(REPO, "main").unwrap();
+    let on_main: Value = get(
+        &format!("{}/repos/{REPO}/commits/{main}/pulls", fake.base_url()),
+        &token,
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(on_main, json!([]));
 }
 
 #[tokio::test]
@@ -634,5 +644,69 @@ async fn scripted_ci_runs_on_api_push_and_delivers_check_run() {
     assert_eq!(
         got[0].0["x-hub-signature-256"].to_str().unwrap(),
         fake_github::webhook::signature_256("s3cret", &got[0].1)
+    );
+}
+
+#[tokio::test]
+async fn jwt_signature_is_verified_when_a_key_is_set() {
+    let (fake, _) = seeded().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    fake.set_app_public_key(&std::fs::read(dir.join("test-app-key.pub.pem")).unwrap())
+        .unwrap();
+    let mint = format!("{}/app/installations/1/access_tokens", fake.base_url());
+    // The unsigned test JWT is now refused…
+    let r = client()
+        .post(&mint)
+        .bearer_auth(jwt(fake.app_id()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // …and a properly signed one accepted.
+    let now = chrono::Utc::now().timestamp();
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(
+        &std::fs::read(dir.join("test-app-key.pem")).unwrap(),
+    )
+    .unwrap();
+    let claims = json!({"iat": now - 60, "exp": now + 540, "iss": fake.app_id().to_string()});
+    let signed = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256),
+        &claims,
+        &key,
+    )
+    .unwrap();
+    assert_eq!(
+        client()
+            .post(&mint)
+            .bearer_auth(&signed)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    // An expired, correctly signed JWT gets GitHub's message.
+    let claims = json!({"iat": now - 700, "exp": now - 100, "iss": fake.app_id().to_string()});
+    let expired = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256),
+        &claims,
+        &key,
+    )
+    .unwrap();
+    let v: Value = client()
+        .post(&mint)
+        .bearer_auth(&expired)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("'Expiration time' claim ('exp')"),
+        "{v}"
     );
 }
