@@ -18,6 +18,31 @@
 //! token this fake issued (1 hour lifetime) for the repo's installation, else 401 `Bad credentials`.
 //! Collaborator permission for a user with no access is `permission: "none"` (the fake models
 //! public repos without the implicit read grant).
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use fake_github::{FakeGitHub, NewPullRequest, Permission};
+//! let fake = FakeGitHub::start().await.unwrap();
+//! fake.add_repo("octo", "widget", "main", &[("src/lib.rs", "pub fn a() {}\n")]);
+//! let head = fake
+//!     .commit_files("octo/widget", "feature", Some("main"), &[("src/lib.rs", "pub fn a() { oops }\n")], "wip")
+//!     .unwrap();
+//! fake.open_pull_request(NewPullRequest {
+//!     repo: "octo/widget", number: 1, head_branch: "feature", head_repo: "octo/widget",
+//!     base: "main", author_login: "alice", title: "Feature", maintainer_can_modify: true,
+//! }).unwrap();
+//! fake.set_permission("octo/widget", "maint", Permission::Write).unwrap();
+//! let job = fake.add_check_run("octo/widget", &head, "test", "github-actions", "failure", Default::default());
+//! fake.set_job_log("octo/widget", job, b"error: oops\n");
+//! let payload = fake.check_run_completed_payload(job).unwrap();
+//! assert_eq!(payload["check_run"]["pull_requests"][0]["number"], 1);
+//! // Point ci-medic at fake.base_url(), then: fake.set_webhook(url, secret); fake.deliver("check_run", &payload).await
+//! # }
+//! ```
+//!
+//! Not modelled: issues that are not pull requests, merges, branch protection, check suites as
+//! resources, automatic `pull_request`/`issue_comment` deliveries for API-made changes (only the
+//! scripted CI delivers `check_run` by itself), token narrowing by `repositories`, content over 1 MB.
 
 #![recursion_limit = "512"]
 
@@ -527,6 +552,25 @@ impl FakeGitHub {
 
     pub fn clear_request_log(&self) {
         self.st().requests.clear();
+    }
+
+    /// Polls `probe` every 10 ms until it returns `Some`, or `timeout` passes (for tests waiting
+    /// on the app's asynchronous work, e.g. a comment appearing).
+    pub async fn wait_for<T>(
+        &self,
+        timeout: std::time::Duration,
+        probe: impl Fn(&FakeGitHub) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(v) = probe(self) {
+                return Some(v);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 
     // ----- faults -----------------------------------------------------------------------------

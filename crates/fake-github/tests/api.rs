@@ -628,12 +628,13 @@ async fn scripted_ci_runs_on_api_push_and_delivers_check_run() {
         "ok\n"
     );
     // The check_run webhook arrives.
-    for _ in 0..100 {
-        if !got.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let arrived = fake
+        .wait_for(std::time::Duration::from_secs(5), |_| {
+            (!got.lock().unwrap().is_empty()).then_some(())
+        })
+        .await;
+    assert!(arrived.is_some(), "no check_run delivery");
+    assert_eq!(fake.deliveries()[0].1, "check_run");
     let got = got.lock().unwrap();
     assert_eq!(got.len(), 1);
     let v: Value = serde_json::from_slice(&got[0].1).unwrap();
