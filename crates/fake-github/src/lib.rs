@@ -701,3 +701,28 @@ impl FakeGitHub {
             .push((repo.into(), check_name.into(), Arc::new(script)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ci-medic demo` shares the fake across tasks and spawns deliveries: keep it Send + Sync
+    /// and its async methods' futures Send.
+    #[test]
+    fn fake_and_futures_are_send() {
+        fn send_sync<T: Send + Sync>(_: &T) {}
+        fn send<T: Send>(_: T) {}
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let fake = FakeGitHub::start().await.unwrap();
+            send_sync(&fake);
+            let v = Value::Null;
+            send(fake.deliver("ping", &v));
+            send(fake.redeliver("x"));
+            send(fake.wait_for(std::time::Duration::ZERO, |_| Some(())));
+        });
+    }
+}
