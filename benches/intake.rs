@@ -40,14 +40,26 @@ fn main() {
         match std::fs::read(shared.join("github/webhooks").join(rel)) {
             Ok(b) => payloads.push((event, b)),
             Err(e) => {
-                eprintln!("intake bench skipped: {rel} not found under {} ({e})", shared.display());
+                eprintln!(
+                    "intake bench skipped: {rel} not found under {} ({e})",
+                    shared.display()
+                );
                 return;
             }
         }
     }
-    let seconds: u64 = std::env::var("BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
-    let clients: usize = std::env::var("BENCH_CLIENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let clients: usize = std::env::var("BENCH_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(run(payloads, seconds, clients));
 }
 
@@ -61,7 +73,9 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         addr,
         store: store.clone(),
         metrics: Metrics::new(),
-        secrets: vec![SecretString::from(String::from_utf8(SECRET.to_vec()).unwrap())],
+        secrets: vec![SecretString::from(
+            String::from_utf8(SECRET.to_vec()).unwrap(),
+        )],
         workers: 1,
         retry: RetryPolicy::default(),
         shutdown_grace: Duration::from_secs(5),
@@ -89,7 +103,10 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         let signed = signed.clone();
         let url = url.clone();
         tasks.push(tokio::spawn(async move {
-            let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
+            let client = reqwest::Client::builder()
+                .pool_max_idle_per_host(1)
+                .build()
+                .unwrap();
             let mut lat = Vec::new();
             let mut failures = 0u64;
             let mut i = 0usize;
@@ -127,11 +144,28 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
     let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)];
     let _ = stop_tx.send(());
     let _ = server.await;
-    println!("intake benchmark: {clients} concurrent clients over loopback, {seconds} s, durable sled (group commit)");
-    println!("  acknowledged deliveries: {}  (failures: {failures})", all.len());
-    println!("  throughput:              {:.0} deliveries/s", all.len() as f64 / elapsed);
-    println!("  latency p50:             {:.2} ms", pct(0.50).as_secs_f64() * 1e3);
-    println!("  latency p99:             {:.2} ms", pct(0.99).as_secs_f64() * 1e3);
-    println!("  latency max:             {:.2} ms", all.last().unwrap().as_secs_f64() * 1e3);
+    println!(
+        "intake benchmark: {clients} concurrent clients over loopback, {seconds} s, durable sled (group commit)"
+    );
+    println!(
+        "  acknowledged deliveries: {}  (failures: {failures})",
+        all.len()
+    );
+    println!(
+        "  throughput:              {:.0} deliveries/s",
+        all.len() as f64 / elapsed
+    );
+    println!(
+        "  latency p50:             {:.2} ms",
+        pct(0.50).as_secs_f64() * 1e3
+    );
+    println!(
+        "  latency p99:             {:.2} ms",
+        pct(0.99).as_secs_f64() * 1e3
+    );
+    println!(
+        "  latency max:             {:.2} ms",
+        all.last().unwrap().as_secs_f64() * 1e3
+    );
     println!("  target: >= 5000 deliveries/s and p99 < 10 ms (2-core machine)");
 }

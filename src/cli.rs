@@ -68,15 +68,21 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             )
         })?;
         let metrics = Metrics::new();
-        let credentials = crate::github::AppCredentials::new(config.app.app_id, &config.app.private_key_pem)
-            .map_err(|e| anyhow::anyhow!("PRIVATE_KEY_PATH: {e}"))?;
+        let credentials =
+            crate::github::AppCredentials::new(config.app.app_id, &config.app.private_key_pem)
+                .map_err(|e| anyhow::anyhow!("PRIVATE_KEY_PATH: {e}"))?;
         let github = crate::github::RestClient::for_app(
             crate::github::GitHubClientConfig::new(config.github_api_url.clone()),
             credentials,
         )
         .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?;
-        let ctx = Context::new(Arc::new(github), store.clone(), metrics.clone(), config.app.app_id)
-            .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
+        let ctx = Context::new(
+            Arc::new(github),
+            store.clone(),
+            metrics.clone(),
+            config.app.app_id,
+        )
+        .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
             store,
@@ -87,7 +93,12 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             shutdown_grace: config.shutdown_grace,
             extra_routes: axum::Router::new(),
         };
-        serve(opts, Arc::new(Orchestrator::new(Arc::new(ctx))), shutdown_signal()).await
+        serve(
+            opts,
+            Arc::new(Orchestrator::new(Arc::new(ctx))),
+            shutdown_signal(),
+        )
+        .await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

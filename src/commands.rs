@@ -23,11 +23,24 @@ pub enum Refusal {
 }
 
 /// Decides whether `login` may approve or reject on this pull request. Pure.
-pub fn decide(approvers: &ApproversConfig, login: &str, permission: Permission, pr_author: Option<&str>) -> Result<(), Refusal> {
+pub fn decide(
+    approvers: &ApproversConfig,
+    login: &str,
+    permission: Permission,
+    pr_author: Option<&str>,
+) -> Result<(), Refusal> {
     if !permission.meets(approvers.min_permission) {
-        return Err(Refusal::Permission { has: permission, needs: approvers.min_permission });
+        return Err(Refusal::Permission {
+            has: permission,
+            needs: approvers.min_permission,
+        });
     }
-    if !approvers.users.is_empty() && !approvers.users.iter().any(|u| u.eq_ignore_ascii_case(login)) {
+    if !approvers.users.is_empty()
+        && !approvers
+            .users
+            .iter()
+            .any(|u| u.eq_ignore_ascii_case(login))
+    {
         return Err(Refusal::NotListed);
     }
     if !approvers.allow_author && pr_author.is_some_and(|a| a.eq_ignore_ascii_case(login)) {
@@ -66,16 +79,25 @@ mod tests {
         assert_eq!(decide(&a, "ad", Permission::Admin, None), Ok(()));
         assert_eq!(
             decide(&a, "r", Permission::Read, None),
-            Err(Refusal::Permission { has: Permission::Read, needs: Permission::Write })
+            Err(Refusal::Permission {
+                has: Permission::Read,
+                needs: Permission::Write
+            })
         );
         assert!(decide(&a, "t", Permission::Triage, None).is_err());
         assert!(decide(&a, "n", Permission::None, None).is_err());
         a.users = vec!["Alice".into()];
         assert_eq!(decide(&a, "alice", Permission::Write, None), Ok(()));
-        assert_eq!(decide(&a, "bob", Permission::Admin, None), Err(Refusal::NotListed));
+        assert_eq!(
+            decide(&a, "bob", Permission::Admin, None),
+            Err(Refusal::NotListed)
+        );
         a.users.clear();
         a.allow_author = false;
-        assert_eq!(decide(&a, "bob", Permission::Admin, Some("Bob")), Err(Refusal::Author));
+        assert_eq!(
+            decide(&a, "bob", Permission::Admin, Some("Bob")),
+            Err(Refusal::Author)
+        );
         assert_eq!(decide(&a, "bob", Permission::Admin, Some("carol")), Ok(()));
     }
 }

@@ -14,8 +14,9 @@ pub use ci_medic_core::comment::*;
 use ci_medic_parser::BugReport;
 
 use crate::github::{
-    AnnotationLevel as ApiLevel, CheckConclusion, CheckRunOutputRequest, CheckStatus, CreateCheckRun, GitHubApi,
-    GitHubError, InstallationId, IssueComment, NewAnnotation, RepoRef, UpdateCheckRun,
+    AnnotationLevel as ApiLevel, CheckConclusion, CheckRunOutputRequest, CheckStatus,
+    CreateCheckRun, GitHubApi, GitHubError, InstallationId, IssueComment, NewAnnotation, RepoRef,
+    UpdateCheckRun,
 };
 
 /// Name of the check run that carries ci-medic's annotations.
@@ -103,13 +104,21 @@ pub async fn publish_check_run(
             inst,
             repo,
             id,
-            &UpdateCheckRun { output: Some(output(Vec::new())), ..Default::default() },
+            &UpdateCheckRun {
+                output: Some(output(Vec::new())),
+                ..Default::default()
+            },
         )
         .await?;
         return Ok(id);
     }
     let mut batches = annotation_batches(reports).into_iter();
-    let first: Vec<NewAnnotation> = batches.next().unwrap_or_default().iter().map(api_annotation).collect();
+    let first: Vec<NewAnnotation> = batches
+        .next()
+        .unwrap_or_default()
+        .iter()
+        .map(api_annotation)
+        .collect();
     let run = gh
         .create_check_run(
             inst,
@@ -122,15 +131,25 @@ pub async fn publish_check_run(
                 external_id: Some(external_id.to_string()),
                 details_url: comment_url.map(str::to_string),
                 started_at: None,
-                completed_at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                completed_at: Some(
+                    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                ),
                 output: Some(output(first)),
             },
         )
         .await?;
     for batch in batches {
         let annotations = batch.iter().map(api_annotation).collect();
-        gh.update_check_run(inst, repo, run.id, &UpdateCheckRun { output: Some(output(annotations)), ..Default::default() })
-            .await?;
+        gh.update_check_run(
+            inst,
+            repo,
+            run.id,
+            &UpdateCheckRun {
+                output: Some(output(annotations)),
+                ..Default::default()
+            },
+        )
+        .await?;
     }
     Ok(run.id)
 }

@@ -33,8 +33,8 @@ pub mod log_source;
 pub mod parser;
 
 pub mod ci_monitor;
-pub mod comment;
 pub mod commands;
+pub mod comment;
 pub mod executor;
 pub mod fix_agent;
 pub mod git_agent;

@@ -25,7 +25,9 @@ use ci_medic_parser::{BugReport, ParseOptions};
 
 mod approval;
 
-use crate::events::{CheckRunCompleted, Event, EventError, InstallationChanged, PullRequestChanged};
+use crate::events::{
+    CheckRunCompleted, Event, EventError, InstallationChanged, PullRequestChanged,
+};
 use crate::github::{GitHubApi, GitHubError, InstallationId, PullRequest, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::{LogError, LogLimits, LogSource, fetch_log};
@@ -49,8 +51,13 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(github: Arc<dyn GitHubApi>, store: Store, metrics: Metrics, app_id: u64) -> Result<Context, StoreError> {
-        let registry = Registry::open(store.db()).map_err(|e| match e {
+    pub fn new(
+        github: Arc<dyn GitHubApi>,
+        store: Store,
+        metrics: Metrics,
+        app_id: u64,
+    ) -> Result<Context, StoreError> {
+        let registry = store.registry().map_err(|e| match e {
             RegistryError::Storage(e) => StoreError::Sled(e),
             other => StoreError::Flush(other.to_string()),
         })?;
@@ -82,9 +89,10 @@ impl Orchestrator {
 /// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
 fn gh_err(what: &str, e: GitHubError) -> JobError {
     match e {
-        GitHubError::NotFound | GitHubError::Gone | GitHubError::Unauthorized { .. } | GitHubError::Forbidden { .. } => {
-            JobError::Permanent(format!("{what}: {e}"))
-        }
+        GitHubError::NotFound
+        | GitHubError::Gone
+        | GitHubError::Unauthorized { .. }
+        | GitHubError::Forbidden { .. } => JobError::Permanent(format!("{what}: {e}")),
         _ => JobError::Retry(format!("{what}: {e}")),
     }
 }
@@ -130,7 +138,9 @@ impl Orchestrator {
             return Ok(());
         }
         let Some(inst) = cr.installation_id.map(InstallationId) else {
-            return Err(JobError::Permanent("delivery has no installation; is this a GitHub App webhook?".into()));
+            return Err(JobError::Permanent(
+                "delivery has no installation; is this a GitHub App webhook?".into(),
+            ));
         };
         let repo = RepoRef::new(cr.repo.owner.clone(), cr.repo.name.clone());
 
@@ -147,7 +157,8 @@ impl Orchestrator {
             info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
             return Ok(());
         }
-        self.analyse(inst, &repo, &pr, &cr, &config, config_error).await
+        self.analyse(inst, &repo, &pr, &cr, &config, config_error)
+            .await
     }
 
     /// The open pull request whose head is the check's commit.
@@ -168,7 +179,10 @@ impl Orchestrator {
             numbers = prs.into_iter().map(|p| p.number).collect();
         }
         for n in numbers {
-            let pr = gh.get_pull_request(inst, repo, n).await.map_err(|e| gh_err("reading the pull request", e))?;
+            let pr = gh
+                .get_pull_request(inst, repo, n)
+                .await
+                .map_err(|e| gh_err("reading the pull request", e))?;
             if pr.state == "open" && pr.head.sha == cr.head_sha {
                 return Ok(Some(pr));
             }
@@ -184,7 +198,10 @@ impl Orchestrator {
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
         let gh = &self.ctx.github;
-        let info = gh.get_repository(inst, repo).await.map_err(|e| gh_err("reading the repository", e))?;
+        let info = gh
+            .get_repository(inst, repo)
+            .await
+            .map_err(|e| gh_err("reading the repository", e))?;
         let file = gh
             .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
             .await
@@ -229,7 +246,11 @@ impl Orchestrator {
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or(now);
 
-        let mut run = match ctx.runs.get(&project, pr.number, &cr.name).map_err(store_err)? {
+        let mut run = match ctx
+            .runs
+            .get(&project, pr.number, &cr.name)
+            .map_err(store_err)?
+        {
             Some(r) => r,
             None => FixRun {
                 repo: project.clone(),
@@ -253,16 +274,30 @@ impl Orchestrator {
 
         run.source_check_run_id = Some(cr.check_run_id);
         // Logs.
-        let check_run = gh.get_check_run(inst, repo, cr.check_run_id).await.map_err(|e| gh_err("reading the check run", e))?;
+        let check_run = gh
+            .get_check_run(inst, repo, cr.check_run_id)
+            .await
+            .map_err(|e| gh_err("reading the check run", e))?;
         let source = LogSource::detect(&check_run);
         let fetched = fetch_log(gh, inst, repo, source, ctx.log_limits).await;
-        let mut history = if run.proposed_for_sha == cr.head_sha { run.view.history.clone() } else { run.view.history.clone() };
+        let mut history = if run.proposed_for_sha == cr.head_sha {
+            run.view.history.clone()
+        } else {
+            run.view.history.clone()
+        };
         let log = match fetched {
             Ok(log) => log,
             Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {
                 ctx.metrics.stage("analysis", "logs_unavailable");
                 let reason = e.to_string();
-                history.push(HistoryEntry { at: now_string(now), text: format!("`{}` failed on {}; its logs could not be read: {reason}", cr.name, short(&cr.head_sha)) });
+                history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!(
+                        "`{}` failed on {}; its logs could not be read: {reason}",
+                        cr.name,
+                        short(&cr.head_sha)
+                    ),
+                });
                 run.view = CommentView {
                     status: ProposalStatusView::LogsUnavailable { reason },
                     history,
@@ -290,7 +325,11 @@ impl Orchestrator {
             ctx.metrics.stage("analysis", "no_errors_found");
             history.push(HistoryEntry {
                 at: now_string(now),
-                text: format!("`{}` failed on {}; no file and line could be located in its log", cr.name, short(&cr.head_sha)),
+                text: format!(
+                    "`{}` failed on {}; no file and line could be located in its log",
+                    cr.name,
+                    short(&cr.head_sha)
+                ),
             });
             run.view = CommentView {
                 status: ProposalStatusView::AnalysisFailed {
@@ -334,7 +373,10 @@ impl Orchestrator {
                 .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
         };
         let packet = build_fix_packet(
-            &CheckRef { check_name: cr.name.clone(), head_sha: cr.head_sha.clone() },
+            &CheckRef {
+                check_name: cr.name.clone(),
+                head_sha: cr.head_sha.clone(),
+            },
             &reports,
             &config.constraints,
         );
@@ -343,7 +385,14 @@ impl Orchestrator {
         if is_new {
             ctx.metrics.stage("analysis", "proposed");
             if let Some(old) = run.fix_id.as_deref() {
-                history.push(HistoryEntry { at: now_string(now), text: format!("{old} superseded: `{}` failed again on {}", cr.name, short(&cr.head_sha)) });
+                history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!(
+                        "{old} superseded: `{}` failed again on {}",
+                        cr.name,
+                        short(&cr.head_sha)
+                    ),
+                });
             }
             history.push(HistoryEntry {
                 at: now_string(now),
@@ -356,11 +405,19 @@ impl Orchestrator {
                 ),
             });
             if let Some(e) = &config_error {
-                history.push(HistoryEntry { at: now_string(now), text: format!("{CONFIG_PATH} is invalid, defaults used: {e}") });
+                history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!("{CONFIG_PATH} is invalid, defaults used: {e}"),
+                });
             }
         }
         let mut out_of_scope = proposal.out_of_scope.clone();
-        out_of_scope.extend(proposal.protected.iter().map(|(p, why)| format!("{p} (protected by `{why}`)")));
+        out_of_scope.extend(
+            proposal
+                .protected
+                .iter()
+                .map(|(p, why)| format!("{p} (protected by `{why}`)")),
+        );
         run.view = CommentView {
             check_name: cr.name.clone(),
             head_sha: cr.head_sha.clone(),
@@ -416,7 +473,11 @@ impl Orchestrator {
         ctx.metrics.stage("comment", "published");
 
         if !reports.is_empty() {
-            let existing = if run.check_run_sha.as_deref() == Some(run.view.head_sha.as_str()) { run.check_run_id } else { None };
+            let existing = if run.check_run_sha.as_deref() == Some(run.view.head_sha.as_str()) {
+                run.check_run_id
+            } else {
+                None
+            };
             let external_id = format!("{}#{}:{}", run.repo, run.pr_number, run.view.dds_id);
             let id = crate::comment::publish_check_run(
                 ctx.github.as_ref(),
@@ -442,7 +503,11 @@ impl Orchestrator {
     async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
         // A new head makes open proposals stale; their approval is refused against the new
         // head (see the commands stage). Closing the pull request ends its runs.
-        let runs = self.ctx.runs.for_pull_request(&p.repo.full_name(), p.number).map_err(store_err)?;
+        let runs = self
+            .ctx
+            .runs
+            .for_pull_request(&p.repo.full_name(), p.number)
+            .map_err(store_err)?;
         for mut run in runs {
             if p.action == "closed" && run.phase != Phase::Finished {
                 run.phase = Phase::Finished;

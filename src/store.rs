@@ -147,6 +147,11 @@ impl Store {
         &self.inner.db
     }
 
+    /// The DDS registry stored in this database.
+    pub fn registry(&self) -> Result<registry::Registry, registry::RegistryError> {
+        registry::Registry::open(&self.inner.db)
+    }
+
     /// Waits until every write made before this call is durable on disk.
     pub async fn durable(&self) -> Result<(), StoreError> {
         let (tx, rx) = oneshot::channel();

@@ -264,8 +264,7 @@ fn a_missing_setting_stops_startup_with_one_line_naming_it() {
         "secrets never appear in errors: {err}"
     );
 
-    let key =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pem");
+    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pem");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ci-medic"))
         .arg("serve")
         .env_clear()

@@ -9,8 +9,8 @@
 use chrono::Utc;
 use tracing::info;
 
-use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView};
 use ci_medic_core::commands::{Command, CommandError, help_text, parse_commands, usage_reply};
+use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView};
 use ci_medic_core::proposal::DdsStatus;
 use ci_medic_core::repo_config::RepoConfig;
 
@@ -46,7 +46,10 @@ impl Orchestrator {
         let mut replies = Vec::new();
         let mut refused = false;
         let mut accepted = false;
-        let errors: Vec<CommandError> = parsed.iter().filter_map(|r| r.as_ref().err().cloned()).collect();
+        let errors: Vec<CommandError> = parsed
+            .iter()
+            .filter_map(|r| r.as_ref().err().cloned())
+            .collect();
         if !errors.is_empty() {
             replies.push(usage_reply(&errors));
             refused = true;
@@ -58,10 +61,19 @@ impl Orchestrator {
                 let outcome = match cmd {
                     Command::Help => Outcome::Accepted(Some(help_text())),
                     Command::Approve { id } => {
-                        self.decide(inst, &repo, &c, &config, id.map(|i| i.to_string()), None).await?
+                        self.decide(inst, &repo, &c, &config, id.map(|i| i.to_string()), None)
+                            .await?
                     }
                     Command::Reject { id, reason } => {
-                        self.decide(inst, &repo, &c, &config, id.map(|i| i.to_string()), Some(reason)).await?
+                        self.decide(
+                            inst,
+                            &repo,
+                            &c,
+                            &config,
+                            id.map(|i| i.to_string()),
+                            Some(reason),
+                        )
+                        .await?
                     }
                     Command::Retry => self.retry(inst, &repo, &c, &config).await?,
                 };
@@ -78,7 +90,11 @@ impl Orchestrator {
             }
         }
 
-        let reaction = if refused && !accepted { ReactionContent::Confused } else { ReactionContent::PlusOne };
+        let reaction = if refused && !accepted {
+            ReactionContent::Confused
+        } else {
+            ReactionContent::PlusOne
+        };
         gh.create_issue_comment_reaction(inst, &repo, c.comment_id, reaction)
             .await
             .map_err(|e| gh_err("reacting to the comment", e))?;
@@ -90,7 +106,10 @@ impl Orchestrator {
                 .list_issue_comments(inst, &repo, c.pr_number)
                 .await
                 .map_err(|e| gh_err("listing comments", e))?;
-            if !existing.iter().any(|x| x.body.as_deref().is_some_and(|b| b.contains(&marker))) {
+            if !existing
+                .iter()
+                .any(|x| x.body.as_deref().is_some_and(|b| b.contains(&marker)))
+            {
                 let body = format!("{marker}\n{}", replies.join("\n\n---\n\n"));
                 gh.create_issue_comment(inst, &repo, c.pr_number, &body)
                     .await
@@ -113,18 +132,30 @@ impl Orchestrator {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
         let project = repo.full_name();
-        let pr = gh.get_pull_request(inst, repo, c.pr_number).await.map_err(|e| gh_err("reading the pull request", e))?;
-
-        match authorize(gh, inst, repo, &config.approvers, &c.author, pr.user.as_ref().map(|u| u.login.as_str()))
+        let pr = gh
+            .get_pull_request(inst, repo, c.pr_number)
             .await
-            .map_err(|e| gh_err("reading the commenter's permission", e))?
+            .map_err(|e| gh_err("reading the pull request", e))?;
+
+        match authorize(
+            gh,
+            inst,
+            repo,
+            &config.approvers,
+            &c.author,
+            pr.user.as_ref().map(|u| u.login.as_str()),
+        )
+        .await
+        .map_err(|e| gh_err("reading the commenter's permission", e))?
         {
             Ok(()) => {}
             Err(r) => {
                 ctx.metrics.stage("approval", "refused_permission");
                 info!(user = %c.author, refusal = ?r, "command refused");
                 return Ok(Outcome::Refused(match r {
-                    Refusal::Permission { has, needs } => text::not_permitted_reply(&c.author, has, needs),
+                    Refusal::Permission { has, needs } => {
+                        text::not_permitted_reply(&c.author, has, needs)
+                    }
                     Refusal::NotListed => text::not_an_approver_reply(&c.author),
                     Refusal::Author => text::author_not_allowed_reply(),
                 }));
@@ -132,13 +163,23 @@ impl Orchestrator {
         }
 
         // Which proposal: the one named, or the newest open one on this pull request.
-        let runs = ctx.runs.for_pull_request(&project, c.pr_number).map_err(store_err)?;
+        let runs = ctx
+            .runs
+            .for_pull_request(&project, c.pr_number)
+            .map_err(store_err)?;
         let run = match &id {
-            Some(id) => match runs.into_iter().find(|r| r.fix_id.as_deref() == Some(id.as_str())) {
+            Some(id) => match runs
+                .into_iter()
+                .find(|r| r.fix_id.as_deref() == Some(id.as_str()))
+            {
                 Some(r) => r,
                 None => return Ok(Outcome::Refused(text::unknown_proposal_reply(id))),
             },
-            None => match runs.into_iter().filter(|r| r.phase == Phase::Proposed).max_by_key(|r| r.updated_at) {
+            None => match runs
+                .into_iter()
+                .filter(|r| r.phase == Phase::Proposed)
+                .max_by_key(|r| r.updated_at)
+            {
                 Some(r) => r,
                 None => return Ok(Outcome::Refused(text::no_open_proposal_reply())),
             },
@@ -150,12 +191,19 @@ impl Orchestrator {
             .map_err(store_err)?
             .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
         if stored.status != DdsStatus::Proposed || run.phase != Phase::Proposed {
-            return Ok(Outcome::Refused(text::already_decided_reply(&fix_id, &run.view.status)));
+            return Ok(Outcome::Refused(text::already_decided_reply(
+                &fix_id,
+                &run.view.status,
+            )));
         }
         // An approval binds to the commit the proposal was made for.
         if pr.head.sha != run.proposed_for_sha {
             ctx.metrics.stage("approval", "refused_stale");
-            return Ok(Outcome::Refused(text::stale_reply(&fix_id, &run.proposed_for_sha, &pr.head.sha)));
+            return Ok(Outcome::Refused(text::stale_reply(
+                &fix_id,
+                &run.proposed_for_sha,
+                &pr.head.sha,
+            )));
         }
 
         let now = Utc::now();
@@ -163,13 +211,23 @@ impl Orchestrator {
             None => (DdsStatus::Approved, format!("approved in {}", c.html_url)),
             Some(r) => (
                 DdsStatus::Rejected,
-                format!("rejected in {}{}", c.html_url, r.as_deref().map(|r| format!(": {r}")).unwrap_or_default()),
+                format!(
+                    "rejected in {}{}",
+                    c.html_url,
+                    r.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
+                ),
             ),
         };
-        match ctx.registry.transition(&fix_id, DdsStatus::Proposed, to, &c.author, now, &reason) {
+        match ctx
+            .registry
+            .transition(&fix_id, DdsStatus::Proposed, to, &c.author, now, &reason)
+        {
             Ok(_) => {}
             Err(RegistryError::Transition { .. }) => {
-                return Ok(Outcome::Refused(text::already_decided_reply(&fix_id, &run.view.status)));
+                return Ok(Outcome::Refused(text::already_decided_reply(
+                    &fix_id,
+                    &run.view.status,
+                )));
             }
             Err(e) => return Err(store_err(e)),
         }
@@ -178,15 +236,27 @@ impl Orchestrator {
         let reply = match reject_reason {
             None => {
                 ctx.metrics.stage("approval", "approved");
-                run.phase = Phase::Approved { by: c.author.clone() };
-                run.view.status = ProposalStatusView::Approved { by: c.author.clone(), at: at.clone() };
-                run.view.history.push(HistoryEntry { at, text: format!("{fix_id} approved by @{} ({})", c.author, c.html_url) });
+                run.phase = Phase::Approved {
+                    by: c.author.clone(),
+                };
+                run.view.status = ProposalStatusView::Approved {
+                    by: c.author.clone(),
+                    at: at.clone(),
+                };
+                run.view.history.push(HistoryEntry {
+                    at,
+                    text: format!("{fix_id} approved by @{} ({})", c.author, c.html_url),
+                });
                 text::approved_reply(&fix_id, &c.author)
             }
             Some(reason) => {
                 ctx.metrics.stage("approval", "rejected");
                 run.phase = Phase::Finished;
-                run.view.status = ProposalStatusView::Rejected { by: c.author.clone(), at: at.clone(), reason: reason.clone() };
+                run.view.status = ProposalStatusView::Rejected {
+                    by: c.author.clone(),
+                    at: at.clone(),
+                    reason: reason.clone(),
+                };
                 run.view.history.push(HistoryEntry {
                     at,
                     text: format!(
@@ -215,22 +285,35 @@ impl Orchestrator {
     ) -> Result<Outcome, JobError> {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
-        let pr = gh.get_pull_request(inst, repo, c.pr_number).await.map_err(|e| gh_err("reading the pull request", e))?;
+        let pr = gh
+            .get_pull_request(inst, repo, c.pr_number)
+            .await
+            .map_err(|e| gh_err("reading the pull request", e))?;
         if let Err(r) = authorize(gh, inst, repo, &config.approvers, &c.author, None)
             .await
             .map_err(|e| gh_err("reading the commenter's permission", e))?
         {
             return Ok(Outcome::Refused(match r {
-                Refusal::Permission { has, needs } => text::not_permitted_reply(&c.author, has, needs),
+                Refusal::Permission { has, needs } => {
+                    text::not_permitted_reply(&c.author, has, needs)
+                }
                 Refusal::NotListed => text::not_an_approver_reply(&c.author),
                 Refusal::Author => text::author_not_allowed_reply(),
             }));
         }
-        let runs = ctx.runs.for_pull_request(&repo.full_name(), c.pr_number).map_err(store_err)?;
+        let runs = ctx
+            .runs
+            .for_pull_request(&repo.full_name(), c.pr_number)
+            .map_err(store_err)?;
         let mut replies = Vec::new();
         for run in runs {
-            let Some(check_run_id) = run.source_check_run_id else { continue };
-            let check = gh.get_check_run(inst, repo, check_run_id).await.map_err(|e| gh_err("reading the check run", e))?;
+            let Some(check_run_id) = run.source_check_run_id else {
+                continue;
+            };
+            let check = gh
+                .get_check_run(inst, repo, check_run_id)
+                .await
+                .map_err(|e| gh_err("reading the check run", e))?;
             let cr = CheckRunCompleted {
                 repo: c.repo.clone(),
                 installation_id: Some(inst.0),
@@ -254,4 +337,3 @@ impl Orchestrator {
         Ok(Outcome::Accepted(Some(replies.join("\n"))))
     }
 }
-

@@ -75,7 +75,10 @@ pub struct RunStore {
 
 impl RunStore {
     pub fn open(store: &super::Store) -> Result<RunStore, StoreError> {
-        Ok(RunStore { runs: store.db().open_tree("runs")?, pushed: store.db().open_tree("runs_by_pushed_commit")? })
+        Ok(RunStore {
+            runs: store.db().open_tree("runs")?,
+            pushed: store.db().open_tree("runs_by_pushed_commit")?,
+        })
     }
 
     pub fn get(&self, repo: &str, pr: u64, check: &str) -> Result<Option<FixRun>, StoreError> {
@@ -86,9 +89,15 @@ impl RunStore {
     /// GitHub call that must not be repeated after a crash.
     pub fn put(&self, run: &FixRun) -> Result<(), StoreError> {
         let key = FixRun::key(&run.repo, run.pr_number, &run.check_name);
-        self.runs.insert(key.as_bytes(), serde_json::to_vec(run).expect("run serialises"))?;
+        self.runs.insert(
+            key.as_bytes(),
+            serde_json::to_vec(run).expect("run serialises"),
+        )?;
         if let Phase::Pushed { commit_sha } = &run.phase {
-            self.pushed.insert(format!("{}@{commit_sha}", run.repo).as_bytes(), key.as_bytes())?;
+            self.pushed.insert(
+                format!("{}@{commit_sha}", run.repo).as_bytes(),
+                key.as_bytes(),
+            )?;
         }
         self.runs.flush()?;
         Ok(())

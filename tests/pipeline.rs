@@ -1,0 +1,407 @@
+//! End to end: the real binary against the fake GitHub, with webhook payloads in GitHub's shape
+//! and a log captured from a real tool run (`fixtures/corpus`).
+//!
+//! A failed check ends in exactly one comment whose two JSON blocks validate against their
+//! specifications, and in annotations; redeliveries, retries and a second failing push still
+//! leave one comment; 5xx and rate-limit answers are survived; approvals are permission-checked.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use fake_github::{CheckOutput, FakeGitHub, NewPullRequest, Permission};
+use serde_json::Value;
+
+const REPO: &str = "octo-org/shop";
+const CHECK: &str = "lint";
+
+fn corpus(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/corpus")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+fn src(rel: &str) -> String {
+    String::from_utf8(corpus(&format!("src/python/ruff_unused_import/{rel}"))).unwrap()
+}
+
+struct World {
+    fake: FakeGitHub,
+    server: Server,
+    _dir: tempfile::TempDir,
+    head: String,
+}
+
+/// A repository whose pull request #7 adds a Python module with two unused imports, and a
+/// failed `lint` check whose log is ruff's real output wrapped as an Actions job log.
+async fn world() -> World {
+    let fake = FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let pubkey =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pub.pem"))
+            .unwrap();
+    fake.set_app_public_key(&pubkey).unwrap();
+    let base = fake.add_repo(
+        "octo-org",
+        "shop",
+        "main",
+        &[("README.md", "# shop\n"), ("app/__init__.py", "")],
+    );
+    let head = fake
+        .commit_files(
+            REPO,
+            "feature",
+            Some(&base),
+            &[
+                ("app/main.py", &src("app/main.py")),
+                ("pyproject.toml", &src("pyproject.toml")),
+            ],
+            "Add main module",
+        )
+        .unwrap();
+    fake.open_pull_request(NewPullRequest {
+        repo: REPO,
+        number: 7,
+        head_branch: "feature",
+        head_repo: REPO,
+        base: "main",
+        author_login: "contributor",
+        title: "Add main module",
+        maintainer_can_modify: true,
+    })
+    .unwrap();
+    fake.set_permission(REPO, "maintainer", Permission::Write)
+        .unwrap();
+    fake.set_permission(REPO, "reader", Permission::Read)
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(ServerOptions {
+        data_dir: dir.path(),
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: vec![],
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    World {
+        fake,
+        server,
+        _dir: dir,
+        head,
+    }
+}
+
+fn fail_check(w: &World, sha: &str, log: &[u8]) -> u64 {
+    let id = w.fake.add_check_run(
+        REPO,
+        sha,
+        CHECK,
+        "github-actions",
+        "failure",
+        CheckOutput::default(),
+    );
+    w.fake.set_job_log(REPO, id, log);
+    id
+}
+
+async fn deliver_check(w: &World, id: u64) -> String {
+    let payload = w.fake.check_run_completed_payload(id).unwrap();
+    let d = w.fake.deliver("check_run", &payload).await.unwrap();
+    assert!(
+        d.status == 202 || d.status == 200,
+        "delivery answered {}",
+        d.status
+    );
+    d.id
+}
+
+/// The JSON blocks of a rendered comment, in order.
+fn json_blocks(body: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(start) = rest.find("```json\n") {
+        let after = &rest[start + 8..];
+        let end = after.find("\n```").expect("closed block");
+        out.push(serde_json::from_str(&after[..end]).expect("each JSON block parses on its own"));
+        rest = &after[end..];
+    }
+    out
+}
+
+async fn wait_comment(w: &World, pred: impl Fn(&str) -> bool) -> String {
+    let found = w
+        .fake
+        .wait_for(Duration::from_secs(30), |f| {
+            f.comments(REPO, 7)
+                .into_iter()
+                .find(|c| c.via_app && pred(&c.body))
+                .map(|c| c.body)
+        })
+        .await;
+    match found {
+        Some(b) => b,
+        None => panic!(
+            "comment not found; comments: {:#?}\nlog:\n{}",
+            w.fake
+                .comments(REPO, 7)
+                .iter()
+                .map(|c| c.body.chars().take(300).collect::<String>())
+                .collect::<Vec<_>>(),
+            w.server.stderr.lock().unwrap().join("\n")
+        ),
+    }
+}
+
+fn app_comments(w: &World) -> Vec<String> {
+    w.fake
+        .comments(REPO, 7)
+        .into_iter()
+        .filter(|c| c.via_app)
+        .map(|c| c.body)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_check_ends_in_one_comment_with_valid_proposal_and_annotations() {
+    let w = world().await;
+    let log = corpus("logs/actions/ruff_unused_import.log");
+    let check_id = fail_check(&w, &w.head, &log);
+    // GitHub has a bad moment: the first comment POST gets a 502, a read gets a secondary
+    // rate limit. Both are survived.
+    w.fake.fail_next(
+        "POST",
+        "/repos/octo-org/shop/issues/7/comments",
+        502,
+        &[],
+        1,
+    );
+    w.fake.fail_next(
+        "GET",
+        "/repos/octo-org/shop/pulls/7/files",
+        403,
+        &[("retry-after", "1"), ("x-ratelimit-remaining", "4000")],
+        1,
+    );
+    let delivery = deliver_check(&w, check_id).await;
+
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    assert!(body.starts_with("<!-- ci-medic:check="), "{body}");
+    assert!(
+        body.contains("LINTING error in app/main.py line 1"),
+        "{body}"
+    );
+    assert!(body.contains("/approve DDS-FIX-"), "{body}");
+
+    let blocks = json_blocks(&body);
+    assert_eq!(blocks.len(), 2, "{body}");
+    // The Fix Packet validates against the frozen schema.
+    let schema: Value = serde_json::from_str(ci_medic::proposal::FIX_PACKET_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&blocks[0])
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(blocks[0]["violations"].as_array().unwrap().len(), 2);
+    // The code_fix DDS has the spec's shape and limits.
+    let dds: ci_medic::proposal::CodeFixDds = serde_json::from_value(blocks[1].clone()).unwrap();
+    assert!(ci_medic::ids::is_fix_dds_id(&dds.id), "{}", dds.id);
+    assert_eq!(dds.status, ci_medic::proposal::DdsStatus::Proposed);
+    assert_eq!(dds.allowed_paths, vec!["app/main.py".to_string()]);
+    assert!(dds.constraints.max_files_changed <= 3);
+    assert!(dds.constraints.no_new_dependencies && dds.constraints.no_refactor);
+
+    // Annotations on the head commit, one per report, in a ci-medic check run.
+    let runs = w.fake.check_runs(REPO, &w.head);
+    let ours: Vec<_> = runs.iter().filter(|r| r.name == "ci-medic").collect();
+    assert_eq!(ours.len(), 1);
+    assert_eq!(w.fake.annotations(ours[0].id).len(), 2);
+
+    // A redelivery, and the same event under a new delivery id (a retried job), change nothing.
+    w.fake.redeliver(&delivery).await.unwrap();
+    deliver_check(&w, check_id).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(app_comments(&w).len(), 1);
+    assert_eq!(
+        w.fake
+            .check_runs(REPO, &w.head)
+            .iter()
+            .filter(|r| r.name == "ci-medic")
+            .count(),
+        1
+    );
+
+    // A second failing push: the same comment is updated with a new proposal.
+    let head2 = w
+        .fake
+        .commit_files(
+            REPO,
+            "feature",
+            Some(&w.head),
+            &[("app/extra.py", "import sys\n")],
+            "more",
+        )
+        .unwrap();
+    let check2 = fail_check(&w, &head2, &log);
+    deliver_check(&w, check2).await;
+    let body2 = wait_comment(&w, |b| b.contains(&head2[..7]) && b.contains("superseded")).await;
+    let dds2: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body2)[1].clone()).unwrap();
+    assert_ne!(dds2.id, dds.id);
+    assert_eq!(app_comments(&w).len(), 1, "still one comment");
+
+    // After shutdown, the stored proposal passes all ten validation rules against its source.
+    let dir = w.server.data_dir.clone();
+    assert!(w.server.terminate().success());
+    let store = open_store(&dir).await;
+    let registry = store.registry().unwrap();
+    let stored = registry.get_fix(&dds2.id).unwrap().unwrap();
+    let source = registry
+        .get_source(&stored.dds.source_dds)
+        .unwrap()
+        .unwrap();
+    ci_medic::proposal::validate_code_fix(&stored.dds, Some(&source), Some(&stored.dds.id))
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_is_permission_checked_and_bound_to_its_commit() {
+    let w = world().await;
+    let check_id = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(&w, check_id).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+
+    // ci-medic's own comment quotes `/approve`: delivering it triggers nothing.
+    let own = w
+        .fake
+        .comments(REPO, 7)
+        .into_iter()
+        .find(|c| c.via_app)
+        .unwrap();
+    let payload = w.fake.issue_comment_created_payload(own.id).unwrap();
+    w.fake.deliver("issue_comment", &payload).await.unwrap();
+
+    // A reader's /approve is refused with a reply; nothing changes.
+    let c = w
+        .fake
+        .add_comment(REPO, 7, "reader", &format!("/approve {}", dds.id));
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(reply.contains("write"), "{reply}");
+    let reacted = w
+        .fake
+        .wait_for(Duration::from_secs(10), |f| {
+            (!f.reactions(c).is_empty()).then_some(())
+        })
+        .await;
+    assert!(reacted.is_some(), "the refused command gets a reaction");
+    let main = wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=")).await;
+    assert!(main.contains("**proposed**"), "{main}");
+    assert!(!main.contains("**approved**"), "{main}");
+
+    // A writer's /approve (no id: the newest open proposal) is accepted.
+    let c = w
+        .fake
+        .add_comment(REPO, 7, "maintainer", "Looks right.\n/approve");
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let main = wait_comment(&w, |b| {
+        b.starts_with("<!-- ci-medic:check=")
+            && b.contains("**approved**")
+            && b.contains("maintainer")
+    })
+    .await;
+    assert!(main.contains(&dds.id));
+    let reacted = w
+        .fake
+        .wait_for(Duration::from_secs(10), |f| {
+            (!f.reactions(c).is_empty()).then_some(())
+        })
+        .await;
+    assert!(reacted.is_some(), "the accepted command gets a reaction");
+
+    // Approving or rejecting it again is refused: it is no longer proposed.
+    let c = w.fake.add_comment(
+        REPO,
+        7,
+        "maintainer",
+        &format!("/reject {} changed my mind", dds.id),
+    );
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(reply.contains(&dds.id), "{reply}");
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_approval_after_a_new_push_is_refused() {
+    let w = world().await;
+    let check_id = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(&w, check_id).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    // The branch moves before anyone approves.
+    w.fake
+        .commit_files(
+            REPO,
+            "feature",
+            Some(&w.head),
+            &[("NOTES.md", "wip\n")],
+            "wip",
+        )
+        .unwrap();
+    let c = w
+        .fake
+        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(
+        reply.contains("was made for commit") && reply.contains("will not be applied"),
+        "{reply}"
+    );
+    let main = wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=")).await;
+    assert!(!main.contains("**approved**"), "{main}");
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_logs_are_reported_on_the_comment() {
+    let w = world().await;
+    let id = fail_check(&w, &w.head, b"irrelevant");
+    w.fake.expire_job_log(id);
+    deliver_check(&w, id).await;
+    let body = wait_comment(&w, |b| b.contains("expired")).await;
+    assert!(!body.contains("DDS-FIX-"), "{body}");
+    assert!(w.server.terminate().success());
+}
