@@ -1,0 +1,967 @@
+//! The built-in deterministic fixers. Each one recognises one kind of error from the report's
+//! rule, tool and message, checks that the reported line looks exactly as that error implies, and
+//! edits as little as possible — or declines.
+//!
+//! They must never guess: an import line they cannot parse, an indentation level that is not the
+//! unique obvious one, a line that spans several physical lines… all give `None`. They keep the
+//! file's line endings, indentation characters and trailing comments.
+
+use super::text::{
+    Lang, Line, code_and_tail, dominant_eol, indent_of, is_comment_line, join_lines, lang_of,
+    remove_line, split_lines,
+};
+use super::{DeterministicFixer, FixInput, FixOutput, LINE_WINDOW};
+use regex::Regex;
+use std::sync::LazyLock;
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("static regex")
+}
+
+fn rule_in(input: &FixInput, rules: &[&str]) -> bool {
+    input
+        .report
+        .rule
+        .as_deref()
+        .is_some_and(|r| rules.iter().any(|x| r.eq_ignore_ascii_case(x)))
+}
+
+/// The report's message, falling back to the contract's `error_message`.
+fn message(input: &FixInput) -> &str {
+    if input.report.message.trim().is_empty() {
+        &input.error_message
+    } else {
+        &input.report.message
+    }
+}
+
+/// The file's lines and the 0-based index of the reported line, when it exists.
+fn target(input: &FixInput) -> Option<(Vec<Line>, usize)> {
+    let lines = split_lines(&input.file_content);
+    let idx = (input.report.line_number as usize).checked_sub(1)?;
+    (idx < lines.len()).then_some((lines, idx))
+}
+
+fn output(fixer: &dyn DeterministicFixer, lines: &[Line], reason: String, c: f64) -> FixOutput {
+    FixOutput {
+        patched_content: join_lines(lines),
+        fix_reason: reason,
+        confidence_score: c,
+        fixer: fixer.name().to_string(),
+    }
+}
+
+fn norm_ws(s: &str) -> String {
+    s.split_whitespace().collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unused imports
+// ---------------------------------------------------------------------------------------------
+
+/// Removes an import the tool says is unused: Python F401 (ruff, flake8), rustc `unused
+/// import(s)`, Go `imported and not used` (old and new wordings), ESLint `no-unused-vars` and tsc
+/// TS6133/TS6196 when the name is bound by an import. Removes only the unused names of a
+/// multi-name import; declines on multi-line forms it cannot see whole.
+pub struct UnusedImport;
+
+static PY_UNUSED: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"[`'"‘]([^`'"’]+)[`'"’] imported but unused"#));
+static RS_UNUSED: LazyLock<Regex> = LazyLock::new(|| re(r"^unused imports?: (.+)$"));
+static BACKTICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`]+)`"));
+static GO_PATH: LazyLock<Regex> = LazyLock::new(|| re(r#""([^"]+)""#));
+static GO_ALIAS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"imported as (\w+) and not used|not used as (\w+)"));
+static JS_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^'([A-Za-z_$][\w$]*)' is (?:defined but never used|declared but (?:its value is )?never (?:read|used))",
+    )
+});
+
+impl DeterministicFixer for UnusedImport {
+    fn name(&self) -> &'static str {
+        "unused-import"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        let msg = message(input).trim();
+        let (mut lines, idx) = target(input)?;
+        let (what, conf) = match lang_of(&input.report.file_path) {
+            Lang::Python => {
+                if !(rule_in(input, &["F401"]) || msg.contains("imported but unused")) {
+                    return None;
+                }
+                let full = PY_UNUSED.captures(msg)?.get(1)?.as_str();
+                let (name, alias) = match full.split_once(" as ") {
+                    Some((n, a)) => (n.trim(), Some(a.trim())),
+                    None => (full.trim(), None),
+                };
+                python_unused(&mut lines, idx, name, alias)?;
+                (format!("`{full}`"), 0.95)
+            }
+            Lang::Rust => {
+                let list = RS_UNUSED.captures(msg)?.get(1)?.as_str();
+                let names: Vec<&str> = BACKTICKED
+                    .captures_iter(list)
+                    .filter_map(|c| c.get(1).map(|m| m.as_str()))
+                    .collect();
+                if names.is_empty() {
+                    return None;
+                }
+                rust_unused(&mut lines, idx, &names)?;
+                (
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    0.95,
+                )
+            }
+            Lang::Go => {
+                if !(msg.contains("imported and not used") || msg.contains("imported but not used"))
+                {
+                    return None;
+                }
+                let path = GO_PATH.captures(msg)?.get(1)?.as_str();
+                let alias = GO_ALIAS
+                    .captures(msg)
+                    .and_then(|c| c.get(1).or(c.get(2)))
+                    .map(|m| m.as_str());
+                go_unused(&mut lines, idx, path, alias)?;
+                (format!("\"{path}\""), 0.95)
+            }
+            Lang::Js => {
+                let by_rule = rule_in(
+                    input,
+                    &[
+                        "no-unused-vars",
+                        "@typescript-eslint/no-unused-vars",
+                        "unused-imports/no-unused-imports",
+                        "TS6133",
+                        "TS6196",
+                    ],
+                );
+                let name = JS_NAME.captures(msg)?.get(1)?.as_str();
+                if !by_rule && !msg.contains(" but never used") && !msg.contains("never read") {
+                    return None;
+                }
+                js_unused(&mut lines, idx, name)?;
+                (format!("`{name}`"), 0.93)
+            }
+            _ => return None,
+        };
+        Some(output(
+            self,
+            &lines,
+            format!(
+                "Removed the unused import {what} on line {} reported by {}.",
+                input.report.line_number,
+                input.report.tool.as_deref().unwrap_or("the linter")
+            ),
+            conf,
+        ))
+    }
+}
+
+static PY_IMPORT_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"^(\s*)import\s+(.+)$"));
+static PY_FROM_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(\s*)from\s+(\.*[\w.]*)\s+import\s+(.+)$"));
+static PY_ITEM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^([A-Za-z_][\w.]*)(?:\s+as\s+([A-Za-z_]\w*))?$"));
+static PY_PAREN_ITEM_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?\s*,?\s*$"));
+
+fn py_join(module: &str, item: &str) -> String {
+    if module.ends_with('.') {
+        format!("{module}{item}")
+    } else {
+        format!("{module}.{item}")
+    }
+}
+
+/// Parses `a, b as c` into `(name, alias)` pairs; `None` on anything else (`*`, parentheses…).
+fn py_items(s: &str) -> Option<Vec<(String, Option<String>)>> {
+    let mut out = Vec::new();
+    for (i, raw) in s.split(',').enumerate() {
+        let t = raw.trim();
+        if t.is_empty() {
+            // Only a trailing comma inside parentheses may leave an empty item.
+            if i > 0 && raw == s.rsplit(',').next().unwrap_or("") {
+                continue;
+            }
+            return None;
+        }
+        let c = PY_ITEM.captures(t)?;
+        out.push((c[1].to_string(), c.get(2).map(|m| m.as_str().to_string())));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+fn py_render_items(items: &[(String, Option<String>)]) -> String {
+    items
+        .iter()
+        .map(|(n, a)| match a {
+            Some(a) => format!("{n} as {a}"),
+            None => n.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn python_unused(lines: &mut Vec<Line>, idx: usize, name: &str, alias: Option<&str>) -> Option<()> {
+    let (code, tail) = code_and_tail(&lines[idx].text, Lang::Python);
+    let (code, tail) = (code.to_string(), tail.to_string());
+    if code.contains(';') || code.ends_with('\\') {
+        return None;
+    }
+    let matches =
+        |full: &str, a: &Option<String>| full == name && (alias.is_none() || a.as_deref() == alias);
+
+    if let Some(c) = PY_FROM_LINE.captures(&code) {
+        let (indent, module, rest) = (&c[1], &c[2], c[3].trim());
+        let (inner, parens) = match rest.strip_prefix('(') {
+            Some(r) => (r.strip_suffix(')')?, true),
+            None => (rest, false),
+        };
+        let mut items = py_items(inner)?;
+        let hit: Vec<usize> = (0..items.len())
+            .filter(|&i| matches(&py_join(module, &items[i].0), &items[i].1))
+            .collect();
+        if hit.len() != 1 {
+            return None;
+        }
+        items.remove(hit[0]);
+        if items.is_empty() {
+            return python_remove_statement(lines, idx);
+        }
+        let list = py_render_items(&items);
+        let list = if parens { format!("({list})") } else { list };
+        lines[idx].text = format!("{indent}from {module} import {list}{tail}");
+        return Some(());
+    }
+    if let Some(c) = PY_IMPORT_LINE.captures(&code) {
+        let indent = c[1].to_string();
+        let mut items = py_items(c[2].trim())?;
+        let hit: Vec<usize> = (0..items.len())
+            .filter(|&i| matches(&items[i].0, &items[i].1))
+            .collect();
+        if hit.len() != 1 {
+            return None;
+        }
+        items.remove(hit[0]);
+        if items.is_empty() {
+            return python_remove_statement(lines, idx);
+        }
+        lines[idx].text = format!("{indent}import {}{tail}", py_render_items(&items));
+        return Some(());
+    }
+    // One name alone on its line inside `from m import (` … `)`.
+    let c = PY_PAREN_ITEM_LINE.captures(&code)?;
+    let item = (c[1].to_string(), c.get(2).map(|m| m.as_str().to_string()));
+    let mut open = None;
+    for k in (0..idx).rev() {
+        let (code, _) = code_and_tail(&lines[k].text, Lang::Python);
+        if code.trim().is_empty() || PY_PAREN_ITEM_LINE.is_match(code) {
+            continue;
+        }
+        let h = PY_FROM_LINE.captures(code)?;
+        (h[3].trim() == "(").then_some(())?;
+        open = Some((k, h[2].to_string()));
+        break;
+    }
+    let (open, module) = open?;
+    if !matches(&py_join(&module, &item.0), &item.1) {
+        return None;
+    }
+    let mut others = 0;
+    let mut close = None;
+    for (k, line) in lines.iter().enumerate().skip(open + 1) {
+        let (code, _) = code_and_tail(&line.text, Lang::Python);
+        if code.trim() == ")" {
+            close = Some(k);
+            break;
+        }
+        if code.trim().is_empty() {
+            continue;
+        }
+        PY_PAREN_ITEM_LINE.is_match(code).then_some(())?;
+        if k != idx {
+            others += 1;
+        }
+    }
+    close?;
+    if others == 0 {
+        return None;
+    }
+    remove_line(lines, idx);
+    Some(())
+}
+
+/// Removes a whole Python statement line, unless that would leave a block (`try:`, `if
+/// TYPE_CHECKING:`…) without a body.
+fn python_remove_statement(lines: &mut Vec<Line>, idx: usize) -> Option<()> {
+    let significant =
+        |l: &Line| !l.text.trim().is_empty() && !is_comment_line(&l.text, Lang::Python);
+    let prev = lines[..idx].iter().rev().find(|l| significant(l));
+    let next = lines[idx + 1..].iter().find(|l| significant(l));
+    let own = indent_of(&lines[idx].text).len();
+    if let Some(p) = prev {
+        let (code, _) = code_and_tail(&p.text, Lang::Python);
+        let next_indent = next.map(|n| indent_of(&n.text).len()).unwrap_or(0);
+        if code.ends_with(':') && next_indent < own {
+            return None;
+        }
+    }
+    remove_line(lines, idx);
+    Some(())
+}
+
+static RS_USE_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(\s*)((?:pub(?:\([^)]*\))?\s+)?use\s+)(.+);$"));
+static RS_GROUP: LazyLock<Regex> = LazyLock::new(|| re(r"^([\w:]*::)\{([^{}]*)\}$"));
+
+fn rust_unused(lines: &mut Vec<Line>, idx: usize, names: &[&str]) -> Option<()> {
+    let (code, tail) = code_and_tail(&lines[idx].text, Lang::Rust);
+    let c = RS_USE_LINE.captures(code)?;
+    let (indent, head, tree) = (c[1].to_string(), c[2].to_string(), c[3].trim().to_string());
+    let tail = tail.to_string();
+    let remove_whole = |lines: &mut Vec<Line>| {
+        // An attribute right above would silently move onto the next item.
+        if idx > 0 && lines[idx - 1].text.trim_start().starts_with("#[") {
+            return None;
+        }
+        remove_line(lines, idx);
+        Some(())
+    };
+    if !tree.contains('{') {
+        return if names.len() == 1 && norm_ws(&tree) == norm_ws(names[0]) {
+            remove_whole(lines)
+        } else {
+            None
+        };
+    }
+    let g = RS_GROUP.captures(&tree)?;
+    let prefix = g[1].to_string();
+    let mut items: Vec<String> = g[2]
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for name in names {
+        let hit: Vec<usize> = (0..items.len())
+            .filter(|&i| norm_ws(&items[i]) == norm_ws(name))
+            .collect();
+        if hit.len() != 1 {
+            return None;
+        }
+        items.remove(hit[0]);
+    }
+    let new_tree = match items.as_slice() {
+        [] => return remove_whole(lines),
+        [one] if one != "self" && !one.contains('{') => format!("{prefix}{one}"),
+        many => format!("{prefix}{{{}}}", many.join(", ")),
+    };
+    lines[idx].text = format!("{indent}{head}{new_tree};{tail}");
+    Some(())
+}
+
+static GO_SINGLE: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"^\s*import\s+(?:([A-Za-z_]\w*|\.)\s+)?"([^"]+)"$"#));
+static GO_SPEC: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"^\s*(?:([A-Za-z_]\w*|\.)\s+)?"([^"]+)"$"#));
+
+fn go_unused(lines: &mut Vec<Line>, idx: usize, path: &str, alias: Option<&str>) -> Option<()> {
+    let (code, _) = code_and_tail(&lines[idx].text, Lang::Go);
+    let ok = |c: regex::Captures<'_>| {
+        c[2] == *path && (alias.is_none() || c.get(1).map(|m| m.as_str()) == alias)
+    };
+    if let Some(c) = GO_SINGLE.captures(code) {
+        ok(c).then_some(())?;
+    } else {
+        let c = GO_SPEC.captures(code)?;
+        ok(c).then_some(())?;
+        // Must sit inside an `import (` block: only specs, blanks and comments in between.
+        let mut inside = false;
+        for k in (0..idx).rev() {
+            let (code, _) = code_and_tail(&lines[k].text, Lang::Go);
+            let t = code.trim();
+            if t.is_empty() || GO_SPEC.is_match(t) {
+                continue;
+            }
+            inside = t == "import (";
+            break;
+        }
+        inside.then_some(())?;
+    }
+    remove_line(lines, idx);
+    Some(())
+}
+
+static JS_IMPORT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"^(\s*)import\s+(type\s+)?(.+?)\s+from\s+(['"][^'"]+['"])(\s*;)?$"#));
+
+fn js_local(spec: &str) -> &str {
+    let s = spec.trim();
+    let s = s.strip_prefix("type ").map(str::trim).unwrap_or(s);
+    match s.rsplit_once(" as ") {
+        Some((_, local)) => local.trim(),
+        None => s,
+    }
+}
+
+fn js_unused(lines: &mut Vec<Line>, idx: usize, name: &str) -> Option<()> {
+    let (code, tail) = code_and_tail(&lines[idx].text, Lang::Js);
+    let c = JS_IMPORT_LINE.captures(code)?;
+    let (indent, kw_type, clause, source) =
+        (&c[1], c.get(2).map_or("", |m| m.as_str()), &c[3], &c[4]);
+    let semi = c.get(5).map_or("", |m| m.as_str());
+    let (head, named) = match clause.find('{') {
+        Some(open) => {
+            let inner = clause[open + 1..].strip_suffix('}')?;
+            if inner.contains(['{', '}']) {
+                return None;
+            }
+            let head = clause[..open].trim().trim_end_matches(',').trim();
+            (head, Some(inner))
+        }
+        None => (clause.trim(), None),
+    };
+    let mut heads: Vec<&str> = head
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut specs: Vec<&str> = named
+        .map(|n| {
+            n.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let valid_ident = |s: &str| {
+        let l = js_local(s);
+        !l.is_empty()
+            && l.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    };
+    if !heads.iter().chain(&specs).all(|s| valid_ident(s)) {
+        return None;
+    }
+    let hits = heads.iter().filter(|s| js_local(s) == name).count()
+        + specs.iter().filter(|s| js_local(s) == name).count();
+    if hits != 1 {
+        return None;
+    }
+    heads.retain(|s| js_local(s) != name);
+    specs.retain(|s| js_local(s) != name);
+    if heads.is_empty() && specs.is_empty() {
+        remove_line(lines, idx);
+        return Some(());
+    }
+    let mut parts: Vec<String> = heads.iter().map(|s| s.to_string()).collect();
+    if !specs.is_empty() {
+        let spaced = named.is_some_and(|n| n.starts_with(' '));
+        parts.push(if spaced {
+            format!("{{ {} }}", specs.join(", "))
+        } else {
+            format!("{{{}}}", specs.join(", "))
+        });
+    }
+    lines[idx].text = format!(
+        "{indent}import {kw_type}{} from {source}{semi}{tail}",
+        parts.join(", ")
+    );
+    Some(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python structure: a scanner good enough to know logical lines and strings
+// ---------------------------------------------------------------------------------------------
+
+/// Per physical line: does a logical line start here, and does the line end inside a string?
+#[derive(Debug, Clone, Copy, Default)]
+struct PyLine {
+    logical_start: bool,
+    ends_in_string: bool,
+    /// Bracket depth is back to zero and no `\` continuation at the end of this line.
+    completes: bool,
+}
+
+/// Scans Python source for brackets, strings (single, triple, with escapes), comments and
+/// backslash continuations. `None` when brackets close more than they open: not a file to edit.
+fn scan_python(lines: &[Line]) -> Option<Vec<PyLine>> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut depth: i32 = 0;
+    let mut string: Option<(char, bool)> = None;
+    let mut continued = false;
+    for line in lines {
+        let mut info = PyLine {
+            logical_start: depth == 0 && string.is_none() && !continued,
+            ..PyLine::default()
+        };
+        continued = false;
+        let chars: Vec<char> = line.text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            match string {
+                Some((q, triple)) => {
+                    if c == '\\' {
+                        i += 1;
+                    } else if c == q {
+                        if !triple {
+                            string = None;
+                        } else if chars.get(i + 1) == Some(&q) && chars.get(i + 2) == Some(&q) {
+                            string = None;
+                            i += 2;
+                        }
+                    }
+                }
+                None => match c {
+                    '#' => break,
+                    '\'' | '"' => {
+                        let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+                        string = Some((c, triple));
+                        if triple {
+                            i += 2;
+                        }
+                    }
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => {
+                        depth -= 1;
+                        if depth < 0 {
+                            return None;
+                        }
+                    }
+                    '\\' if i + 1 == chars.len() => continued = true,
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        if let Some((_, triple)) = string {
+            if triple || chars.last() == Some(&'\\') {
+                info.ends_in_string = true;
+            } else {
+                // An unterminated one-line string: Python's error, not ours; don't cascade.
+                string = None;
+            }
+        }
+        info.completes = depth == 0 && string.is_none() && !continued;
+        out.push(info);
+    }
+    Some(out)
+}
+
+/// The single indentation character the file uses, or `None` when it mixes tabs and spaces.
+fn indent_char(lines: &[Line], scan: &[PyLine]) -> Option<char> {
+    let (mut tabs, mut spaces) = (false, false);
+    for (l, s) in lines.iter().zip(scan) {
+        if !s.logical_start {
+            continue;
+        }
+        let ind = indent_of(&l.text);
+        tabs |= ind.contains('\t');
+        spaces |= ind.contains(' ');
+    }
+    match (tabs, spaces) {
+        (true, true) => None,
+        (true, false) => Some('\t'),
+        _ => Some(' '),
+    }
+}
+
+/// The file's indentation step: the smallest positive indentation of a logical line.
+fn indent_unit(lines: &[Line], scan: &[PyLine]) -> usize {
+    lines
+        .iter()
+        .zip(scan)
+        .filter(|(l, s)| s.logical_start && !l.text.trim().is_empty())
+        .map(|(l, _)| indent_of(&l.text).len())
+        .filter(|&w| w > 0)
+        .min()
+        .unwrap_or(4)
+}
+
+fn significant_py(line: &Line) -> bool {
+    !line.text.trim().is_empty() && !is_comment_line(&line.text, Lang::Python)
+}
+
+/// Re-indents one line from its current width to `to` using `ch`; `None` when its leading blanks
+/// are not all `ch` or it has fewer than it must lose.
+fn reindent(line: &mut Line, delta: isize, ch: char) -> Option<()> {
+    if line.text.trim().is_empty() {
+        return Some(());
+    }
+    let ind = indent_of(&line.text);
+    if ind.chars().any(|c| c != ch) {
+        return None;
+    }
+    let w = ind.len() as isize + delta;
+    if w < 0 {
+        return None;
+    }
+    line.text = format!(
+        "{}{}",
+        ch.to_string().repeat(w as usize),
+        line.text.trim_start()
+    );
+    Some(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python: missing colon
+// ---------------------------------------------------------------------------------------------
+
+/// Adds the `:` Python says is expected after a block header (`def`, `if`, `for`, `class`…),
+/// before any trailing comment. Declines on headers spanning several lines.
+pub struct MissingColon;
+
+static PY_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*(?:async\s+)?(?:def|class|if|elif|else|for|while|try|except|finally|with|match|case)\b",
+    )
+});
+
+impl DeterministicFixer for MissingColon {
+    fn name(&self) -> &'static str {
+        "missing-colon"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        if lang_of(&input.report.file_path) != Lang::Python
+            || !message(input).contains("expected ':'")
+        {
+            return None;
+        }
+        let (mut lines, idx) = target(input)?;
+        let scan = scan_python(&lines)?;
+        if !scan[idx].logical_start || !scan[idx].completes {
+            return None;
+        }
+        let (code, tail) = code_and_tail(&lines[idx].text, Lang::Python);
+        if !PY_HEADER.is_match(code) || code.contains(';') {
+            return None;
+        }
+        let last = code.chars().last()?;
+        if !(last.is_alphanumeric() || matches!(last, '_' | ')' | ']' | '}' | '"' | '\'')) {
+            return None;
+        }
+        lines[idx].text = format!("{code}:{tail}");
+        Some(output(
+            self,
+            &lines,
+            format!(
+                "Added the missing `:` at the end of the block header on line {}.",
+                input.report.line_number
+            ),
+            0.9,
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python: indentation
+// ---------------------------------------------------------------------------------------------
+
+/// Repairs the indentation Python rejects: `unexpected indent` (dedent the stray line to its
+/// neighbour's level), `unindent does not match any outer indentation level` (snap to the one
+/// enclosing level that is clearly meant) and `expected an indented block` (indent the body line
+/// one step under its header). Declines on mixed tabs and spaces, on ties, and when the repair
+/// would reach past the reported line +3.
+pub struct PythonIndentation;
+
+static INDENTED_BLOCK_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"on line (\d+)"));
+
+impl DeterministicFixer for PythonIndentation {
+    fn name(&self) -> &'static str {
+        "python-indentation"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        if lang_of(&input.report.file_path) != Lang::Python {
+            return None;
+        }
+        let msg = message(input);
+        let (mut lines, idx) = target(input)?;
+        let scan = scan_python(&lines)?;
+        let ch = indent_char(&lines, &scan)?;
+        if !scan[idx].logical_start || !significant_py(&lines[idx]) {
+            return None;
+        }
+        let prev = (0..idx)
+            .rev()
+            .find(|&k| scan[k].logical_start && significant_py(&lines[k]));
+        let width = |l: &Line| indent_of(&l.text).len();
+        let limit = idx + LINE_WINDOW as usize;
+
+        let reason = if msg.contains("unexpected indent") {
+            let p = prev?;
+            let (pcode, _) = code_and_tail(&lines[p].text, Lang::Python);
+            if pcode.ends_with(':') || width(&lines[idx]) <= width(&lines[p]) {
+                return None;
+            }
+            let delta = width(&lines[p]) as isize - width(&lines[idx]) as isize;
+            let own = width(&lines[idx]);
+            let mut k = idx;
+            while k < lines.len() {
+                let l = &lines[k];
+                if k > idx && scan[k].logical_start && significant_py(l) && width(l) < own {
+                    break;
+                }
+                if k > limit && !l.text.trim().is_empty() {
+                    return None;
+                }
+                k += 1;
+            }
+            for line in &mut lines[idx..k] {
+                reindent(line, delta, ch)?;
+            }
+            format!(
+                "Removed the unexpected indentation of line {} to match the statement before it.",
+                input.report.line_number
+            )
+        } else if msg.contains("unindent does not match any outer indentation level") {
+            let w = width(&lines[idx]);
+            let mut levels = Vec::new();
+            let mut min = usize::MAX;
+            for k in (0..idx).rev() {
+                if scan[k].logical_start && significant_py(&lines[k]) && width(&lines[k]) < min {
+                    min = width(&lines[k]);
+                    levels.push(min);
+                    if min == 0 {
+                        break;
+                    }
+                }
+            }
+            if levels.contains(&w) {
+                return None;
+            }
+            let best = levels.iter().map(|&l| l.abs_diff(w)).min()?;
+            let nearest: Vec<usize> = levels
+                .iter()
+                .copied()
+                .filter(|l| l.abs_diff(w) == best)
+                .collect();
+            let unit = indent_unit(&lines, &scan);
+            if nearest.len() != 1 || best * 2 >= unit {
+                return None;
+            }
+            let delta = nearest[0] as isize - w as isize;
+            // The line and the statements after it written at the same wrong width.
+            let mut k = idx + 1;
+            while k < lines.len() {
+                let l = &lines[k];
+                if scan[k].logical_start && significant_py(l) && width(l) != w {
+                    break;
+                }
+                k += 1;
+            }
+            let last_changed = (idx..k).rev().find(|&j| !lines[j].text.trim().is_empty())?;
+            if last_changed > limit {
+                return None;
+            }
+            for line in &mut lines[idx..k] {
+                reindent(line, delta, ch)?;
+            }
+            format!(
+                "Re-indented line {} to the enclosing indentation level it was meant to match.",
+                input.report.line_number
+            )
+        } else if msg.contains("expected an indented block") {
+            let header = match INDENTED_BLOCK_LINE.captures(msg) {
+                Some(c) => c[1].parse::<usize>().ok()?.checked_sub(1)?,
+                None => prev?,
+            };
+            if header >= idx || Some(header) != prev {
+                return None;
+            }
+            let (hcode, _) = code_and_tail(&lines[header].text, Lang::Python);
+            let (own_code, _) = code_and_tail(&lines[idx].text, Lang::Python);
+            if !hcode.ends_with(':') || own_code.ends_with(':') {
+                return None;
+            }
+            if width(&lines[idx]) > width(&lines[header]) {
+                return None;
+            }
+            let unit = indent_unit(&lines, &scan);
+            let delta = (width(&lines[header]) + unit) as isize - width(&lines[idx]) as isize;
+            // The statement and its own continuation lines move together.
+            let mut end = idx + 1;
+            while end < lines.len() && !scan[end].logical_start {
+                end += 1;
+            }
+            if end - 1 > limit {
+                return None;
+            }
+            for line in &mut lines[idx..end] {
+                reindent(line, delta, ch)?;
+            }
+            format!(
+                "Indented line {} under the block header on line {}.",
+                input.report.line_number,
+                header + 1
+            )
+        } else {
+            return None;
+        };
+        Some(output(self, &lines, reason, 0.8))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Missing semicolon
+// ---------------------------------------------------------------------------------------------
+
+/// Adds the `;` rustc (`expected `;``) or ESLint (`semi`, `Missing semicolon`) asks for, at the
+/// end of the line's code and before any comment. When the tool gave a column it must point
+/// exactly there.
+pub struct MissingSemicolon;
+
+impl DeterministicFixer for MissingSemicolon {
+    fn name(&self) -> &'static str {
+        "missing-semicolon"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        let msg = message(input).trim();
+        let lang = lang_of(&input.report.file_path);
+        let applies = match lang {
+            Lang::Rust => msg.starts_with("expected `;`"),
+            Lang::Js => {
+                (rule_in(input, &["semi", "@stylistic/semi"]) || input.report.rule.is_none())
+                    && msg.starts_with("Missing semicolon")
+            }
+            _ => false,
+        };
+        if !applies {
+            return None;
+        }
+        let (mut lines, idx) = target(input)?;
+        let (code, tail) = code_and_tail(&lines[idx].text, lang);
+        let last = code.chars().last()?;
+        if matches!(
+            last,
+            ';' | '{'
+                | '}'
+                | ','
+                | '('
+                | '['
+                | '+'
+                | '-'
+                | '*'
+                | '/'
+                | '='
+                | '&'
+                | '|'
+                | '<'
+                | '>'
+                | '!'
+                | '?'
+                | ':'
+                | '.'
+                | '\\'
+        ) {
+            return None;
+        }
+        if let Some(col) = input.report.column {
+            if col as usize != code.chars().count() + 1 {
+                return None;
+            }
+        }
+        lines[idx].text = format!("{code};{tail}");
+        Some(output(
+            self,
+            &lines,
+            format!(
+                "Added the missing `;` at the end of line {}.",
+                input.report.line_number
+            ),
+            0.88,
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whitespace
+// ---------------------------------------------------------------------------------------------
+
+/// Strips trailing blanks from the reported line (W291, W293, ESLint `no-trailing-spaces`).
+/// Declines when the line ends inside a Python multi-line string, where the blanks are data.
+pub struct TrailingWhitespace;
+
+impl DeterministicFixer for TrailingWhitespace {
+    fn name(&self) -> &'static str {
+        "trailing-whitespace"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        let msg = message(input).to_ascii_lowercase();
+        if !(rule_in(
+            input,
+            &["W291", "W293", "no-trailing-spaces", "trailing_whitespace"],
+        ) || msg.contains("trailing whitespace")
+            || msg.contains("blank line contains whitespace"))
+        {
+            return None;
+        }
+        let (mut lines, idx) = target(input)?;
+        if lang_of(&input.report.file_path) == Lang::Python {
+            let scan = scan_python(&lines)?;
+            if scan[idx].ends_in_string {
+                return None;
+            }
+        }
+        let trimmed = lines[idx].text.trim_end_matches([' ', '\t']).to_string();
+        if trimmed.len() == lines[idx].text.len() {
+            return None;
+        }
+        lines[idx].text = trimmed;
+        Some(output(
+            self,
+            &lines,
+            format!(
+                "Removed trailing whitespace on line {}.",
+                input.report.line_number
+            ),
+            0.97,
+        ))
+    }
+}
+
+/// Adds the missing final newline (W292, ESLint `eol-last`), in the file's own line-ending style.
+pub struct FinalNewline;
+
+impl DeterministicFixer for FinalNewline {
+    fn name(&self) -> &'static str {
+        "final-newline"
+    }
+
+    fn try_fix(&self, input: &FixInput) -> Option<FixOutput> {
+        let msg = message(input).to_ascii_lowercase();
+        if !(rule_in(input, &["W292", "eol-last", "@stylistic/eol-last"])
+            || msg.contains("no newline at end of file")
+            || msg.contains("newline required at end of file"))
+        {
+            return None;
+        }
+        let c = &input.file_content;
+        if c.is_empty() || c.ends_with('\n') {
+            return None;
+        }
+        let n = split_lines(c).len() as u32;
+        if input.report.line_number != n {
+            return None;
+        }
+        let mut patched = c.clone();
+        patched.push_str(dominant_eol(c));
+        Some(FixOutput {
+            patched_content: patched,
+            fix_reason: "Added the missing newline at the end of the file.".to_string(),
+            confidence_score: 0.98,
+            fixer: self.name().to_string(),
+        })
+    }
+}
