@@ -625,6 +625,30 @@ static PY_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A `:` outside brackets and strings (a walrus `:=` aside): the header already has its colon.
+fn has_top_level_colon(code: &str) -> bool {
+    let chars: Vec<char> = code.chars().collect();
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match quote {
+            Some(_) if c == '\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ':' if depth == 0 && chars.get(i + 1) != Some(&'=') => return true,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    false
+}
+
 impl DeterministicFixer for MissingColon {
     fn name(&self) -> &'static str {
         "missing-colon"
@@ -647,6 +671,21 @@ impl DeterministicFixer for MissingColon {
         }
         let last = code.chars().last()?;
         if !(last.is_alphanumeric() || matches!(last, '_' | ')' | ']' | '}' | '"' | '\'')) {
+            return None;
+        }
+        if has_top_level_colon(code) {
+            return None;
+        }
+        // `if x and` is an unfinished expression, not a header missing its colon.
+        let last_word = code
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        const OPERATORS: &[&str] = &[
+            "and", "or", "not", "in", "is", "if", "else", "lambda", "await", "async", "for",
+            "while", "with", "as", "from", "def", "class", "elif", "except",
+        ];
+        if OPERATORS.contains(&last_word) && code.trim() != last_word {
             return None;
         }
         lines[idx].text = format!("{code}:{tail}");
@@ -963,5 +1002,415 @@ impl DeterministicFixer for FinalNewline {
             confidence_score: 0.98,
             fixer: self.name().to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ci_medic_parser::{BugReport, BugType};
+
+    fn input(
+        path: &str,
+        line: u32,
+        col: Option<u32>,
+        rule: Option<&str>,
+        msg: &str,
+        content: &str,
+    ) -> FixInput {
+        FixInput::new(
+            BugReport {
+                file_path: path.into(),
+                line_number: line,
+                error_type: BugType::Linting,
+                message: msg.into(),
+                test_name: None,
+                confidence_score: 0.9,
+                column: col,
+                tool: None,
+                rule: rule.map(str::to_string),
+            },
+            content.into(),
+        )
+    }
+
+    fn fix(f: &dyn DeterministicFixer, i: &FixInput) -> Option<String> {
+        f.try_fix(i).map(|o| o.patched_content)
+    }
+
+    #[test]
+    fn python_unused_import_variants() {
+        let f = UnusedImport;
+        let m = |name: &str| format!("`{name}` imported but unused");
+        let i = input(
+            "a.py",
+            1,
+            None,
+            Some("F401"),
+            &m("os"),
+            "import os, sys  # both\nprint(sys)\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "import sys  # both\nprint(sys)\n");
+        let i = input(
+            "a.py",
+            1,
+            None,
+            Some("F401"),
+            &m("x.a"),
+            "from x import (a, b)\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "from x import (b)\n");
+        let i = input(
+            "a.py",
+            1,
+            None,
+            Some("F401"),
+            &m(".a"),
+            "from . import a, b\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "from . import b\n");
+        // Declines: wrong line, star import, two statements, the name twice, emptying a block.
+        for (line, content) in [
+            (1, "import sys\n"),
+            (1, "from os import *\n"),
+            (1, "import os; import sys\n"),
+            (1, "import os, os\n"),
+            (2, "try:\n    import os\nexcept ImportError:\n    pass\n"),
+            (1, "from os import (path,\n    sep)\n"),
+        ] {
+            let i = input(
+                "a.py",
+                line,
+                None,
+                Some("F401"),
+                &m(if content.contains("path") {
+                    "os.path"
+                } else {
+                    "os"
+                }),
+                content,
+            );
+            assert_eq!(fix(&f, &i), None, "{content:?}");
+        }
+        // The last item of a parenthesised block is not removed: that would leave `()`.
+        let i = input(
+            "a.py",
+            2,
+            None,
+            Some("F401"),
+            &m("x.a"),
+            "from x import (\n    a,\n)\n",
+        );
+        assert_eq!(fix(&f, &i), None);
+    }
+
+    #[test]
+    fn rust_unused_import_variants() {
+        let f = UnusedImport;
+        let i = input(
+            "a.rs",
+            1,
+            None,
+            None,
+            "unused import: `fmt`",
+            "use std::{fmt, io::{self}};\n",
+        );
+        assert_eq!(fix(&f, &i), None, "nested trees are declined");
+        let i = input(
+            "a.rs",
+            1,
+            None,
+            None,
+            "unused imports: `a`, `b`, and `c`",
+            "pub(crate) use m::{a, b, c, d}; // keep\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "pub(crate) use m::d; // keep\n");
+        let i = input(
+            "a.rs",
+            2,
+            None,
+            None,
+            "unused import: `std::fmt`",
+            "#[cfg(test)]\nuse std::fmt;\nfn f() {}\n",
+        );
+        assert_eq!(
+            fix(&f, &i),
+            None,
+            "the attribute would move to the next item"
+        );
+        let i = input(
+            "a.rs",
+            1,
+            None,
+            None,
+            "unused import: `fmt`",
+            "use std::{\n    fmt,\n};\n",
+        );
+        assert_eq!(fix(&f, &i), None);
+        let i = input(
+            "a.rs",
+            1,
+            None,
+            None,
+            "unused import: `self`",
+            "use std::io::{self, Read};\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "use std::io::Read;\n");
+    }
+
+    #[test]
+    fn go_and_js_unused_import_variants() {
+        let f = UnusedImport;
+        let g = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\" // files\n)\n";
+        let i = input("m.go", 5, None, None, "\"os\" imported and not used", g);
+        assert_eq!(
+            fix(&f, &i).unwrap(),
+            "package main\n\nimport (\n\t\"fmt\"\n)\n"
+        );
+        let i = input("m.go", 4, None, None, "\"os\" imported and not used", g);
+        assert_eq!(fix(&f, &i), None, "the line names another package");
+        let i = input(
+            "m.go",
+            1,
+            None,
+            None,
+            "\"os\" imported and not used",
+            "var x = \"os\"\n",
+        );
+        assert_eq!(fix(&f, &i), None, "a string outside an import block");
+
+        let r = Some("@typescript-eslint/no-unused-vars");
+        let m = "'b' is defined but never used";
+        for (src, want) in [
+            (
+                "import a, { b, c as d } from 'x'\n",
+                Some("import a, { c as d } from 'x'\n"),
+            ),
+            ("import {b} from \"x\";\n", Some("")),
+            (
+                "import type { A, b } from \"x\";\n",
+                Some("import type { A } from \"x\";\n"),
+            ),
+            ("import * as b from \"x\";\n", Some("")),
+            (
+                "import b, * as ns from \"x\";\n",
+                Some("import * as ns from \"x\";\n"),
+            ),
+            ("const b = 1;\n", None),
+            ("import {\n  b,\n} from \"x\";\n", None),
+            ("import { a } from \"x\";\n", None),
+        ] {
+            let i = input("a.ts", 1, None, r, m, src);
+            assert_eq!(fix(&f, &i).as_deref(), want, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn colon_semicolon_and_whitespace_decline_when_unsure() {
+        let m = MissingColon;
+        let msg = "expected ':'";
+        assert_eq!(
+            fix(
+                &m,
+                &input("a.py", 1, None, None, msg, "while x < 3\n    x += 1\n")
+            )
+            .unwrap(),
+            "while x < 3:\n    x += 1\n"
+        );
+        assert_eq!(
+            fix(&m, &input("a.py", 1, None, None, msg, "else\n")).unwrap(),
+            "else:\n"
+        );
+        for src in [
+            "x = 1\n",
+            "if x and\n",
+            "if (a,\n    b)\n",
+            "def f():\n",
+            "if x: y\n",
+        ] {
+            assert_eq!(
+                fix(&m, &input("a.py", 1, None, None, msg, src)),
+                None,
+                "{src:?}"
+            );
+        }
+        assert_eq!(fix(&m, &input("a.rs", 1, None, None, msg, "if x\n")), None);
+
+        let s = MissingSemicolon;
+        let rs = "expected `;`, found `}`";
+        assert_eq!(
+            fix(&s, &input("a.rs", 1, None, None, rs, "    x += 1\n}\n")).unwrap(),
+            "    x += 1;\n}\n"
+        );
+        assert_eq!(
+            fix(&s, &input("a.rs", 1, Some(5), None, rs, "    x += 1\n}\n")),
+            None,
+            "column elsewhere"
+        );
+        assert_eq!(
+            fix(&s, &input("a.rs", 1, None, None, rs, "    let x = a +\n")),
+            None
+        );
+        assert_eq!(fix(&s, &input("a.py", 1, None, None, rs, "x = 1\n")), None);
+        assert_eq!(
+            fix(
+                &s,
+                &input(
+                    "a.js",
+                    1,
+                    Some(6),
+                    Some("semi"),
+                    "Missing semicolon.",
+                    "a = 1\r\n"
+                )
+            )
+            .unwrap(),
+            "a = 1;\r\n"
+        );
+        assert_eq!(
+            fix(
+                &s,
+                &input(
+                    "a.js",
+                    1,
+                    None,
+                    Some("semi"),
+                    "Extra semicolon.",
+                    "a = 1;;\n"
+                )
+            ),
+            None
+        );
+
+        let w = TrailingWhitespace;
+        let doc = "def f():\n    \"\"\"Doc   \n    more\"\"\"\n";
+        assert_eq!(
+            fix(
+                &w,
+                &input("a.py", 2, None, Some("W291"), "trailing whitespace", doc)
+            ),
+            None,
+            "inside a string"
+        );
+        assert_eq!(
+            fix(
+                &w,
+                &input(
+                    "a.rs",
+                    1,
+                    None,
+                    Some("W291"),
+                    "trailing whitespace",
+                    "x\t \r\ny\n"
+                )
+            )
+            .unwrap(),
+            "x\r\ny\n"
+        );
+        assert_eq!(
+            fix(
+                &w,
+                &input("a.py", 1, None, Some("W291"), "trailing whitespace", "x\n")
+            ),
+            None
+        );
+
+        let n = FinalNewline;
+        assert_eq!(
+            fix(
+                &n,
+                &input(
+                    "a.py",
+                    1,
+                    None,
+                    Some("W292"),
+                    "no newline at end of file",
+                    "x\n"
+                )
+            ),
+            None
+        );
+        assert_eq!(
+            fix(
+                &n,
+                &input(
+                    "a.py",
+                    1,
+                    None,
+                    Some("W292"),
+                    "no newline at end of file",
+                    "x\ny"
+                )
+            ),
+            None,
+            "wrong line"
+        );
+    }
+
+    #[test]
+    fn indentation_declines_on_mixed_tabs_ties_and_far_reaches() {
+        let f = PythonIndentation;
+        let ue = "unexpected indent";
+        let mixed = "def f():\n\tx = 1\n        y = 2\n";
+        assert_eq!(fix(&f, &input("a.py", 3, None, None, ue, mixed)), None);
+        // A stray block: the over-indented run is dedented together when it stays within +3.
+        let run = "def f():\n    a = 1\n        b = 2\n        c = 3\n    return a\n";
+        assert_eq!(
+            fix(&f, &input("a.py", 3, None, None, ue, run)).unwrap(),
+            "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n"
+        );
+        let long = "def f():\n    a = 1\n        b = 2\n        c = 3\n        d = 4\n        e = 5\n        g = 6\n    return a\n";
+        assert_eq!(fix(&f, &input("a.py", 3, None, None, ue, long)), None);
+        // After a header the indent is expected: not this error.
+        assert_eq!(
+            fix(&f, &input("a.py", 2, None, None, ue, "if x:\n    y = 1\n")),
+            None
+        );
+
+        let un = "unindent does not match any outer indentation level";
+        let tab_levels = "def f():\n  if x:\n    y = 1\n   z = 2\n";
+        assert_eq!(
+            fix(&f, &input("a.py", 4, None, None, un, tab_levels)),
+            None,
+            "2-space unit: 3 is a tie-ish guess"
+        );
+        let eib = "expected an indented block after 'if' statement on line 2";
+        let header = "def f(x):\n    if x:\n    pass\n";
+        assert_eq!(
+            fix(&f, &input("a.py", 3, None, None, eib, header)).unwrap(),
+            "def f(x):\n    if x:\n        pass\n"
+        );
+        let nested = "def f(x):\n    if x:\n    for y in x:\n        pass\n";
+        assert_eq!(
+            fix(
+                &f,
+                &input(
+                    "a.py",
+                    3,
+                    None,
+                    None,
+                    "expected an indented block after 'if' statement on line 2",
+                    nested
+                )
+            ),
+            None,
+            "the body line is itself a header"
+        );
+        let wrong = "def f(x):\n    if x:\n    pass\n";
+        assert_eq!(
+            fix(
+                &f,
+                &input(
+                    "a.py",
+                    3,
+                    None,
+                    None,
+                    "expected an indented block after 'if' statement on line 1",
+                    wrong
+                )
+            ),
+            None,
+            "header line mismatch"
+        );
     }
 }
