@@ -74,7 +74,7 @@ static GO_ALIAS: LazyLock<Regex> =
     LazyLock::new(|| re(r"imported as (\w+) and not used|not used as (\w+)"));
 static JS_NAME: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^'([A-Za-z_$][\w$]*)' is (?:defined but never used|declared but (?:its value is )?never (?:read|used))",
+        r"'([A-Za-z_$][\w$]*)' is (?:defined but never used|assigned a value but never used|declared but (?:its value is )?never (?:read|used))",
     )
 });
 
@@ -410,8 +410,60 @@ fn js_local(spec: &str) -> &str {
     }
 }
 
+static JS_REQUIRE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"^(\s*)(const|let|var)\s+(\{[^{}]*\}|[A-Za-z_$][\w$]*)\s*=\s*(require\(\s*['"][^'"]+['"]\s*\))(\s*;)?$"#,
+    )
+});
+
+/// `const x = require("m")` and `const { a, b } = require("m")`: CommonJS imports.
+fn js_unused_require(lines: &mut Vec<Line>, idx: usize, name: &str) -> Option<()> {
+    let (code, tail) = code_and_tail(&lines[idx].text, Lang::Js);
+    let c = JS_REQUIRE_LINE.captures(code)?;
+    let (indent, kw, binding, call) = (&c[1], &c[2], &c[3], &c[4]);
+    let semi = c.get(5).map_or("", |m| m.as_str());
+    let Some(inner) = binding.strip_prefix('{') else {
+        (binding == name).then_some(())?;
+        remove_line(lines, idx);
+        return Some(());
+    };
+    let inner = inner.strip_suffix('}')?;
+    let mut props: Vec<&str> = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    // `{ a: b }` binds `b`; defaults (`=`) and rest (`...`) are left to people.
+    let local = |p: &str| p.rsplit(':').next().unwrap_or(p).trim().to_string();
+    if props
+        .iter()
+        .any(|p| p.contains('=') || p.starts_with("..."))
+    {
+        return None;
+    }
+    if props.iter().filter(|p| local(p) == name).count() != 1 {
+        return None;
+    }
+    props.retain(|p| local(p) != name);
+    if props.is_empty() {
+        remove_line(lines, idx);
+        return Some(());
+    }
+    let list = props.join(", ");
+    let binding = if inner.starts_with(' ') {
+        format!("{{ {list} }}")
+    } else {
+        format!("{{{list}}}")
+    };
+    lines[idx].text = format!("{indent}{kw} {binding} = {call}{semi}{tail}");
+    Some(())
+}
+
 fn js_unused(lines: &mut Vec<Line>, idx: usize, name: &str) -> Option<()> {
     let (code, tail) = code_and_tail(&lines[idx].text, Lang::Js);
+    if JS_REQUIRE_LINE.is_match(code) {
+        return js_unused_require(lines, idx, name);
+    }
     let c = JS_IMPORT_LINE.captures(code)?;
     let (indent, kw_type, clause, source) =
         (&c[1], c.get(2).map_or("", |m| m.as_str()), &c[3], &c[4]);
@@ -871,7 +923,7 @@ impl DeterministicFixer for MissingSemicolon {
             Lang::Rust => msg.starts_with("expected `;`"),
             Lang::Js => {
                 (rule_in(input, &["semi", "@stylistic/semi"]) || input.report.rule.is_none())
-                    && msg.starts_with("Missing semicolon")
+                    && msg.contains("Missing semicolon")
             }
             _ => false,
         };
@@ -1197,6 +1249,17 @@ mod tests {
                 Some("import * as ns from \"x\";\n"),
             ),
             ("const b = 1;\n", None),
+            ("const b = require(\"x\");\n", Some("")),
+            (
+                "const { a, b } = require('x')\n",
+                Some("const { a } = require('x')\n"),
+            ),
+            (
+                "const { a: b, c } = require('x');\n",
+                Some("const { c } = require('x');\n"),
+            ),
+            ("const { b = 1, c } = require('x');\n", None),
+            ("const b = require(name);\n", None),
             ("import {\n  b,\n} from \"x\";\n", None),
             ("import { a } from \"x\";\n", None),
         ] {
