@@ -10,8 +10,11 @@
 //! file (both go into the prompt as data), or crash on a malformed answer — that is a declined
 //! fix. Timeouts, retries and response sizes are all bounded.
 
-use ci_medic_core::fix_check::{
-    FixInput, FixOutput, GuardPolicy, GuardViolation, LINE_WINDOW, check_patch, fix_deterministic,
+// The pure half, re-exported so callers of this stage need one path.
+use ci_medic_core::fix_check::LINE_WINDOW;
+pub use ci_medic_core::fix_check::{
+    Candidate, FileChange, FixInput, FixOutput, GuardPolicy, GuardViolation, PreviousAttempt,
+    check_patch, fix_deterministic, snippet_around, unified_diff,
 };
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
