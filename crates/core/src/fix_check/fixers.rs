@@ -999,11 +999,26 @@ impl DeterministicFixer for TrailingWhitespace {
             return None;
         }
         let (mut lines, idx) = target(input)?;
-        if lang_of(&input.report.file_path) == Lang::Python {
-            let scan = scan_python(&lines)?;
-            if scan[idx].ends_in_string {
-                return None;
+        match lang_of(&input.report.file_path) {
+            Lang::Python => {
+                let scan = scan_python(&lines)?;
+                if scan[idx].ends_in_string {
+                    return None;
+                }
             }
+            // Inside a template literal / raw string the blanks are data. An odd number of
+            // backticks up to the end of the line means one is open (or the count is off
+            // because of a quoted backtick: declining is fine either way).
+            Lang::Js | Lang::Go => {
+                let ticks: usize = lines[..=idx]
+                    .iter()
+                    .map(|l| l.text.matches('`').count())
+                    .sum();
+                if ticks % 2 == 1 {
+                    return None;
+                }
+            }
+            _ => {}
         }
         let trimmed = lines[idx].text.trim_end_matches([' ', '\t']).to_string();
         if trimmed.len() == lines[idx].text.len() {
@@ -1355,6 +1370,16 @@ mod tests {
             None,
             "inside a string"
         );
+        let tpl = "const s = `a  \nb`;\n";
+        let w_in = input(
+            "a.js",
+            1,
+            None,
+            Some("no-trailing-spaces"),
+            "Trailing spaces not allowed.",
+            tpl,
+        );
+        assert_eq!(fix(&w, &w_in), None, "inside a template literal");
         assert_eq!(
             fix(
                 &w,

@@ -264,7 +264,7 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
                 .iter()
                 .map(|e| (e.as_str(), ProtectedBy::DoNotTouch)),
         )
-        .find(|(e, _)| path_matches(e, &path));
+        .find(|(e, _)| entry_matches(e, &path, true));
     if let Some((entry, by)) = protected {
         v.push(GuardViolation::Protected {
             path: path.clone(),
@@ -411,6 +411,12 @@ fn normalize(path: &str) -> Option<String> {
 /// Whether a configured entry covers `path`: globs via globset, `dir/` as a directory, anything
 /// else as the exact file or a directory prefix on whole components.
 pub fn path_matches(entry: &str, path: &str) -> bool {
+    entry_matches(entry, path, false)
+}
+
+/// `on_bad_glob` is what a malformed glob means: nothing for allow-lists, everything for
+/// protections, so a typo in a protection never opens it.
+fn entry_matches(entry: &str, path: &str, on_bad_glob: bool) -> bool {
     let e = entry.strip_prefix("./").unwrap_or(entry);
     if e.is_empty() {
         return false;
@@ -425,9 +431,7 @@ pub fn path_matches(entry: &str, path: &str) -> bool {
                 // A glob naming a directory covers what is under it.
                 m.is_match(path) || path.match_indices('/').any(|(i, _)| m.is_match(&path[..i]))
             }
-            // A malformed entry must not widen anything; for protections it still cannot match,
-            // which is why repo_config validates globs when it loads them.
-            Err(_) => false,
+            Err(_) => on_bad_glob,
         };
     }
     let dir = e.trim_end_matches('/');
@@ -503,6 +507,12 @@ mod tests {
         assert!(path_matches("vendor*", "vendor/x.go"));
         assert!(!path_matches("", "x"));
         assert!(!path_matches("/", "x"));
+    }
+
+    #[test]
+    fn a_malformed_protection_glob_protects_everything() {
+        assert!(!path_matches("src/[a", "src/a.py"));
+        assert!(entry_matches("src/[a", "src/a.py", true));
     }
 
     #[test]
