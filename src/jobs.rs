@@ -44,10 +44,29 @@ pub struct JobInput {
     pub payload: Vec<u8>,
 }
 
+/// Work the service creates for itself (not from a webhook): resuming a fix loop after a
+/// restart, polling CI when a webhook was missed. It goes through the same queue, so it is
+/// serialised with the webhooks of the same pull request.
+#[derive(Debug, Clone)]
+pub struct InternalJob {
+    /// Serialisation key (the pull request's).
+    pub key: String,
+    /// Event name the handler dispatches on.
+    pub event: String,
+    /// Stable identity: one such job is queued per id at a time.
+    pub id: String,
+    pub payload: Vec<u8>,
+}
+
 /// Processes one job. Implemented by the orchestrator; must be idempotent.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
     async fn handle(&self, input: JobInput) -> Result<(), JobError>;
+
+    /// Called at start-up and periodically: jobs to queue for work in flight.
+    async fn reconcile(&self) -> Vec<InternalJob> {
+        Vec::new()
+    }
 }
 
 /// Retry policy.

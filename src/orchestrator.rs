@@ -19,11 +19,13 @@ use tracing::{info, warn};
 
 use ci_medic_core::comment::{CommentView, HistoryEntry, ProposalStatusView, render_comment};
 use ci_medic_core::formatter::format_report_line;
+use ci_medic_core::ids::DdsId;
 use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet};
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 use ci_medic_parser::{BugReport, ParseOptions};
 
 mod approval;
+mod fix_loop;
 
 use crate::events::{
     CheckRunCompleted, Event, EventError, InstallationChanged, PullRequestChanged,
@@ -46,6 +48,8 @@ pub struct Context {
     /// Our own App id: check runs it owns are ours and never analysed.
     pub app_id: u64,
     pub log_limits: LogLimits,
+    /// Writes patches: built-in fixers, then the LLM when configured.
+    pub fix_agent: crate::fix_agent::FixAgent,
     /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
     config_cache: Mutex<HashMap<String, (String, RepoConfig, Option<ConfigError>)>>,
 }
@@ -70,6 +74,7 @@ impl Context {
             metrics,
             app_id,
             log_limits: LogLimits::default(),
+            fix_agent: crate::fix_agent::FixAgent::new(None),
             config_cache: Mutex::new(HashMap::new()),
         })
     }
@@ -108,6 +113,9 @@ fn now_string(at: DateTime<Utc>) -> String {
 #[async_trait]
 impl JobHandler for Orchestrator {
     async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+        if input.job.event == fix_loop::RECONCILE_EVENT {
+            return self.reconcile_run(&input.payload).await;
+        }
         let event = match Event::parse(&input.job.event, &input.payload) {
             Ok(e) => e,
             Err(EventError::Unhandled { event, action }) => {
@@ -123,6 +131,10 @@ impl JobHandler for Orchestrator {
             Event::InstallationChanged(i) => self.installation_changed(i).await,
         }
     }
+
+    async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
+        self.reconcile_jobs()
+    }
 }
 
 impl Orchestrator {
@@ -131,6 +143,25 @@ impl Orchestrator {
         if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
             info!(check = %cr.name, "our own check run; ignored");
             return Ok(());
+        }
+        // CI monitor: the check finished on a commit ci-medic pushed.
+        let project = cr.repo.full_name();
+        if let Some(run) = ctx
+            .runs
+            .by_pushed_commit(&project, &cr.head_sha)
+            .map_err(store_err)?
+        {
+            if run.check_name == cr.name
+                && run.phase
+                    == (Phase::Pushed {
+                        commit_sha: cr.head_sha.clone(),
+                    })
+            {
+                let inst = InstallationId(run.installation_id);
+                let repo = RepoRef::new(cr.repo.owner.clone(), cr.repo.name.clone());
+                let (config, _) = self.repo_config(inst, &repo).await?;
+                return self.verdict(inst, &repo, run, &cr, &config).await;
+            }
         }
         let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
         if !failed {
@@ -235,6 +266,23 @@ impl Orchestrator {
         config: &RepoConfig,
         config_error: Option<ConfigError>,
     ) -> Result<(), JobError> {
+        self.analyse_with_source(inst, repo, pr, cr, config, config_error, None)
+            .await
+    }
+
+    /// [`Self::analyse`], with the source DDS given when the failure follows a pushed fix (the
+    /// failed code_fix is then the next proposal's source, so its scope can only narrow).
+    #[allow(clippy::too_many_arguments)]
+    async fn analyse_with_source(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        pr: &PullRequest,
+        cr: &CheckRunCompleted,
+        config: &RepoConfig,
+        config_error: Option<ConfigError>,
+        source: Option<DdsId>,
+    ) -> Result<(), JobError> {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
         let project = repo.full_name();
@@ -268,6 +316,10 @@ impl Orchestrator {
                 attempts: 0,
                 view: empty_view(cr, pr.number),
                 reports: Vec::new(),
+                pending_commit: None,
+                push_target: None,
+                pushed_at: None,
+                previous_attempt: None,
                 updated_at: now,
             },
         };
@@ -278,8 +330,8 @@ impl Orchestrator {
             .get_check_run(inst, repo, cr.check_run_id)
             .await
             .map_err(|e| gh_err("reading the check run", e))?;
-        let source = LogSource::detect(&check_run);
-        let fetched = fetch_log(gh, inst, repo, source, ctx.log_limits).await;
+        let log_source = LogSource::detect(&check_run);
+        let fetched = fetch_log(gh, inst, repo, log_source, ctx.log_limits).await;
         let mut history = if run.proposed_for_sha == cr.head_sha {
             run.view.history.clone()
         } else {
@@ -345,31 +397,36 @@ impl Orchestrator {
             return self.publish(inst, repo, &mut run, &[]).await;
         }
 
-        // The failed DDS: the pull request's changed files are its scope.
-        let files = gh
-            .list_pull_request_files(inst, repo, pr.number)
-            .await
-            .map_err(|e| gh_err("listing the pull request's files", e))?;
-        let changed_files: Vec<String> = files.into_iter().map(|f| f.filename).collect();
-        let failed = ctx
-            .registry
-            .record_failure(
-                &FailedCheck {
-                    project: project.clone(),
-                    check_name: cr.name.clone(),
-                    head_sha: cr.head_sha.clone(),
-                    pr_number: Some(pr.number),
-                    changed_files,
-                    failed_at,
-                },
-                &config.constraints,
-            )
-            .map_err(|e| JobError::Permanent(format!("recording the failed check: {e}")))?;
-        let proposal = match ctx.registry.fix_for_source(&failed.id).map_err(store_err)? {
+        let source_id = match source {
+            Some(id) => id,
+            None => {
+                // The failed DDS: the pull request's changed files are its scope.
+                let files = gh
+                    .list_pull_request_files(inst, repo, pr.number)
+                    .await
+                    .map_err(|e| gh_err("listing the pull request's files", e))?;
+                let changed_files: Vec<String> = files.into_iter().map(|f| f.filename).collect();
+                ctx.registry
+                    .record_failure(
+                        &FailedCheck {
+                            project: project.clone(),
+                            check_name: cr.name.clone(),
+                            head_sha: cr.head_sha.clone(),
+                            pr_number: Some(pr.number),
+                            changed_files,
+                            failed_at,
+                        },
+                        &config.constraints,
+                    )
+                    .map_err(|e| JobError::Permanent(format!("recording the failed check: {e}")))?
+                    .id
+            }
+        };
+        let proposal = match ctx.registry.fix_for_source(&source_id).map_err(store_err)? {
             Some(p) => p,
             None => ctx
                 .registry
-                .propose_fix(&failed.id, &reports, &config.constraints, now)
+                .propose_fix(&source_id, &reports, &config.constraints, now)
                 .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
         };
         let packet = build_fix_packet(

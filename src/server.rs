@@ -100,7 +100,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let queue = Queue::load(opts.store.clone(), opts.metrics.clone(), opts.retry.clone())?;
     let stop = CancellationToken::new();
-    let workers = Workers::start(opts.workers, queue.clone(), handler, stop.clone());
+    let workers = Workers::start(opts.workers, queue.clone(), handler.clone(), stop.clone());
     let state = AppState {
         intake: Intake {
             store: opts.store.clone(),
@@ -134,6 +134,31 @@ pub async fn serve(
         }
     });
 
+    // Work in flight (approved fixes, pushed commits waiting for CI) is resumed at start-up and
+    // checked periodically, so a crash or a missed webhook does not strand it.
+    if opts.workers > 0 {
+        let (store, queue, handler, stop) = (
+            opts.store.clone(),
+            queue.clone(),
+            handler.clone(),
+            stop.clone(),
+        );
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tick.tick() => {
+                        for job in handler.reconcile().await {
+                            enqueue_internal(&store, &queue, job).await;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
     info!(addr = %local, workers = opts.workers, "listening");
@@ -154,6 +179,36 @@ pub async fn serve(
     opts.store.flush_blocking()?;
     info!("store flushed; bye");
     Ok(())
+}
+
+/// How often in-flight work is reconciled.
+pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(120);
+
+/// Queues an internal job unless one with the same id is still waiting.
+async fn enqueue_internal(store: &Store, queue: &Queue, job: crate::jobs::InternalJob) {
+    let bucket = chrono::Utc::now().timestamp() / RECONCILE_INTERVAL.as_secs() as i64;
+    let record = crate::store::DeliveryRecord {
+        id: format!("internal-{}-{bucket}", job.id),
+        event: job.event.clone(),
+        action: None,
+        received_at: chrono::Utc::now(),
+        queued: true,
+    };
+    match store.accept_delivery(
+        &record,
+        &job.payload,
+        Some(crate::store::NewJob {
+            key: job.key.clone(),
+        }),
+    ) {
+        Ok(crate::store::Accepted::New { job_id: Some(id) }) => {
+            if store.durable().await.is_ok() {
+                queue.push(id, job.key);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => error!(error = %e, "cannot queue internal job"),
+    }
 }
 
 /// Completes on SIGTERM or SIGINT.

@@ -7,168 +7,16 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use fake_github::{CheckOutput, FakeGitHub, NewPullRequest, Permission};
 use serde_json::Value;
 
-const REPO: &str = "octo-org/shop";
-const CHECK: &str = "lint";
-
-fn corpus(rel: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/corpus")
-            .join(rel),
-    )
-    .unwrap()
-}
-
-fn src(rel: &str) -> String {
-    String::from_utf8(corpus(&format!("src/python/ruff_unused_import/{rel}"))).unwrap()
-}
-
-struct World {
-    fake: FakeGitHub,
-    server: Server,
-    _dir: tempfile::TempDir,
-    head: String,
-}
-
-/// A repository whose pull request #7 adds a Python module with two unused imports, and a
-/// failed `lint` check whose log is ruff's real output wrapped as an Actions job log.
-async fn world() -> World {
-    let fake = FakeGitHub::start().await.unwrap();
-    fake.set_app(4242, "ci-medic");
-    let pubkey =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pub.pem"))
-            .unwrap();
-    fake.set_app_public_key(&pubkey).unwrap();
-    let base = fake.add_repo(
-        "octo-org",
-        "shop",
-        "main",
-        &[("README.md", "# shop\n"), ("app/__init__.py", "")],
-    );
-    let head = fake
-        .commit_files(
-            REPO,
-            "feature",
-            Some(&base),
-            &[
-                ("app/main.py", &src("app/main.py")),
-                ("pyproject.toml", &src("pyproject.toml")),
-            ],
-            "Add main module",
-        )
-        .unwrap();
-    fake.open_pull_request(NewPullRequest {
-        repo: REPO,
-        number: 7,
-        head_branch: "feature",
-        head_repo: REPO,
-        base: "main",
-        author_login: "contributor",
-        title: "Add main module",
-        maintainer_can_modify: true,
-    })
-    .unwrap();
-    fake.set_permission(REPO, "maintainer", Permission::Write)
-        .unwrap();
-    fake.set_permission(REPO, "reader", Permission::Read)
-        .unwrap();
-
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(ServerOptions {
-        data_dir: dir.path(),
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![],
-    });
-    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
-    World {
-        fake,
-        server,
-        _dir: dir,
-        head,
-    }
-}
-
-fn fail_check(w: &World, sha: &str, log: &[u8]) -> u64 {
-    let id = w.fake.add_check_run(
-        REPO,
-        sha,
-        CHECK,
-        "github-actions",
-        "failure",
-        CheckOutput::default(),
-    );
-    w.fake.set_job_log(REPO, id, log);
-    id
-}
-
-async fn deliver_check(w: &World, id: u64) -> String {
-    let payload = w.fake.check_run_completed_payload(id).unwrap();
-    let d = w.fake.deliver("check_run", &payload).await.unwrap();
-    assert!(
-        d.status == 202 || d.status == 200,
-        "delivery answered {}",
-        d.status
-    );
-    d.id
-}
-
-/// The JSON blocks of a rendered comment, in order.
-fn json_blocks(body: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut rest = body;
-    while let Some(start) = rest.find("```json\n") {
-        let after = &rest[start + 8..];
-        let end = after.find("\n```").expect("closed block");
-        out.push(serde_json::from_str(&after[..end]).expect("each JSON block parses on its own"));
-        rest = &after[end..];
-    }
-    out
-}
-
-async fn wait_comment(w: &World, pred: impl Fn(&str) -> bool) -> String {
-    let found = w
-        .fake
-        .wait_for(Duration::from_secs(30), |f| {
-            f.comments(REPO, 7)
-                .into_iter()
-                .find(|c| c.via_app && pred(&c.body))
-                .map(|c| c.body)
-        })
-        .await;
-    match found {
-        Some(b) => b,
-        None => panic!(
-            "comment not found; comments: {:#?}\nlog:\n{}",
-            w.fake
-                .comments(REPO, 7)
-                .iter()
-                .map(|c| c.body.chars().take(300).collect::<String>())
-                .collect::<Vec<_>>(),
-            w.server.stderr.lock().unwrap().join("\n")
-        ),
-    }
-}
-
-fn app_comments(w: &World) -> Vec<String> {
-    w.fake
-        .comments(REPO, 7)
-        .into_iter()
-        .filter(|c| c.via_app)
-        .map(|c| c.body)
-        .collect()
-}
+use common::world::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_check_ends_in_one_comment_with_valid_proposal_and_annotations() {
-    let w = world().await;
+    let w = world(&[]).await;
     let log = corpus("logs/actions/ruff_unused_import.log");
     let check_id = fail_check(&w, &w.head, &log);
     // GitHub has a bad moment: the first comment POST gets a 502, a read gets a secondary
@@ -271,7 +119,7 @@ async fn a_failed_check_ends_in_one_comment_with_valid_proposal_and_annotations(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_is_permission_checked_and_bound_to_its_commit() {
-    let w = world().await;
+    let w = world(&[]).await;
     let check_id = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
     deliver_check(&w, check_id).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
@@ -359,7 +207,7 @@ async fn approval_is_permission_checked_and_bound_to_its_commit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_approval_after_a_new_push_is_refused() {
-    let w = world().await;
+    let w = world(&[]).await;
     let check_id = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
     deliver_check(&w, check_id).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
@@ -397,7 +245,7 @@ async fn a_stale_approval_after_a_new_push_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_logs_are_reported_on_the_comment() {
-    let w = world().await;
+    let w = world(&[]).await;
     let id = fail_check(&w, &w.head, b"irrelevant");
     w.fake.expire_job_log(id);
     deliver_check(&w, id).await;

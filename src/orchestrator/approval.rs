@@ -190,6 +190,20 @@ impl Orchestrator {
             .get_fix(&fix_id)
             .map_err(store_err)?
             .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
+        // This very comment already approved it (the job is running again after a crash):
+        // carry on with the fix instead of refusing.
+        if reject_reason.is_none()
+            && stored.status == DdsStatus::Approved
+            && stored
+                .history
+                .iter()
+                .any(|t| t.to == DdsStatus::Approved && t.reason.contains(&c.html_url))
+        {
+            if matches!(run.phase, Phase::Approved { .. }) {
+                self.advance_approved(inst, repo, run, config).await?;
+            }
+            return Ok(Outcome::Accepted(None));
+        }
         if stored.status != DdsStatus::Proposed || run.phase != Phase::Proposed {
             return Ok(Outcome::Refused(text::already_decided_reply(
                 &fix_id,
@@ -272,6 +286,9 @@ impl Orchestrator {
         info!(fix = %fix_id, user = %c.author, phase = ?run.phase, "proposal decided");
         let reports = run.reports.clone();
         self.publish(inst, repo, &mut run, &reports).await?;
+        if matches!(run.phase, Phase::Approved { .. }) {
+            self.advance_approved(inst, repo, run, config).await?;
+        }
         Ok(Outcome::Accepted(Some(reply)))
     }
 

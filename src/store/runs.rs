@@ -57,6 +57,17 @@ pub struct FixRun {
     /// The bug reports of the current proposal, for the fix agent.
     #[serde(default)]
     pub reports: Vec<ci_medic_parser::BugReport>,
+    /// The fix commit created but not yet on the branch (stored before the ref moves, so a
+    /// restart publishes this same commit instead of writing another).
+    #[serde(default)]
+    pub pending_commit: Option<String>,
+    #[serde(default)]
+    pub push_target: Option<crate::git_agent::PushTarget>,
+    #[serde(default)]
+    pub pushed_at: Option<DateTime<Utc>>,
+    /// What the last pushed fix did, for the fix agent's next attempt.
+    #[serde(default)]
+    pub previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
     pub updated_at: DateTime<Utc>,
 }
 
@@ -118,6 +129,19 @@ impl RunStore {
         for item in self.runs.scan_prefix(prefix.as_bytes()) {
             let (k, v) = item?;
             out.push(decode(&k, &v)?);
+        }
+        Ok(out)
+    }
+
+    /// Runs that still need the loop to move them (approved, or waiting for CI).
+    pub fn active(&self) -> Result<Vec<FixRun>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.runs.iter() {
+            let (k, v) = item?;
+            let run: FixRun = decode(&k, &v)?;
+            if matches!(run.phase, Phase::Approved { .. } | Phase::Pushed { .. }) {
+                out.push(run);
+            }
         }
         Ok(out)
     }

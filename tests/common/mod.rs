@@ -2,6 +2,8 @@
 //! signed deliveries, and real payloads read from `../shared/github/webhooks`.
 #![allow(dead_code)]
 
+pub mod world;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

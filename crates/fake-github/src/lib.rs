@@ -598,6 +598,11 @@ impl FakeGitHub {
         });
     }
 
+    /// Drops every pending injected fault.
+    pub fn clear_faults(&self) {
+        self.st().faults.clear();
+    }
+
     // ----- webhooks ---------------------------------------------------------------------------
 
     pub fn set_webhook(&self, url: &str, secret: &str) {

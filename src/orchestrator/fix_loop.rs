@@ -1,0 +1,562 @@
+//! The fix loop after an approval: fix agent → patch guard → (sandbox build) → git agent →
+//! CI monitor, and the next proposal when the check still fails.
+//!
+//! Each step is stored in the run before the next begins: the prepared commit before the ref
+//! moves, the pushed commit before the comment says so. A run found `Approved` or `Pushed` at
+//! start-up (or by the periodic reconcile) is moved on from where it stopped.
+
+use chrono::Utc;
+use tracing::{info, warn};
+
+use ci_medic_core::comment::{HistoryEntry, ProposalStatusView};
+use ci_medic_core::fix_check::{
+    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch,
+};
+use ci_medic_core::formatter::format_report_line;
+use ci_medic_core::ids::DdsId;
+use ci_medic_core::proposal::DdsStatus;
+use ci_medic_core::repo_config::RepoConfig;
+
+use super::{Orchestrator, gh_err, now_string, store_err};
+use crate::events::CheckRunCompleted;
+use crate::git_agent::{GitAgent, GitAgentError, target_for};
+use crate::github::{InstallationId, RepoRef};
+use crate::jobs::JobError;
+use crate::store::runs::{FixRun, Phase};
+
+/// Why the loop stopped before pushing.
+struct Refusal {
+    rule: String,
+    detail: String,
+}
+
+impl Orchestrator {
+    /// Moves an approved run to a pushed commit (or to a refusal on the comment).
+    pub(super) async fn advance_approved(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        mut run: FixRun,
+        config: &RepoConfig,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let Some(fix_id) = run.fix_id.clone() else {
+            return Ok(());
+        };
+        let pr = gh
+            .get_pull_request(inst, repo, run.pr_number)
+            .await
+            .map_err(|e| gh_err("reading the pull request", e))?;
+        let head_repo = pr
+            .head
+            .repo
+            .as_ref()
+            .and_then(|r| RepoRef::parse(&r.full_name));
+        let target = run.push_target.clone().unwrap_or_else(|| {
+            target_for(
+                repo,
+                head_repo.as_ref(),
+                &pr.head.git_ref,
+                pr.maintainer_can_modify.unwrap_or(false),
+                &fix_id,
+            )
+        });
+        let parent = run.proposed_for_sha.clone();
+        let agent = GitAgent { gh, inst };
+
+        let (commit, files) = match run.pending_commit.clone() {
+            Some(c) => (c, run.view.report_lines.clone()),
+            None => {
+                let read_from = head_repo.clone().unwrap_or_else(|| repo.clone());
+                match self
+                    .write_patch(inst, &read_from, &run, &fix_id, config)
+                    .await?
+                {
+                    Err(refusal) => return self.refuse(inst, repo, run, &fix_id, refusal).await,
+                    Ok((changes, reason)) => {
+                        let files: Vec<(String, String)> = changes
+                            .iter()
+                            .map(|c| (c.path.clone(), c.after.clone()))
+                            .collect();
+                        let message = commit_message(&run, &fix_id, &reason);
+                        let commit = match agent.prepare(&target, &parent, &files, &message).await {
+                            Ok(c) => c,
+                            Err(GitAgentError::GitHub(e)) => {
+                                return Err(gh_err("writing the fix commit", e));
+                            }
+                            Err(e) => return Err(JobError::Retry(e.to_string())),
+                        };
+                        run.pending_commit = Some(commit.clone());
+                        run.push_target = Some(target.clone());
+                        run.previous_attempt = Some(PreviousAttempt {
+                            fixer: None,
+                            fix_reason: reason,
+                            failure: String::new(),
+                            patched_content: None,
+                        });
+                        ctx.runs.put(&run).map_err(store_err)?;
+                        (commit, files.into_iter().map(|(p, _)| p).collect())
+                    }
+                }
+            }
+        };
+
+        match agent.publish(&target, &parent, &commit).await {
+            Ok(()) => {}
+            Err(GitAgentError::Stale { actual, .. }) => {
+                ctx.metrics.stage("push", "stale");
+                let now = Utc::now();
+                let _ = ctx.registry.transition(
+                    &fix_id,
+                    DdsStatus::Approved,
+                    DdsStatus::Failed,
+                    "ci-medic",
+                    now,
+                    "the branch moved before the fix was pushed",
+                );
+                run.phase = Phase::Finished;
+                run.pending_commit = None;
+                run.view.status = ProposalStatusView::Stale {
+                    head_sha: actual.clone(),
+                };
+                run.view.history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!(
+                        "nothing pushed: `{}` moved to {} after {} was proposed",
+                        target.branch,
+                        short(&actual),
+                        fix_id
+                    ),
+                });
+                let reports = run.reports.clone();
+                return self.publish(inst, repo, &mut run, &reports).await;
+            }
+            Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
+        }
+        ctx.metrics.stage("push", "pushed");
+        let now = Utc::now();
+        info!(fix = %fix_id, commit = %commit, branch = %target.branch, "fix commit pushed");
+        run.phase = Phase::Pushed {
+            commit_sha: commit.clone(),
+        };
+        run.pending_commit = None;
+        run.pushed_at = Some(now);
+        run.attempts += 1;
+        run.view.status = ProposalStatusView::Pushed {
+            commit_sha: commit.clone(),
+            files: files.clone(),
+        };
+        let where_ = if target.new_branch {
+            format!(
+                "to the new branch `{}` (the fork does not allow maintainer edits)",
+                target.branch
+            )
+        } else {
+            format!("to `{}`", target.branch)
+        };
+        run.view.history.push(HistoryEntry {
+            at: now_string(now),
+            text: format!(
+                "pushed {} {where_}; waiting for `{}` on it",
+                short(&commit),
+                run.check_name
+            ),
+        });
+        let reports = run.reports.clone();
+        self.publish(inst, repo, &mut run, &reports).await
+    }
+
+    /// Runs the fix agent on every allowed report and checks the candidate with the guard.
+    async fn write_patch(
+        &self,
+        inst: InstallationId,
+        read_from: &RepoRef,
+        run: &FixRun,
+        fix_id: &str,
+        config: &RepoConfig,
+    ) -> Result<Result<(Vec<FileChange>, String), Refusal>, JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let stored = ctx
+            .registry
+            .get_fix(fix_id)
+            .map_err(store_err)?
+            .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
+        let allowed = &stored.dds.allowed_paths;
+        let mut by_file: Vec<(String, Vec<ci_medic_parser::BugReport>)> = Vec::new();
+        for r in run
+            .reports
+            .iter()
+            .filter(|r| allowed.contains(&r.file_path))
+        {
+            match by_file.iter_mut().find(|(p, _)| *p == r.file_path) {
+                Some((_, v)) => v.push(r.clone()),
+                None => by_file.push((r.file_path.clone(), vec![r.clone()])),
+            }
+        }
+        if by_file.is_empty() {
+            return Ok(Err(Refusal {
+                rule: "allowed_paths".into(),
+                detail: "no reported error is in a file this proposal may change".into(),
+            }));
+        }
+        let mut changes = Vec::new();
+        let mut reasons = Vec::new();
+        let mut confidence: f64 = 1.0;
+        for (path, mut reports) in by_file {
+            let Some(file) = gh
+                .get_file_content(inst, read_from, &path, &run.proposed_for_sha)
+                .await
+                .map_err(|e| gh_err("reading the file to fix", e))?
+            else {
+                continue;
+            };
+            let before = String::from_utf8_lossy(&file.content).into_owned();
+            let mut current = before.clone();
+            // Bottom-up, so earlier fixes do not shift the lines of later ones.
+            reports.sort_by(|a, b| b.line_number.cmp(&a.line_number));
+            for report in reports {
+                let mut input = FixInput::new(report.clone(), current.clone());
+                input.previous_attempt = run
+                    .previous_attempt
+                    .clone()
+                    .filter(|p| !p.failure.is_empty());
+                if let Some(out) = ctx.fix_agent.propose(&input).await {
+                    confidence = confidence.min(out.confidence_score);
+                    reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
+                    current = out.patched_content;
+                }
+            }
+            if current != before {
+                changes.push(FileChange {
+                    path,
+                    before: Some(before),
+                    after: current,
+                });
+            }
+        }
+        if changes.is_empty() {
+            return Ok(Err(Refusal {
+                rule: "no_fix".into(),
+                detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
+            }));
+        }
+        let policy = GuardPolicy {
+            allowed_paths: stored.dds.allowed_paths.clone(),
+            protected_paths: config.constraints.protected_paths.clone(),
+            do_not_touch: config.constraints.do_not_touch.clone(),
+            max_files_changed: stored.dds.constraints.max_files_changed,
+            no_new_dependencies: stored.dds.constraints.no_new_dependencies,
+            allowed_dependencies: config.constraints.allowed_dependencies.clone(),
+            confidence_threshold: config.fix.confidence_threshold,
+            reported_lines: run
+                .reports
+                .iter()
+                .map(|r| (r.file_path.clone(), r.line_number))
+                .collect(),
+        };
+        let candidate = Candidate {
+            changes,
+            confidence,
+        };
+        if let Err(violations) = check_patch(&policy, &candidate) {
+            let first = &violations[0];
+            return Ok(Err(Refusal {
+                rule: first.rule().to_string(),
+                detail: violations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }));
+        }
+        Ok(Ok((candidate.changes, reasons.join("; "))))
+    }
+
+    /// A patch that cannot be pushed: the proposal fails, and the comment names the rule.
+    async fn refuse(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        mut run: FixRun,
+        fix_id: &str,
+        refusal: Refusal,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        ctx.metrics.stage("fix", "refused");
+        let now = Utc::now();
+        warn!(fix = %fix_id, rule = %refusal.rule, detail = %refusal.detail, "patch refused");
+        match ctx.registry.transition(
+            fix_id,
+            DdsStatus::Approved,
+            DdsStatus::Failed,
+            "ci-medic",
+            now,
+            &format!(
+                "patch refused by rule `{}`: {}",
+                refusal.rule, refusal.detail
+            ),
+        ) {
+            Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
+            Err(e) => return Err(store_err(e)),
+        }
+        run.phase = Phase::Finished;
+        run.view.history.push(HistoryEntry {
+            at: now_string(now),
+            text: format!("patch refused before any commit: rule `{}`", refusal.rule),
+        });
+        run.view.status = ProposalStatusView::Refused {
+            rule: refusal.rule,
+            detail: refusal.detail,
+        };
+        let reports = run.reports.clone();
+        self.publish(inst, repo, &mut run, &reports).await
+    }
+
+    /// CI monitor: the check finished on a commit ci-medic pushed.
+    pub(super) async fn verdict(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        mut run: FixRun,
+        cr: &CheckRunCompleted,
+        config: &RepoConfig,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let Some(fix_id) = run.fix_id.clone() else {
+            return Ok(());
+        };
+        let Phase::Pushed { commit_sha } = run.phase.clone() else {
+            return Ok(());
+        };
+        let now = Utc::now();
+        match cr.conclusion.as_deref() {
+            Some("success") => {
+                ctx.metrics.stage("verdict", "passed");
+                match ctx.registry.transition(
+                    &fix_id,
+                    DdsStatus::Approved,
+                    DdsStatus::Executed,
+                    "ci-medic",
+                    now,
+                    &format!("`{}` passed on {commit_sha}", cr.name),
+                ) {
+                    Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
+                    Err(e) => return Err(store_err(e)),
+                }
+                run.phase = Phase::Finished;
+                run.view.status = ProposalStatusView::Executed {
+                    commit_sha: commit_sha.clone(),
+                    run_url: cr.html_url.clone(),
+                };
+                run.view.history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!(
+                        "`{}` passed on {}: {fix_id} executed",
+                        cr.name,
+                        short(&commit_sha)
+                    ),
+                });
+                let reports = run.reports.clone();
+                self.publish(inst, repo, &mut run, &reports).await
+            }
+            Some("failure" | "timed_out") => {
+                ctx.metrics.stage("verdict", "failed");
+                match ctx.registry.transition(
+                    &fix_id,
+                    DdsStatus::Approved,
+                    DdsStatus::Failed,
+                    "ci-medic",
+                    now,
+                    &format!("`{}` failed again on {commit_sha}", cr.name),
+                ) {
+                    Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
+                    Err(e) => return Err(store_err(e)),
+                }
+                run.view.history.push(HistoryEntry {
+                    at: now_string(now),
+                    text: format!(
+                        "`{}` failed again on {}: {fix_id} failed",
+                        cr.name,
+                        short(&commit_sha)
+                    ),
+                });
+                if run.attempts >= config.fix.max_attempts {
+                    run.phase = Phase::Finished;
+                    run.view.status = ProposalStatusView::MaxAttemptsReached {
+                        attempts: run.attempts,
+                        max_attempts: config.fix.max_attempts,
+                    };
+                    let reports = run.reports.clone();
+                    return self.publish(inst, repo, &mut run, &reports).await;
+                }
+                if let Some(prev) = run.previous_attempt.as_mut() {
+                    prev.failure = format!("`{}` still failed after the fix was pushed", cr.name);
+                }
+                run.phase = Phase::Idle;
+                ctx.runs.put(&run).map_err(store_err)?;
+                // The next proposal's source is the failed code_fix.
+                let pr = ctx
+                    .github
+                    .get_pull_request(inst, repo, run.pr_number)
+                    .await
+                    .map_err(|e| gh_err("reading the pull request", e))?;
+                self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(fix_id)))
+                    .await
+            }
+            other => {
+                info!(conclusion = ?other, "check finished without a verdict on the fix; still waiting");
+                Ok(())
+            }
+        }
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
+    let lines: Vec<String> = run
+        .reports
+        .iter()
+        .take(20)
+        .map(format_report_line)
+        .collect();
+    format!(
+        "ci-medic: fix `{}` ({fix_id})\n\n{}\n\n{reason}\n\nDDS: {fix_id}\nApproved in pull request #{}",
+        run.check_name,
+        lines.join("\n"),
+        run.pr_number
+    )
+}
+
+/// Event name of the orchestrator's own reconcile jobs.
+pub const RECONCILE_EVENT: &str = "ci_medic_reconcile";
+
+/// Stop watching CI for a pushed fix after this long without a result.
+const CI_TIMEOUT: chrono::Duration = chrono::Duration::hours(6);
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct ReconcilePayload {
+    pub repo: String,
+    pub pr: u64,
+    pub check: String,
+}
+
+impl Orchestrator {
+    /// Jobs for every run the loop must still move.
+    pub(super) fn reconcile_jobs(&self) -> Vec<crate::jobs::InternalJob> {
+        let runs = match self.ctx.runs.active() {
+            Ok(r) => r,
+            Err(e) => {
+                warn!(error = %e, "cannot list active runs");
+                return Vec::new();
+            }
+        };
+        runs.into_iter()
+            .map(|r| crate::jobs::InternalJob {
+                key: format!("{}#{}", r.repo, r.pr_number),
+                event: RECONCILE_EVENT.to_string(),
+                id: format!(
+                    "{}-{}-{}",
+                    r.repo.replace('/', "."),
+                    r.pr_number,
+                    r.check_name
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect::<String>()
+                ),
+                payload: serde_json::to_vec(&ReconcilePayload {
+                    repo: r.repo,
+                    pr: r.pr_number,
+                    check: r.check_name,
+                })
+                .expect("payload serialises"),
+            })
+            .collect()
+    }
+
+    /// Moves one run on: an approved fix is written and pushed; a pushed fix whose check
+    /// finished without a webhook reaching us gets its verdict by polling.
+    pub(super) async fn reconcile_run(&self, payload: &[u8]) -> Result<(), JobError> {
+        let p: ReconcilePayload = serde_json::from_slice(payload)
+            .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
+        let ctx = &self.ctx;
+        let Some(run) = ctx.runs.get(&p.repo, p.pr, &p.check).map_err(store_err)? else {
+            return Ok(());
+        };
+        let Some(repo) = RepoRef::parse(&run.repo) else {
+            return Ok(());
+        };
+        let inst = InstallationId(run.installation_id);
+        let (config, _) = self.repo_config(inst, &repo).await?;
+        match run.phase.clone() {
+            Phase::Approved { .. } => self.advance_approved(inst, &repo, run, &config).await,
+            Phase::Pushed { commit_sha } => {
+                let runs = ctx
+                    .github
+                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
+                    .await
+                    .map_err(|e| gh_err("polling check runs", e))?;
+                let done = runs.into_iter().find(|c| {
+                    c.name == run.check_name && c.status == crate::github::CheckStatus::Completed
+                });
+                if let Some(c) = done {
+                    let conclusion = c
+                        .conclusion
+                        .as_ref()
+                        .and_then(|x| serde_json::to_value(x).ok())
+                        .and_then(|v| v.as_str().map(str::to_string));
+                    let repo_name = crate::events::RepoName {
+                        owner: repo.owner.clone(),
+                        name: repo.name.clone(),
+                    };
+                    let cr = CheckRunCompleted {
+                        repo: repo_name,
+                        installation_id: Some(inst.0),
+                        check_run_id: c.id,
+                        name: c.name.clone(),
+                        head_sha: c.head_sha.clone(),
+                        conclusion,
+                        app_slug: c.app.as_ref().and_then(|a| a.slug.clone()),
+                        app_id: c.app.as_ref().and_then(|a| a.id),
+                        html_url: c.html_url.clone(),
+                        details_url: c.details_url.clone(),
+                        completed_at: c.completed_at.clone(),
+                        pull_requests: vec![run.pr_number],
+                    };
+                    return self.verdict(inst, &repo, run, &cr, &config).await;
+                }
+                if run.pushed_at.is_some_and(|t| Utc::now() - t > CI_TIMEOUT) {
+                    let mut run = run;
+                    let now = Utc::now();
+                    if let Some(fix_id) = run.fix_id.clone() {
+                        let _ = ctx.registry.transition(
+                            &fix_id,
+                            DdsStatus::Approved,
+                            DdsStatus::Failed,
+                            "ci-medic",
+                            now,
+                            "no CI result for the pushed fix within 6 hours",
+                        );
+                    }
+                    run.phase = Phase::Finished;
+                    run.view.history.push(HistoryEntry {
+                        at: now_string(now),
+                        text: format!(
+                            "no result for `{}` on {} within 6 hours; ci-medic stopped watching",
+                            run.check_name,
+                            short(&commit_sha)
+                        ),
+                    });
+                    let reports = run.reports.clone();
+                    return self.publish(inst, &repo, &mut run, &reports).await;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}

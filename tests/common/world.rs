@@ -1,0 +1,162 @@
+//! A scenario shared by the end-to-end tests: a repository on the fake GitHub whose pull
+//! request #7 adds a Python module with two unused imports, a failing `lint` check whose log is
+//! ruff's real output wrapped as an Actions job log, and the real binary serving webhooks.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+use fake_github::{CheckOutput, FakeGitHub, NewPullRequest, Permission};
+use serde_json::Value;
+
+pub const REPO: &str = "octo-org/shop";
+pub const CHECK: &str = "lint";
+
+pub fn corpus(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/corpus")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+pub fn src(rel: &str) -> String {
+    String::from_utf8(corpus(&format!("src/python/ruff_unused_import/{rel}"))).unwrap()
+}
+
+pub struct World {
+    pub fake: FakeGitHub,
+    pub server: Server,
+    pub _dir: tempfile::TempDir,
+    pub base: String,
+    pub head: String,
+}
+
+/// A repository whose pull request #7 adds a Python module with two unused imports, and a
+/// failed `lint` check whose log is ruff's real output wrapped as an Actions job log.
+pub async fn world(main_files: &[(&str, &str)]) -> World {
+    let fake = FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let pubkey =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pub.pem"))
+            .unwrap();
+    fake.set_app_public_key(&pubkey).unwrap();
+    let mut files = vec![("README.md", "# shop\n"), ("app/__init__.py", "")];
+    files.extend_from_slice(main_files);
+    let base = fake.add_repo("octo-org", "shop", "main", &files);
+    let head = fake
+        .commit_files(
+            REPO,
+            "feature",
+            Some(&base),
+            &[
+                ("app/main.py", &src("app/main.py")),
+                ("pyproject.toml", &src("pyproject.toml")),
+            ],
+            "Add main module",
+        )
+        .unwrap();
+    fake.open_pull_request(NewPullRequest {
+        repo: REPO,
+        number: 7,
+        head_branch: "feature",
+        head_repo: REPO,
+        base: "main",
+        author_login: "contributor",
+        title: "Add main module",
+        maintainer_can_modify: true,
+    })
+    .unwrap();
+    fake.set_permission(REPO, "maintainer", Permission::Write)
+        .unwrap();
+    fake.set_permission(REPO, "reader", Permission::Read)
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(ServerOptions {
+        data_dir: dir.path(),
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: vec![],
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    World {
+        fake,
+        server,
+        _dir: dir,
+        base,
+        head,
+    }
+}
+
+pub fn fail_check(w: &World, sha: &str, log: &[u8]) -> u64 {
+    let id = w.fake.add_check_run(
+        REPO,
+        sha,
+        CHECK,
+        "github-actions",
+        "failure",
+        CheckOutput::default(),
+    );
+    w.fake.set_job_log(REPO, id, log);
+    id
+}
+
+pub async fn deliver_check(w: &World, id: u64) -> String {
+    let payload = w.fake.check_run_completed_payload(id).unwrap();
+    let d = w.fake.deliver("check_run", &payload).await.unwrap();
+    assert!(
+        d.status == 202 || d.status == 200,
+        "delivery answered {}",
+        d.status
+    );
+    d.id
+}
+
+/// The JSON blocks of a rendered comment, in order.
+pub fn json_blocks(body: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(start) = rest.find("```json\n") {
+        let after = &rest[start + 8..];
+        let end = after.find("\n```").expect("closed block");
+        out.push(serde_json::from_str(&after[..end]).expect("each JSON block parses on its own"));
+        rest = &after[end..];
+    }
+    out
+}
+
+pub async fn wait_comment(w: &World, pred: impl Fn(&str) -> bool) -> String {
+    let found = w
+        .fake
+        .wait_for(Duration::from_secs(30), |f| {
+            f.comments(REPO, 7)
+                .into_iter()
+                .find(|c| c.via_app && pred(&c.body))
+                .map(|c| c.body)
+        })
+        .await;
+    match found {
+        Some(b) => b,
+        None => panic!(
+            "comment not found; comments: {:#?}\nlog:\n{}",
+            w.fake
+                .comments(REPO, 7)
+                .iter()
+                .map(|c| c.body.chars().take(300).collect::<String>())
+                .collect::<Vec<_>>(),
+            w.server.stderr.lock().unwrap().join("\n")
+        ),
+    }
+}
+
+pub fn app_comments(w: &World) -> Vec<String> {
+    w.fake
+        .comments(REPO, 7)
+        .into_iter()
+        .filter(|c| c.via_app)
+        .map(|c| c.body)
+        .collect()
+}

@@ -1,0 +1,238 @@
+//! The loop after approval, end to end with the real binary and the fake GitHub: the fix agent
+//! writes a guarded patch, the git agent pushes one commit, the CI monitor reads the verdict.
+
+mod common;
+
+use std::time::Duration;
+
+use common::world::*;
+use common::*;
+
+/// The fake's CI for `lint`: fails with ruff's real log while `app/main.py` still imports `os`.
+fn scripted_ci(w: &World) {
+    let log = corpus("logs/actions/ruff_unused_import.log");
+    w.fake.set_ci_script(REPO, CHECK, move |files| {
+        let main = files
+            .get("app/main.py")
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        if main.contains("import os") {
+            ("failure".to_string(), log.clone())
+        } else {
+            ("success".to_string(), b"All checks passed!\n".to_vec())
+        }
+    });
+}
+
+async fn propose_and_approve(w: &World, approver: &str) -> String {
+    let check = fail_check(w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(w, check).await;
+    let body = wait_comment(w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    let c = w
+        .fake
+        .add_comment(REPO, 7, approver, &format!("/approve {}", dds.id));
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    dds.id
+}
+
+fn status_line(body: &str) -> String {
+    body.lines()
+        .find(|l| l.starts_with("**Status:**"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_fix_is_one_commit_and_the_check_then_passes() {
+    let w = world(&[]).await;
+    scripted_ci(&w);
+
+    // A reader cannot approve; nothing is pushed.
+    let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(&w, check).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    let c = w.fake.add_comment(REPO, 7, "reader", "/approve");
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str())
+    );
+
+    // A writer approves: exactly one commit, on top of the proposal's commit.
+    let c = w
+        .fake
+        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let executed = wait_comment(&w, |b| status_line(b).contains("executed")).await;
+    assert!(executed.contains("passed"), "{executed}");
+
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let commit = w.fake.commit(REPO, &new_head).unwrap();
+    assert_eq!(
+        commit.parents,
+        vec![w.head.clone()],
+        "one commit whose parent is the proposal's commit"
+    );
+    assert!(commit.message.contains(&dds.id), "{}", commit.message);
+    assert!(
+        commit
+            .message
+            .contains("LINTING error in app/main.py line 1"),
+        "{}",
+        commit.message
+    );
+    // Only the reported file changed, and only the unused imports went.
+    let before = w.fake.commit(REPO, &w.head).unwrap();
+    for (path, content) in &commit.files {
+        if path != "app/main.py" {
+            assert_eq!(
+                before.files.get(path),
+                Some(content),
+                "{path} must not change"
+            );
+        }
+    }
+    let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app/main.py").unwrap()).unwrap();
+    let original = src("app/main.py");
+    assert!(!fixed.contains("import os"), "{fixed}");
+    assert!(!fixed.contains("List"), "{fixed}");
+    let removed: Vec<&str> = original
+        .lines()
+        .filter(|l| !fixed.lines().any(|f| f == *l))
+        .collect();
+    assert!(
+        removed.iter().all(|l| l.contains("import")),
+        "only import lines changed: {removed:?}"
+    );
+
+    // The DDS reads executed in the registry.
+    let dir = w.server.data_dir.clone();
+    assert!(w.server.terminate().success());
+    let store = open_store(&dir).await;
+    let stored = store.registry().unwrap().get_fix(&dds.id).unwrap().unwrap();
+    assert_eq!(stored.status, ci_medic::proposal::DdsStatus::Executed);
+    assert_eq!(stored.history.len(), 2, "proposed → approved → executed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_that_still_fails_leads_to_a_second_proposal_referencing_the_first() {
+    let w = world(&[]).await;
+    // CI keeps failing whatever the content.
+    let log = corpus("logs/actions/ruff_unused_import.log");
+    w.fake
+        .set_ci_script(REPO, CHECK, move |_| ("failure".to_string(), log.clone()));
+    let first = propose_and_approve(&w, "maintainer").await;
+    let body = wait_comment(&w, |b| {
+        b.contains("DDS-FIX-") && !b.contains(&first) || b.contains("superseded")
+    })
+    .await;
+    let blocks = json_blocks(&body);
+    let second: ci_medic::proposal::CodeFixDds = serde_json::from_value(blocks[1].clone()).unwrap();
+    assert_ne!(second.id, first);
+    assert_eq!(
+        second.source_dds.0, first,
+        "the failed code_fix is the next proposal's source"
+    );
+    assert!(status_line(&body).contains("proposed"), "{body}");
+    assert_eq!(
+        app_comments(&w)
+            .iter()
+            .filter(|b| b.starts_with("<!-- ci-medic:check="))
+            .count(),
+        1
+    );
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_breaking_the_guard_is_refused_with_the_rule_named() {
+    // The repository demands more confidence than any built-in fixer claims.
+    let w = world(&[(
+        ".github/ci-medic.yml",
+        "fix:\n  confidence_threshold: 1.0\n",
+    )])
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let body = wait_comment(&w, |b| status_line(b).contains("refused")).await;
+    assert!(body.contains("confidence"), "{body}");
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkill_between_approval_and_push_still_gives_one_commit() {
+    let w = world(&[]).await;
+    scripted_ci(&w);
+    // Ref updates fail until the process is killed.
+    w.fake
+        .fail_next("PATCH", "/repos/octo-org/shop/git/refs", 500, &[], 10_000);
+    propose_and_approve(&w, "maintainer").await;
+    wait_comment(&w, |b| status_line(b).contains("approved")).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str())
+    );
+    let dir = w.server.data_dir.clone();
+    let World {
+        fake,
+        server,
+        _dir,
+        head,
+        ..
+    } = w;
+    server.kill();
+    fake.clear_faults();
+
+    let server = Server::start(ServerOptions {
+        data_dir: &dir,
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: vec![],
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    let w = World {
+        fake,
+        server,
+        _dir,
+        base: String::new(),
+        head,
+    };
+    let executed = wait_comment(&w, |b| status_line(b).contains("executed")).await;
+    assert!(executed.contains("pushed"), "{executed}");
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    assert_eq!(
+        w.fake.commit(REPO, &new_head).unwrap().parents,
+        vec![w.head.clone()],
+        "exactly one commit"
+    );
+    assert!(w.server.terminate().success());
+}
