@@ -34,6 +34,52 @@ pub struct Cli {
 pub enum Command {
     /// Run the GitHub App: webhook intake, job workers, health and metrics.
     Serve(ServeArgs),
+    /// Read a CI log and print the bug reports (or the proposal ci-medic would post).
+    Analyze(AnalyzeArgs),
+}
+
+/// Output formats of `analyze`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AnalyzeFormat {
+    /// One line per report: `{TYPE} error in {file} line {line} → Fix: {hint}`, then the message.
+    Text,
+    /// The array of bug reports.
+    Json,
+    /// SARIF 2.1.0, accepted by GitHub code scanning.
+    Sarif,
+    /// The Fix Packet v2.
+    FixPacket,
+    /// The code_fix DDS v2 with its failed source DDS.
+    Dds,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct AnalyzeArgs {
+    /// The log to read; `-` or nothing reads standard input.
+    pub file: Option<std::path::PathBuf>,
+    /// Absolute path of the checkout the log was produced in, stripped from paths.
+    #[arg(long)]
+    pub workspace: Option<String>,
+    #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
+    pub format: AnalyzeFormat,
+    /// `owner/repo` for the DDS (`--format dds`).
+    #[arg(long, default_value = "local/project")]
+    pub project: String,
+    /// Name of the failed check, for the Fix Packet's goal and the DDS.
+    #[arg(long, default_value = "ci")]
+    pub check: String,
+    /// Commit the check failed on.
+    #[arg(long, default_value = "0000000000000000000000000000000000000000")]
+    pub commit: String,
+    /// The failed scope: files the change touched (comma-separated). Default: every reported file.
+    #[arg(long, value_delimiter = ',')]
+    pub paths: Option<Vec<String>>,
+    /// When the check failed (RFC 3339). Default: now.
+    #[arg(long)]
+    pub failed_at: Option<String>,
+    /// A `.github/ci-medic.yml` whose constraints feed the Fix Packet and DDS.
+    #[arg(long)]
+    pub config: Option<std::path::PathBuf>,
 }
 
 pub fn main() -> ExitCode {
@@ -41,6 +87,7 @@ pub fn main() -> ExitCode {
     init_tracing(cli.log_format == LogFormat::Json);
     match cli.command {
         Command::Serve(args) => run_serve(args),
+        Command::Analyze(args) => run_analyze(args),
     }
 }
 
@@ -107,4 +154,102 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("ci-medic analyze: {msg}");
+    ExitCode::from(2)
+}
+
+/// `ci-medic analyze`: exit 0 when no errors were found, 1 when some were, 2 on bad usage or
+/// unreadable input.
+fn run_analyze(args: AnalyzeArgs) -> ExitCode {
+    use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet, standalone_dds};
+    use ci_medic_parser::{ParseOptions, parse_reader};
+
+    let opts = ParseOptions { workspace: args.workspace.clone() };
+    let result = match args.file.as_deref() {
+        None => parse_reader(std::io::stdin().lock(), &opts),
+        Some(p) if p.as_os_str() == "-" => parse_reader(std::io::stdin().lock(), &opts),
+        Some(p) => match std::fs::File::open(p) {
+            Ok(f) => parse_reader(std::io::BufReader::new(f), &opts),
+            Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
+        },
+    };
+    let reports = match result {
+        Ok(r) => r,
+        Err(e) => return usage_error(format!("cannot read the log: {e}")),
+    };
+    let config = match &args.config {
+        None => ci_medic_core::repo_config::RepoConfig::default(),
+        Some(p) => match std::fs::read_to_string(p).map_err(|e| e.to_string()).and_then(|t| {
+            ci_medic_core::repo_config::RepoConfig::parse(&t).map_err(|e| e.to_string())
+        }) {
+            Ok(c) => c,
+            Err(e) => return usage_error(format!("{}: {e}", p.display())),
+        },
+    };
+    let failed_at = match &args.failed_at {
+        None => chrono::Utc::now(),
+        Some(t) => match chrono::DateTime::parse_from_rfc3339(t) {
+            Ok(t) => t.with_timezone(&chrono::Utc),
+            Err(e) => return usage_error(format!("--failed-at `{t}` is not an RFC 3339 time: {e}")),
+        },
+    };
+    let out = match args.format {
+        AnalyzeFormat::Text => {
+            let mut s = String::new();
+            for r in &reports {
+                s.push_str(&ci_medic_core::formatter::format_report_line(r));
+                s.push('\n');
+                for line in r.message.lines() {
+                    s.push_str("    ");
+                    s.push_str(line);
+                    s.push('\n');
+                }
+            }
+            if reports.is_empty() {
+                s.push_str("no errors found\n");
+            }
+            s
+        }
+        AnalyzeFormat::Json => serde_json::to_string_pretty(&reports).expect("reports serialise") + "\n",
+        AnalyzeFormat::Sarif => {
+            serde_json::to_string_pretty(&ci_medic_parser::sarif::to_sarif(&reports)).expect("sarif serialises") + "\n"
+        }
+        AnalyzeFormat::FixPacket => {
+            let packet = build_fix_packet(
+                &CheckRef { check_name: args.check.clone(), head_sha: args.commit.clone() },
+                &reports,
+                &config.constraints,
+            );
+            serde_json::to_string_pretty(&packet).expect("packet serialises") + "\n"
+        }
+        AnalyzeFormat::Dds => {
+            let mut scope = args.paths.clone().unwrap_or_else(|| reports.iter().map(|r| r.file_path.clone()).collect());
+            scope.dedup();
+            let check = FailedCheck {
+                project: args.project.clone(),
+                check_name: args.check.clone(),
+                head_sha: args.commit.clone(),
+                pr_number: None,
+                changed_files: scope,
+                failed_at,
+            };
+            if reports.is_empty() {
+                eprintln!("ci-medic analyze: no errors found, so there is nothing to propose");
+                return ExitCode::SUCCESS;
+            }
+            match standalone_dds(&check, &reports, &config.constraints) {
+                Ok(bundle) => serde_json::to_string_pretty(&bundle).expect("bundle serialises") + "\n",
+                Err(e) => return usage_error(e),
+            }
+        }
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(out.as_bytes()).is_err() {
+        return ExitCode::from(2);
+    }
+    if reports.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
