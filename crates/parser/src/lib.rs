@@ -21,8 +21,8 @@
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
 //! match nothing, so every matcher starts with cheap byte tests before any regex.
 //!
-//! Limits: a line is cut at [`MAX_LINE`] bytes, at most [`sink::MAX_REPORTS`] reports are kept,
-//! messages are cut at [`sink::MAX_MESSAGE`] characters, and every multi-line block has a line
+//! Limits: a line is cut at [`MAX_LINE`] bytes, at most [`MAX_REPORTS`] reports are kept,
+//! messages are cut at [`MAX_MESSAGE`] characters, and every multi-line block has a line
 //! budget; memory is therefore bounded whatever the size of the log.
 //!
 //! # Classification table
