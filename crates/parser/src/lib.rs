@@ -9,6 +9,25 @@
 //! - It never emits a path outside the repository, and never panics, hangs or grows its memory
 //!   with the size of the log.
 //!
+//! # Usage
+//!
+//! ```
+//! use ci_medic_parser::{ParseOptions, Parser, parse_str, sarif};
+//!
+//! let log = "2025-04-16T01:48:17.7662819Z src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n";
+//! let reports = parse_str(log, &ParseOptions::default());
+//! assert_eq!(reports[0].file_path, "src/a.ts");
+//! assert_eq!(reports[0].rule.as_deref(), Some("TS2322"));
+//!
+//! // Streaming, e.g. from an HTTP body: feed chunks as they arrive.
+//! let mut p = Parser::new(&ParseOptions::with_workspace("/home/runner/work/R/R"));
+//! p.feed(b"/home/runner/work/R/R/app.py:1:8: F40");
+//! p.feed(b"1 [*] `os` imported but unused\n");
+//! let reports = p.finish();
+//! assert_eq!(reports[0].file_path, "app.py");
+//! let _sarif = sarif::to_sarif(&reports);
+//! ```
+//!
 //! # How it works
 //!
 //! The log is read line by line ([`Parser::feed`] accepts arbitrary chunks). Each line is
@@ -21,8 +40,8 @@
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
 //! match nothing, so every matcher starts with cheap byte tests before any regex.
 //!
-//! Limits: a line is cut at [`MAX_LINE`] bytes, at most [`sink::MAX_REPORTS`] reports are kept,
-//! messages are cut at [`sink::MAX_MESSAGE`] characters, and every multi-line block has a line
+//! Limits: a line is cut at [`MAX_LINE`] bytes, at most [`MAX_REPORTS`] reports are kept,
+//! messages are cut at [`MAX_MESSAGE`] characters, and every multi-line block has a line
 //! budget; memory is therefore bounded whatever the size of the log.
 //!
 //! # Classification table

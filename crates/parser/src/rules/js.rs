@@ -128,7 +128,8 @@ impl Js {
             sink.rebase_step(dir.trim(), &["tsc", "eslint", "jest", "vitest"]);
             return true;
         }
-        if (l.colon_digit || memchr::memchr(b'(', t.as_bytes()).is_some())
+        // Both tsc formats carry `: error TS` (`f(1,2): error` or `f:1:2 - error`).
+        if (l.colon_digit || (l.colon && memchr::memchr(b'(', t.as_bytes()).is_some()))
             && crate::has(&ERROR_TS, t)
             && self.tsc(l.no, t, sink)
         {

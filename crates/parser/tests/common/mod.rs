@@ -56,6 +56,16 @@ pub fn check(log: &Path, expected: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot read {}: {e}", expected.display()))?;
     let exp: Vec<Expected> = serde_json::from_str(&text)
         .map_err(|e| format!("bad expectation {}: {e}", expected.display()))?;
+    for r in &reports {
+        let p = &r.file_path;
+        if p.starts_with('/') || p.contains('\\') || p.split('/').any(|s| s == ".." || s.is_empty())
+        {
+            return Err(format!("    ! path is not repo-relative: {p}\n"));
+        }
+        if r.line_number == 0 || !(0.0..=1.0).contains(&r.confidence_score) {
+            return Err(format!("    ! contract violated: {}\n", show_report(r)));
+        }
+    }
     let ok = exp.len() == reports.len() && exp.iter().zip(&reports).all(|(e, r)| matches(e, r));
     if ok {
         return Ok(());
