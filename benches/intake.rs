@@ -80,6 +80,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         retry: RetryPolicy::default(),
         shutdown_grace: Duration::from_secs(5),
         extra_routes: axum::Router::new(),
+        announce: false,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(opts, Arc::new(Noop), async move {

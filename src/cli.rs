@@ -13,7 +13,7 @@ use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
 use crate::orchestrator::{Context, Orchestrator};
-use crate::server::{ServeOptions, init_tracing, serve, shutdown_signal};
+use crate::server::{ServeOptions, init_tracing, init_tracing_with, serve, shutdown_signal};
 use crate::store::Store;
 
 #[derive(Debug, Parser)]
@@ -36,6 +36,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Read a CI log and print the bug reports (or the proposal ci-medic would post).
     Analyze(AnalyzeArgs),
+    /// See ci-medic work end to end against a local fake GitHub (no App needed).
+    Demo,
 }
 
 /// Output formats of `analyze`.
@@ -84,10 +86,22 @@ pub struct AnalyzeArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.log_format == LogFormat::Json);
+    if matches!(cli.command, Command::Demo) && std::env::var_os("RUST_LOG").is_none() {
+        // The demo prints what a maintainer sees; the service's own logs would drown it.
+        init_tracing_with(cli.log_format == LogFormat::Json, "warn");
+    } else {
+        init_tracing(cli.log_format == LogFormat::Json);
+    }
     match cli.command {
         Command::Serve(args) => run_serve(args),
         Command::Analyze(args) => run_analyze(args),
+        Command::Demo => match runtime().block_on(crate::demo::run()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ci-medic demo: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
@@ -139,6 +153,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             retry: RetryPolicy::default(),
             shutdown_grace: config.shutdown_grace,
             extra_routes: axum::Router::new(),
+            announce: true,
         };
         serve(
             opts,
@@ -167,7 +182,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet, standalone_dds};
     use ci_medic_parser::{ParseOptions, parse_reader};
 
-    let opts = ParseOptions { workspace: args.workspace.clone() };
+    let opts = ParseOptions {
+        workspace: args.workspace.clone(),
+    };
     let result = match args.file.as_deref() {
         None => parse_reader(std::io::stdin().lock(), &opts),
         Some(p) if p.as_os_str() == "-" => parse_reader(std::io::stdin().lock(), &opts),
@@ -182,9 +199,11 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     };
     let config = match &args.config {
         None => ci_medic_core::repo_config::RepoConfig::default(),
-        Some(p) => match std::fs::read_to_string(p).map_err(|e| e.to_string()).and_then(|t| {
-            ci_medic_core::repo_config::RepoConfig::parse(&t).map_err(|e| e.to_string())
-        }) {
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                ci_medic_core::repo_config::RepoConfig::parse(&t).map_err(|e| e.to_string())
+            }) {
             Ok(c) => c,
             Err(e) => return usage_error(format!("{}: {e}", p.display())),
         },
@@ -193,7 +212,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
         None => chrono::Utc::now(),
         Some(t) => match chrono::DateTime::parse_from_rfc3339(t) {
             Ok(t) => t.with_timezone(&chrono::Utc),
-            Err(e) => return usage_error(format!("--failed-at `{t}` is not an RFC 3339 time: {e}")),
+            Err(e) => {
+                return usage_error(format!("--failed-at `{t}` is not an RFC 3339 time: {e}"));
+            }
         },
     };
     let out = match args.format {
@@ -213,20 +234,30 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
             }
             s
         }
-        AnalyzeFormat::Json => serde_json::to_string_pretty(&reports).expect("reports serialise") + "\n",
+        AnalyzeFormat::Json => {
+            serde_json::to_string_pretty(&reports).expect("reports serialise") + "\n"
+        }
         AnalyzeFormat::Sarif => {
-            serde_json::to_string_pretty(&ci_medic_parser::sarif::to_sarif(&reports)).expect("sarif serialises") + "\n"
+            serde_json::to_string_pretty(&ci_medic_parser::sarif::to_sarif(&reports))
+                .expect("sarif serialises")
+                + "\n"
         }
         AnalyzeFormat::FixPacket => {
             let packet = build_fix_packet(
-                &CheckRef { check_name: args.check.clone(), head_sha: args.commit.clone() },
+                &CheckRef {
+                    check_name: args.check.clone(),
+                    head_sha: args.commit.clone(),
+                },
                 &reports,
                 &config.constraints,
             );
             serde_json::to_string_pretty(&packet).expect("packet serialises") + "\n"
         }
         AnalyzeFormat::Dds => {
-            let mut scope = args.paths.clone().unwrap_or_else(|| reports.iter().map(|r| r.file_path.clone()).collect());
+            let mut scope = args
+                .paths
+                .clone()
+                .unwrap_or_else(|| reports.iter().map(|r| r.file_path.clone()).collect());
             scope.dedup();
             let check = FailedCheck {
                 project: args.project.clone(),
@@ -241,7 +272,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             match standalone_dds(&check, &reports, &config.constraints) {
-                Ok(bundle) => serde_json::to_string_pretty(&bundle).expect("bundle serialises") + "\n",
+                Ok(bundle) => {
+                    serde_json::to_string_pretty(&bundle).expect("bundle serialises") + "\n"
+                }
                 Err(e) => return usage_error(e),
             }
         }
@@ -251,5 +284,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     if stdout.write_all(out.as_bytes()).is_err() {
         return ExitCode::from(2);
     }
-    if reports.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if reports.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

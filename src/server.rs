@@ -90,6 +90,8 @@ pub struct ServeOptions {
     pub retry: RetryPolicy,
     pub shutdown_grace: Duration,
     pub extra_routes: Router,
+    /// Print `listening on ADDR` to stdout (scripts and tests read it when `PORT=0`).
+    pub announce: bool,
 }
 
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
@@ -162,8 +164,10 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
     info!(addr = %local, workers = opts.workers, "listening");
-    // Tests and scripts read this line to find the port when PORT=0.
-    println!("listening on {local}");
+    if opts.announce {
+        // Tests and scripts read this line to find the port when PORT=0.
+        println!("listening on {local}");
+    }
 
     let app = router(state, opts.extra_routes);
     let http_stop = stop.clone();
@@ -236,8 +240,14 @@ pub async fn shutdown_signal() {
 /// Installs the global tracing subscriber: human-readable, or JSON with `LOG_FORMAT=json`.
 /// `RUST_LOG` filters (default `info`).
 pub fn init_tracing(json: bool) {
+    init_tracing_with(json, "info");
+}
+
+/// [`init_tracing`] with another default level when `RUST_LOG` is unset.
+pub fn init_tracing_with(json: bool, default_level: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
