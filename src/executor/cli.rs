@@ -113,10 +113,10 @@ pub fn exit_status(result: &ExecutionResult) -> i32 {
     } else if result.timed_out {
         124
     } else {
-        match i32::try_from(result.exit_code) {
-            Ok(c @ 1..=255) => c,
-            _ => 1,
-        }
+        i32::try_from(result.exit_code)
+            .ok()
+            .filter(|c| (1..=255).contains(c))
+            .unwrap_or(1)
     }
 }
 

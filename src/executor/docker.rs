@@ -11,8 +11,8 @@
 //!   dropped; `no-new-privileges`; a size-limited tmpfs on `/tmp`; no host environment at all,
 //!   only `HOME`. Nothing of the host is mounted.
 //! - stdout and stderr are merged inside the container (`exec 2>&1`), so the log keeps the order
-//!   things were written in; the engine's log driver is off, the output is read from an attach
-//!   taken before start and kept within a cap ([`super::output::CappedLog`]).
+//!   things were written in; the output is read from an attach taken before start (the engine's
+//!   own log copy is capped at 1 MB) and kept within a cap ([`super::output::CappedLog`]).
 //! - Every container is removed in every case: after success, failure and time-out by an explicit
 //!   forced removal; when the future is dropped mid-run by a guard that spawns that removal; and
 //!   when ci-medic itself died, by [`DockerExecutor::reap_stale`] at the next start, which finds
@@ -362,10 +362,15 @@ impl DockerExecutor {
                 "/tmp".to_owned(),
                 format!("rw,nosuid,nodev,size={},mode=1777", s.tmpfs_size),
             )])),
-            // The output is read from the attach stream; the engine keeps no copy on its disk.
+            // The output is read from the attach stream. The engine's own copy is capped small:
+            // the `none` driver is missing from some engine builds (Debian's 20.10 looks for a
+            // plugin by that name and blocks the container), json-file exists everywhere.
             log_config: Some(HostConfigLogConfig {
-                typ: Some("none".to_owned()),
-                config: None,
+                typ: Some("json-file".to_owned()),
+                config: Some(HashMap::from([
+                    ("max-size".to_owned(), "1m".to_owned()),
+                    ("max-file".to_owned(), "1".to_owned()),
+                ])),
             }),
             auto_remove: Some(false),
             privileged: Some(false),
@@ -480,7 +485,9 @@ impl DockerExecutor {
                 Some(
                     AttachContainerOptionsBuilder::default()
                         .stream(true)
-                        .logs(true)
+                        // Attached before start, the stream sees everything from the first
+                        // byte; history from the log driver (capped) is not wanted.
+                        .logs(false)
                         .stdout(true)
                         .stderr(true)
                         .build(),
@@ -587,7 +594,8 @@ struct RunOutcome {
 
 /// The script the container runs as `sh -c SCRIPT ci-medic BUILD_COMMAND`: record tool versions
 /// into the private directory (never into the log), merge stderr into stdout so the log keeps
-/// the written order, then replace itself with the build command from the workspace root.
+/// the written order, then replace itself with the build command (the container's working
+/// directory is the workspace root).
 /// The build command travels as `$1`, never spliced into the script, so no quoting can break it.
 fn launcher_script(req: &ExecutionRequest) -> String {
     let mut probes: Vec<(&str, &str)> = COMMON_TOOL_PROBES.to_vec();
@@ -603,7 +611,6 @@ fn launcher_script(req: &ExecutionRequest) -> String {
     }
     script.push_str(&format!(
         "}} >/{CONTAINER_META_DIR}/tools 2>/dev/null </dev/null\n\
-         cd {CONTAINER_WORKSPACE} || exit 125\n\
          exec 2>&1\n\
          exec /bin/sh -c \"$1\"\n"
     ));
