@@ -38,6 +38,8 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// See ci-medic work end to end against a local fake GitHub (no App needed).
     Demo,
+    /// Run a workspace's build in the Docker sandbox and print the executor's result.
+    Exec(crate::executor::ExecArgs),
 }
 
 /// Output formats of `analyze`.
@@ -95,6 +97,13 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => run_serve(args),
         Command::Analyze(args) => run_analyze(args),
+        Command::Exec(args) => match runtime().block_on(crate::executor::run_exec_command(args)) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("ci-medic exec: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Demo => match runtime().block_on(crate::demo::run()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -137,13 +146,16 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             credentials,
         )
         .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?;
-        let ctx = Context::new(
+        let mut ctx = Context::new(
             Arc::new(github),
             store.clone(),
             metrics.clone(),
             config.app.app_id,
         )
         .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
+        ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
+            .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
+        ctx.executor = connect_executor().await;
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
             store,
@@ -288,5 +300,28 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// The Docker sandbox for `verify: docker`, when an engine answers. Containers left by a
+/// ci-medic that died are removed before new work starts.
+async fn connect_executor() -> Option<Arc<dyn crate::executor::Executor>> {
+    use crate::executor::{DockerExecutor, SandboxSettings};
+    match DockerExecutor::connect(SandboxSettings::default()).await {
+        Ok(executor) => {
+            match executor.reap_stale().await {
+                Ok(reaped) if !reaped.is_empty() => {
+                    tracing::info!(count = reaped.len(), "removed stale sandbox containers")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "could not look for stale sandbox containers"),
+            }
+            tracing::info!("Docker engine connected: `verify: docker` is available");
+            Some(Arc::new(executor))
+        }
+        Err(e) => {
+            tracing::info!(reason = %e, "no Docker engine: patches of repositories with `verify: docker` will be refused");
+            None
+        }
     }
 }

@@ -50,6 +50,8 @@ pub struct Context {
     pub log_limits: LogLimits,
     /// Writes patches: built-in fixers, then the LLM when configured.
     pub fix_agent: crate::fix_agent::FixAgent,
+    /// The Docker sandbox for `verify: docker`; `None` when no engine is reachable.
+    pub executor: Option<Arc<dyn crate::executor::Executor>>,
     /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
     config_cache: Mutex<HashMap<String, (String, RepoConfig, Option<ConfigError>)>>,
 }
@@ -75,6 +77,7 @@ impl Context {
             app_id,
             log_limits: LogLimits::default(),
             fix_agent: crate::fix_agent::FixAgent::new(None),
+            executor: None,
             config_cache: Mutex::new(HashMap::new()),
         })
     }

@@ -457,47 +457,13 @@ async fn a_missing_image_is_a_clear_error_naming_it() {
     assert_no_containers_left(&ex).await;
 }
 
-/// Python's two error shapes in these fixtures, read from the real log: the last
-/// `File "…", line N` before a `SyntaxError:` or `AssertionError:` line. A stand-in for
-/// `ci-medic-parser` (not available on this branch yet); the lead swaps in the real parser.
+/// The parser, as the fix loop runs it on an executor log (paths inside the container's
+/// `/workspace` are made repo-relative).
 fn python_reports(log: &str) -> Vec<BugReport> {
-    let mut out = Vec::new();
-    let mut last: Option<(String, u32)> = None;
-    for line in log.lines() {
-        let t = line.trim_start();
-        if let Some(rest) = t.strip_prefix("File \"")
-            && let Some((file, tail)) = rest.split_once("\", line ")
-        {
-            let n = tail
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .unwrap_or("");
-            if let Ok(n) = n.parse() {
-                last = Some((file.trim_start_matches("/workspace/").to_owned(), n));
-            }
-        }
-        let kind = if t.starts_with("SyntaxError:") {
-            BugType::Syntax
-        } else if t.starts_with("AssertionError:") {
-            BugType::Logic
-        } else {
-            continue;
-        };
-        if let Some((file, n)) = last.take() {
-            out.push(BugReport {
-                file_path: file,
-                line_number: n,
-                error_type: kind,
-                message: t.to_owned(),
-                test_name: None,
-                confidence_score: 0.9,
-                column: None,
-                tool: Some("python".into()),
-                rule: None,
-            });
-        }
-    }
-    out
+    ci_medic_parser::parse_str(
+        log,
+        &ci_medic_parser::ParseOptions::with_workspace("/workspace"),
+    )
 }
 
 /// A targeted error found in the failing build, a patch, and the verified build before push:

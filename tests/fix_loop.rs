@@ -236,3 +236,73 @@ async fn a_sigkill_between_approval_and_push_still_gives_one_commit() {
     );
     assert!(w.server.terminate().success());
 }
+
+/// Whether the sandbox test can run: a Docker engine with the locally built Python image
+/// (`.ci/docker-setup.sh`). Under `CI=true` a missing engine fails the test instead.
+async fn sandbox_available() -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let ok = match bollard::Docker::connect_with_defaults() {
+        Ok(d) => d.ping().await.is_ok() && d.inspect_image("ci-medic-test/python").await.is_ok(),
+        Err(_) => false,
+    };
+    if !ok {
+        assert!(
+            !ci,
+            "CI=true but no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)"
+        );
+        eprintln!("skipping: no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)");
+    }
+    ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
+    if !sandbox_available().await {
+        return;
+    }
+    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+    let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
+    let w = world_with(&[(".github/ci-medic.yml", config)], &[("app.py", &broken)]).await;
+    let log = corpus("logs/actions/python_missing_colon.log");
+    w.fake.set_ci_script(REPO, CHECK, move |files| {
+        let app = files
+            .get("app.py")
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        if app.contains("def greet(name):") {
+            ("success".to_string(), b"ok\n".to_vec())
+        } else {
+            ("failure".to_string(), log.clone())
+        }
+    });
+    let check = fail_check(
+        &w,
+        &w.head,
+        &corpus("logs/actions/python_missing_colon.log"),
+    );
+    deliver_check(&w, check).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    assert!(body.contains("SYNTAX error in app.py line 1"), "{body}");
+    let c = w.fake.add_comment(REPO, 7, "maintainer", "/approve");
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    assert_eq!(
+        w.server.log_lines_with("sandbox build verified").len(),
+        1,
+        "the patch was built before the push"
+    );
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app.py").unwrap()).unwrap();
+    assert!(fixed.starts_with("def greet(name):\n"), "{fixed}");
+    assert!(w.server.terminate().success());
+}

@@ -99,7 +99,7 @@ fn load_repo_config(workspace: &std::path::Path) -> anyhow::Result<RepoConfig> {
     match std::fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => Ok(RepoConfig::default()),
         Ok(text) => {
-            serde_yaml_ng::from_str(&text).with_context(|| format!("invalid {}", path.display()))
+            RepoConfig::parse(&text).map_err(|e| anyhow::anyhow!("invalid {}: {e}", path.display()))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),

@@ -15,7 +15,7 @@ use ci_medic_core::fix_check::{
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
 use ci_medic_core::proposal::DdsStatus;
-use ci_medic_core::repo_config::RepoConfig;
+use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::{Orchestrator, gh_err, now_string, store_err};
 use crate::events::CheckRunCompleted;
@@ -271,6 +271,14 @@ impl Orchestrator {
                     .join("; "),
             }));
         }
+        if config.verify == VerifyMode::Docker {
+            if let Some(refusal) = self
+                .verify_in_sandbox(inst, read_from, run, config, &candidate.changes)
+                .await?
+            {
+                return Ok(Err(refusal));
+            }
+        }
         Ok(Ok((candidate.changes, reasons.join("; "))))
     }
 
@@ -410,6 +418,15 @@ impl Orchestrator {
                 Ok(())
             }
         }
+    }
+}
+
+/// Removes a scratch directory however the verification ends.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -557,6 +574,100 @@ impl Orchestrator {
                 Ok(())
             }
             _ => Ok(()),
+        }
+    }
+}
+
+impl Orchestrator {
+    /// `verify: docker`: builds the proposal's commit with the patch applied in the sandbox.
+    /// `Some(refusal)` when the build still shows an error the patch targeted.
+    async fn verify_in_sandbox(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: &FixRun,
+        config: &RepoConfig,
+        changes: &[FileChange],
+    ) -> Result<Option<Refusal>, JobError> {
+        use crate::executor::{
+            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, extract_tarball_safely,
+            resolve_plan, targeted_errors_remaining,
+        };
+        let ctx = &self.ctx;
+        let refusal = |detail: String| {
+            Ok(Some(Refusal {
+                rule: "sandbox_build".into(),
+                detail,
+            }))
+        };
+        let Some(executor) = ctx.executor.clone() else {
+            return refusal("`verify: docker` is set but this ci-medic has no Docker engine; nothing was pushed".into());
+        };
+        let dir = std::env::temp_dir().join(format!(
+            "ci-medic-verify-{}-{}",
+            std::process::id(),
+            Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let _cleanup = RemoveOnDrop(dir.clone());
+        let tarball = dir.join("source.tar.gz");
+        ctx.github
+            .download_tarball(inst, repo, &run.proposed_for_sha, &tarball, 512 << 20)
+            .await
+            .map_err(|e| gh_err("downloading the repository tarball", e))?;
+        let file = std::fs::File::open(&tarball)
+            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let root = extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
+            .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+        let files: Vec<(String, String)> = changes
+            .iter()
+            .map(|c| (c.path.clone(), c.after.clone()))
+            .collect();
+        apply_files(&root, &files)
+            .map_err(|e| JobError::Permanent(format!("applying the patch: {e}")))?;
+        let plan = match resolve_plan(&root, &config.executor, &PlanOverrides::default()) {
+            Ok(p) => p,
+            Err(e) => return refusal(format!("no build to verify with: {e}")),
+        };
+        let result = match executor
+            .execute(ExecutionRequest::from_plan(
+                root,
+                plan,
+                NetworkAccess::Disabled,
+            ))
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return refusal(format!("the sandbox build could not run: {e}")),
+        };
+        let after = ci_medic_parser::parse_str(
+            &result.build_log,
+            &ci_medic_parser::ParseOptions::with_workspace("/workspace"),
+        );
+        let remaining = targeted_errors_remaining(&run.reports, &after);
+        info!(
+            exit_code = result.exit_code,
+            remaining = remaining.len(),
+            seconds = result.execution_time_seconds,
+            "sandbox build verified"
+        );
+        if result.timed_out {
+            return refusal("the sandbox build timed out".into());
+        }
+        if remaining.is_empty() {
+            ctx.metrics.stage("verify", "passed");
+            Ok(None)
+        } else {
+            ctx.metrics.stage("verify", "failed");
+            refusal(format!(
+                "the patched build still shows {} targeted error(s): {}",
+                remaining.len(),
+                remaining
+                    .iter()
+                    .map(format_report_line)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))
         }
     }
 }

@@ -37,6 +37,17 @@ pub struct World {
 /// A repository whose pull request #7 adds a Python module with two unused imports, and a
 /// failed `lint` check whose log is ruff's real output wrapped as an Actions job log.
 pub async fn world(main_files: &[(&str, &str)]) -> World {
+    let main = src("app/main.py");
+    let pyproject = src("pyproject.toml");
+    world_with(
+        main_files,
+        &[("app/main.py", &main), ("pyproject.toml", &pyproject)],
+    )
+    .await
+}
+
+/// [`world`] with other files committed on the pull request's branch.
+pub async fn world_with(main_files: &[(&str, &str)], feature_files: &[(&str, &str)]) -> World {
     let fake = FakeGitHub::start().await.unwrap();
     fake.set_app(4242, "ci-medic");
     let pubkey =
@@ -51,10 +62,7 @@ pub async fn world(main_files: &[(&str, &str)]) -> World {
             REPO,
             "feature",
             Some(&base),
-            &[
-                ("app/main.py", &src("app/main.py")),
-                ("pyproject.toml", &src("pyproject.toml")),
-            ],
+            feature_files,
             "Add main module",
         )
         .unwrap();
