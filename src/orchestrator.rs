@@ -38,6 +38,9 @@ use crate::store::registry::{Registry, RegistryError};
 use crate::store::runs::{FixRun, Phase, RunStore};
 use crate::store::{Store, StoreError};
 
+/// A repository's parsed configuration and the blob sha it was parsed from.
+type CachedConfig = (String, RepoConfig, Option<ConfigError>);
+
 /// Everything the pipeline needs, behind traits where the outside world is involved.
 pub struct Context {
     pub github: Arc<dyn GitHubApi>,
@@ -53,7 +56,7 @@ pub struct Context {
     /// The Docker sandbox for `verify: docker`; `None` when no engine is reachable.
     pub executor: Option<Arc<dyn crate::executor::Executor>>,
     /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
-    config_cache: Mutex<HashMap<String, (String, RepoConfig, Option<ConfigError>)>>,
+    config_cache: Mutex<HashMap<String, CachedConfig>>,
 }
 
 impl Context {
@@ -335,11 +338,7 @@ impl Orchestrator {
             .map_err(|e| gh_err("reading the check run", e))?;
         let log_source = LogSource::detect(&check_run);
         let fetched = fetch_log(gh, inst, repo, log_source, ctx.log_limits).await;
-        let mut history = if run.proposed_for_sha == cr.head_sha {
-            run.view.history.clone()
-        } else {
-            run.view.history.clone()
-        };
+        let mut history = run.view.history.clone();
         let log = match fetched {
             Ok(log) => log,
             Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {

@@ -215,7 +215,7 @@ impl Orchestrator {
             let before = String::from_utf8_lossy(&file.content).into_owned();
             let mut current = before.clone();
             // Bottom-up, so earlier fixes do not shift the lines of later ones.
-            reports.sort_by(|a, b| b.line_number.cmp(&a.line_number));
+            reports.sort_by_key(|r| std::cmp::Reverse(r.line_number));
             for report in reports {
                 let mut input = FixInput::new(report.clone(), current.clone());
                 input.previous_attempt = run
