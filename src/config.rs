@@ -349,3 +349,345 @@ mod tests {
         assert!(c.is_ok());
     }
 }
+
+// ----- setup mode and the documented environment --------------------------------------------------
+
+/// What `ci-medic serve` runs: the service, or the one-time setup flow when no App exists yet.
+#[derive(Debug)]
+pub enum ServeMode {
+    Run(ServiceConfig),
+    Setup(crate::setup::SetupConfig),
+}
+
+/// Decides the serve mode from the flags/environment and the App stored by the setup flow.
+///
+/// Each of `APP_ID`, the private key and `WEBHOOK_SECRET` given on the command line or in the
+/// environment wins over the stored one; the stored App fills in the rest. With none given and
+/// nothing stored, setup mode. Partly configured (say `APP_ID` without a key) with nothing
+/// stored is an error naming the missing setting, never a silent fall back to setup mode.
+pub fn resolve_with_stored(
+    args: ServeArgs,
+    stored: Option<crate::setup::StoredApp>,
+) -> Result<ServeMode, ConfigError> {
+    resolve_with_stored_from(args, stored, |k| std::env::var(k).ok())
+}
+
+/// [`resolve_with_stored`] with the environment lookup (for `GITHUB_WEB_URL`) given.
+pub fn resolve_with_stored_from(
+    mut args: ServeArgs,
+    stored: Option<crate::setup::StoredApp>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ServeMode, ConfigError> {
+    let given = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+    let any_given = given(&args.app_id)
+        || given(&args.private_key)
+        || args.private_key_path.is_some()
+        || given(&args.webhook_secret);
+    match stored {
+        Some(app) => {
+            if !given(&args.app_id) {
+                args.app_id = Some(app.app_id.to_string());
+            }
+            if !given(&args.private_key) && args.private_key_path.is_none() {
+                args.private_key = Some(app.private_key_pem.expose_secret().to_string());
+            }
+            if !given(&args.webhook_secret) {
+                args.webhook_secret = Some(app.webhook_secret.expose_secret().to_string());
+            }
+            args.validate().map(ServeMode::Run)
+        }
+        None if any_given => args.validate().map(ServeMode::Run),
+        None => {
+            let github_api_url = normalize_base_url(&args.github_api_url)
+                .map_err(|p| config_error("GITHUB_API_URL", p))?;
+            let github_web_url = match env("GITHUB_WEB_URL").filter(|v| !v.trim().is_empty()) {
+                Some(u) => normalize_base_url(&u).map_err(|p| config_error("GITHUB_WEB_URL", p))?,
+                None => crate::setup::web_url_for_api(&github_api_url),
+            };
+            let host: IpAddr = args.host.parse().map_err(|_| {
+                config_error("HOST", "must be an IP address such as 127.0.0.1 or 0.0.0.0")
+            })?;
+            if args.data_dir.as_os_str().is_empty() {
+                return Err(config_error("DATA_DIR", "must not be empty"));
+            }
+            let public_url = match args.public_url {
+                Some(u) if !u.trim().is_empty() => {
+                    Some(normalize_base_url(&u).map_err(|p| config_error("PUBLIC_URL", p))?)
+                }
+                _ => None,
+            };
+            Ok(ServeMode::Setup(crate::setup::SetupConfig {
+                host,
+                port: args.port,
+                data_dir: args.data_dir,
+                github_api_url,
+                github_web_url,
+                public_url,
+            }))
+        }
+    }
+}
+
+/// Every environment variable ci-medic reads: name, default (`""` when it has none) and what it
+/// does. The README's table is [`env_markdown_table`]; tests check this list against the CLI's
+/// own definitions and the README against this list, so the documentation cannot fall behind.
+pub const ENV_VARS: &[(&str, &str, &str)] = &[
+    (
+        "APP_ID",
+        "",
+        "The GitHub App's numeric id. Not needed once the setup flow has stored the App.",
+    ),
+    (
+        "PRIVATE_KEY_PATH",
+        "",
+        "Path to the App's private key (PEM).",
+    ),
+    (
+        "PRIVATE_KEY",
+        "",
+        "The App's private key itself (PEM; literal `\\n` accepted), instead of `PRIVATE_KEY_PATH`.",
+    ),
+    (
+        "WEBHOOK_SECRET",
+        "",
+        "The App's webhook secret; deliveries without a valid `X-Hub-Signature-256` are refused.",
+    ),
+    (
+        "GITHUB_API_URL",
+        DEFAULT_GITHUB_API_URL,
+        "GitHub REST API base URL; GitHub Enterprise Server: `https://HOST/api/v3`.",
+    ),
+    (
+        "GITHUB_WEB_URL",
+        "https://github.com",
+        "GitHub's web origin for the setup flow and `ci-medic manifest`; derived from `GITHUB_API_URL` when unset (`https://HOST/api/v3` → `https://HOST`).",
+    ),
+    (
+        "PUBLIC_URL",
+        "",
+        "The URL GitHub reaches this server at; the manifest's webhook and callback URLs are built from it.",
+    ),
+    (
+        "HOST",
+        "127.0.0.1",
+        "Address to listen on (`0.0.0.0` in containers).",
+    ),
+    ("PORT", "3000", "Port to listen on (`0` picks a free one)."),
+    (
+        "DATA_DIR",
+        "./data",
+        "Directory of the sled database and the stored App credentials. Keep it on a persistent volume.",
+    ),
+    (
+        "WORKERS",
+        "4",
+        "Job workers; `0` accepts and queues deliveries without processing them.",
+    ),
+    (
+        "SHUTDOWN_GRACE_SECONDS",
+        "30",
+        "Seconds running jobs get to finish on SIGTERM; jobs cut off run again at the next start.",
+    ),
+    (
+        "LOG_FORMAT",
+        "text",
+        "`text` or `json` (one object per line), on stderr.",
+    ),
+    (
+        "RUST_LOG",
+        "info",
+        "Log filter, e.g. `info,ci_medic=debug`.",
+    ),
+    (
+        "LLM_API_URL",
+        "",
+        "Base URL of an OpenAI-compatible chat-completions API for fixes the built-in fixers cannot make. Set all three `LLM_API_URL`, `LLM_API_KEY`, `LLM_MODEL`, or none.",
+    ),
+    ("LLM_API_KEY", "", "Bearer key for `LLM_API_URL`."),
+    ("LLM_MODEL", "", "Model name sent to `LLM_API_URL`."),
+    (
+        "LLM_TIMEOUT_SECS",
+        "60",
+        "Time limit of one LLM request, 1 to 600 seconds.",
+    ),
+    (
+        "LLM_MAX_RETRIES",
+        "2",
+        "Retries of a failed LLM request (at most 5).",
+    ),
+    (
+        "DOCKER_HOST",
+        "unix:///var/run/docker.sock",
+        "Docker daemon the executor sandbox (`verify: docker`, `ci-medic exec`) talks to.",
+    ),
+];
+
+/// The README's table of environment variables, generated from [`ENV_VARS`].
+pub fn env_markdown_table() -> String {
+    let mut out = String::from("| Variable | Default | Description |\n|---|---|---|\n");
+    for (name, default, description) in ENV_VARS {
+        let default = if default.is_empty() {
+            "*unset*".to_string()
+        } else {
+            format!("`{default}`")
+        };
+        out.push_str(&format!(
+            "| `{name}` | {default} | {} |\n",
+            description.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod env_docs_tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    fn env_of(cmd: &clap::Command, out: &mut Vec<(String, Option<String>)>) {
+        for a in cmd.get_arguments() {
+            if let Some(env) = a.get_env() {
+                let default = a
+                    .get_default_values()
+                    .first()
+                    .map(|d| d.to_string_lossy().into_owned());
+                out.push((env.to_string_lossy().into_owned(), default));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            env_of(sub, out);
+        }
+    }
+
+    fn documented(name: &str) -> Option<&'static (&'static str, &'static str, &'static str)> {
+        ENV_VARS.iter().find(|(n, _, _)| *n == name)
+    }
+
+    #[test]
+    fn every_cli_env_is_listed_with_its_default() {
+        let mut found = Vec::new();
+        env_of(&crate::cli::Cli::command(), &mut found);
+        // `manifest` may not be wired into the CLI yet; its flags are checked too.
+        let m = <crate::setup::ManifestArgs as clap::Args>::augment_args(clap::Command::new("m"));
+        env_of(&m, &mut found);
+        assert!(found.iter().any(|(n, _)| n == "APP_ID"));
+        for (name, default) in found {
+            let Some((_, doc_default, _)) = documented(&name) else {
+                panic!("env {name} is read by the CLI but missing from config::ENV_VARS");
+            };
+            if let Some(d) = default {
+                assert_eq!(*doc_default, d, "documented default of {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_llm_env_is_listed() {
+        let asked = std::sync::Mutex::new(Vec::new());
+        let _ = crate::fix_agent::LlmConfig::from_lookup(|k| {
+            asked.lock().unwrap().push(k.to_string());
+            Some(
+                match k {
+                    "LLM_API_URL" => "http://127.0.0.1:9/v1",
+                    "LLM_TIMEOUT_SECS" | "LLM_MAX_RETRIES" => "3",
+                    _ => "x",
+                }
+                .to_string(),
+            )
+        });
+        let asked = asked.into_inner().unwrap();
+        assert!(asked.len() >= 5, "{asked:?}");
+        for k in asked {
+            assert!(documented(&k).is_some(), "{k} missing from ENV_VARS");
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_table_has_them_all() {
+        let mut names: Vec<_> = ENV_VARS.iter().map(|(n, _, _)| *n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), ENV_VARS.len());
+        let t = env_markdown_table();
+        for n in names {
+            assert!(t.contains(&format!("| `{n}` |")));
+        }
+    }
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn args(extra: &[&str]) -> ServeArgs {
+        let mut v = vec!["t"];
+        v.extend_from_slice(extra);
+        T::try_parse_from(v).unwrap().args
+    }
+
+    const KEY: &str = include_str!("../fixtures/keys/test-app.pem");
+
+    fn stored() -> crate::setup::StoredApp {
+        crate::setup::StoredApp {
+            app_id: 99,
+            private_key_pem: SecretString::from(KEY.to_string()),
+            webhook_secret: SecretString::from("stored-secret".to_string()),
+            slug: "ci-medic".into(),
+            html_url: "https://github.com/apps/ci-medic".into(),
+        }
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn nothing_configured_means_setup_mode() {
+        let m = resolve_with_stored_from(
+            args(&["--github-api-url", "https://ghe.corp/api/v3"]),
+            None,
+            no_env,
+        )
+        .unwrap();
+        let ServeMode::Setup(s) = m else {
+            panic!("expected setup mode")
+        };
+        assert_eq!(s.github_web_url, "https://ghe.corp");
+        let m = resolve_with_stored_from(args(&[]), None, |k| {
+            (k == "GITHUB_WEB_URL").then(|| "https://web.example/".to_string())
+        })
+        .unwrap();
+        let ServeMode::Setup(s) = m else {
+            panic!("expected setup mode")
+        };
+        assert_eq!(s.github_web_url, "https://web.example");
+    }
+
+    #[test]
+    fn partial_configuration_is_an_error_not_setup() {
+        let e = resolve_with_stored_from(args(&["--app-id", "5"]), None, no_env).unwrap_err();
+        assert_eq!(e.setting, "PRIVATE_KEY_PATH");
+    }
+
+    #[test]
+    fn stored_app_is_used_and_env_wins() {
+        let ServeMode::Run(c) =
+            resolve_with_stored_from(args(&[]), Some(stored()), no_env).unwrap()
+        else {
+            panic!("expected run mode")
+        };
+        assert_eq!(c.app.app_id, 99);
+        assert_eq!(c.webhook_secret.expose_secret(), "stored-secret");
+        let ServeMode::Run(c) = resolve_with_stored_from(
+            args(&["--app-id", "7", "--webhook-secret", "env-secret"]),
+            Some(stored()),
+            no_env,
+        )
+        .unwrap() else {
+            panic!("expected run mode")
+        };
+        assert_eq!(c.app.app_id, 7);
+        assert_eq!(c.webhook_secret.expose_secret(), "env-secret");
+    }
+}

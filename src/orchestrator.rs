@@ -579,14 +579,37 @@ impl Orchestrator {
     }
 
     async fn installation_changed(&self, i: InstallationChanged) -> Result<(), JobError> {
+        // Recorded so ci-medic knows where it is installed; a deleted installation also
+        // forgets the repositories recorded earlier that this payload does not list.
+        let installations = self.ctx.store.installations().map_err(store_err)?;
+        let deleted = i.action == "deleted";
+        let mut removed = i.removed.clone();
+        if deleted {
+            if let Some(prev) = installations.get(i.installation_id).map_err(store_err)? {
+                removed.extend(
+                    prev.repositories
+                        .into_iter()
+                        .filter(|r| !i.removed.contains(r)),
+                );
+            }
+        }
+        installations
+            .apply(
+                i.installation_id,
+                i.account.as_deref(),
+                deleted,
+                &i.added,
+                &removed,
+            )
+            .map_err(store_err)?;
         // Uninstalled repositories: their pending work is forgotten.
-        for repo in &i.removed {
+        for repo in &removed {
             for mut run in self.ctx.runs.for_repo(repo).map_err(store_err)? {
                 run.phase = Phase::Finished;
                 self.ctx.runs.put(&run).map_err(store_err)?;
             }
         }
-        info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = i.removed.len(), "installation changed");
+        info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
         Ok(())
     }
 }

@@ -11,6 +11,7 @@
 //! It must never hold a payload or secret in a log line, and never block the async runtime on a
 //! flush: flushes run on sled's async path in a dedicated task.
 
+pub mod installations;
 pub mod registry;
 pub mod runs;
 
@@ -150,6 +151,11 @@ impl Store {
     /// The DDS registry stored in this database.
     pub fn registry(&self) -> Result<registry::Registry, registry::RegistryError> {
         registry::Registry::open(&self.inner.db)
+    }
+
+    /// The record of installations and their repositories.
+    pub fn installations(&self) -> Result<installations::Installations, StoreError> {
+        installations::Installations::open(self)
     }
 
     /// Waits until every write made before this call is durable on disk.
