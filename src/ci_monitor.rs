@@ -1,1 +1,84 @@
-//! (being built)
+//! Stage: the CI monitor — what the next run of the failed check says about a pushed fix.
+//!
+//! Pure decisions over plain values; the orchestrator feeds them from `check_run` webhooks and,
+//! when a webhook is missed, from polling the check-runs API. It never changes code, never
+//! pushes, and never judges a run other than the same check on the commit ci-medic pushed.
+
+use crate::github::{CheckRun, CheckStatus};
+
+/// What a finished run means for the fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The check passed: the code_fix is executed.
+    Passed,
+    /// The check still fails: the code_fix failed; a new proposal may follow.
+    Failed,
+    /// Cancelled, skipped, neutral, stale or action required: no verdict yet; keep waiting (a
+    /// re-run will report again).
+    NoVerdict,
+}
+
+/// Classifies a check run's conclusion.
+pub fn classify(conclusion: Option<&str>) -> Verdict {
+    match conclusion {
+        Some("success") => Verdict::Passed,
+        Some("failure" | "timed_out") => Verdict::Failed,
+        _ => Verdict::NoVerdict,
+    }
+}
+
+/// Among runs listed for the pushed commit, the newest completed one of the watched check.
+pub fn completed_run<'a>(
+    runs: &'a [CheckRun],
+    check_name: &str,
+    commit: &str,
+) -> Option<&'a CheckRun> {
+    runs.iter()
+        .filter(|r| {
+            r.name == check_name && r.head_sha == commit && r.status == CheckStatus::Completed
+        })
+        .max_by_key(|r| r.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conclusions() {
+        assert_eq!(classify(Some("success")), Verdict::Passed);
+        assert_eq!(classify(Some("failure")), Verdict::Failed);
+        assert_eq!(classify(Some("timed_out")), Verdict::Failed);
+        for other in [
+            Some("cancelled"),
+            Some("skipped"),
+            Some("neutral"),
+            Some("action_required"),
+            Some("stale"),
+            None,
+        ] {
+            assert_eq!(classify(other), Verdict::NoVerdict, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn picks_the_newest_completed_run_of_the_check_on_the_commit() {
+        let run = |id: u64, name: &str, sha: &str, status: &str| -> CheckRun {
+            serde_json::from_value(serde_json::json!({
+                "id": id, "name": name, "head_sha": sha, "status": status, "conclusion": null,
+                "output": {"title": null, "summary": null, "text": null, "annotations_count": 0},
+                "pull_requests": []
+            }))
+            .unwrap()
+        };
+        let runs = vec![
+            run(1, "lint", "abc", "completed"),
+            run(3, "lint", "abc", "completed"),
+            run(4, "lint", "abc", "in_progress"),
+            run(5, "test", "abc", "completed"),
+            run(6, "lint", "def", "completed"),
+        ];
+        assert_eq!(completed_run(&runs, "lint", "abc").unwrap().id, 3);
+        assert!(completed_run(&runs, "build", "abc").is_none());
+    }
+}

@@ -40,6 +40,8 @@ pub enum Command {
     Demo,
     /// Run a workspace's build in the Docker sandbox and print the executor's result.
     Exec(crate::executor::ExecArgs),
+    /// Print the GitHub App manifest for a public URL.
+    Manifest(crate::setup::ManifestArgs),
 }
 
 /// Output formats of `analyze`.
@@ -97,6 +99,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => run_serve(args),
         Command::Analyze(args) => run_analyze(args),
+        Command::Manifest(args) => crate::setup::run_manifest(args),
         Command::Exec(args) => match runtime().block_on(crate::executor::run_exec_command(args)) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -122,8 +125,27 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn run_serve(args: ServeArgs) -> ExitCode {
-    let config = match args.validate() {
-        Ok(c) => c,
+    let stored = match crate::setup::load_stored_app(&args.data_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("ci-medic: DATA_DIR: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match crate::config::resolve_with_stored(args.clone(), stored) {
+        Ok(crate::config::ServeMode::Run(c)) => c,
+        Ok(crate::config::ServeMode::Setup(setup)) => {
+            let outcome = runtime().block_on(crate::setup::serve_setup(setup, shutdown_signal()));
+            return match outcome {
+                // The App is stored now: start again, which finds it.
+                Ok(crate::setup::SetupOutcome::Created(_)) => run_serve(args),
+                Ok(crate::setup::SetupOutcome::Stopped) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ci-medic: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Err(e) => {
             eprintln!("ci-medic: {e}");
             return ExitCode::from(2);

@@ -113,13 +113,21 @@ pub async fn publish_check_run(
         return Ok(id);
     }
     // A create whose answer was lost may have landed: find it by its external id first.
-    let existing_runs = gh.list_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME)).await?;
-    if let Some(found) = existing_runs.iter().find(|r| r.external_id.as_deref() == Some(external_id)) {
+    let existing_runs = gh
+        .list_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
+        .await?;
+    if let Some(found) = existing_runs
+        .iter()
+        .find(|r| r.external_id.as_deref() == Some(external_id))
+    {
         gh.update_check_run(
             inst,
             repo,
             found.id,
-            &UpdateCheckRun { output: Some(output(Vec::new())), ..Default::default() },
+            &UpdateCheckRun {
+                output: Some(output(Vec::new())),
+                ..Default::default()
+            },
         )
         .await?;
         return Ok(found.id);

@@ -339,8 +339,8 @@ impl Orchestrator {
             return Ok(());
         };
         let now = Utc::now();
-        match cr.conclusion.as_deref() {
-            Some("success") => {
+        match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
+            crate::ci_monitor::Verdict::Passed => {
                 ctx.metrics.stage("verdict", "passed");
                 match ctx.registry.transition(
                     &fix_id,
@@ -369,7 +369,7 @@ impl Orchestrator {
                 let reports = run.reports.clone();
                 self.publish(inst, repo, &mut run, &reports).await
             }
-            Some("failure" | "timed_out") => {
+            crate::ci_monitor::Verdict::Failed => {
                 ctx.metrics.stage("verdict", "failed");
                 match ctx.registry.transition(
                     &fix_id,
@@ -413,8 +413,8 @@ impl Orchestrator {
                 self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(fix_id)))
                     .await
             }
-            other => {
-                info!(conclusion = ?other, "check finished without a verdict on the fix; still waiting");
+            crate::ci_monitor::Verdict::NoVerdict => {
+                info!(conclusion = ?cr.conclusion, "check finished without a verdict on the fix; still waiting");
                 Ok(())
             }
         }
@@ -517,9 +517,8 @@ impl Orchestrator {
                     .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
                     .await
                     .map_err(|e| gh_err("polling check runs", e))?;
-                let done = runs.into_iter().find(|c| {
-                    c.name == run.check_name && c.status == crate::github::CheckStatus::Completed
-                });
+                let done =
+                    crate::ci_monitor::completed_run(&runs, &run.check_name, &commit_sha).cloned();
                 if let Some(c) = done {
                     let conclusion = c
                         .conclusion

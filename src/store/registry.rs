@@ -533,7 +533,7 @@ mod tests {
                 reg.next_fix_id(day()).unwrap();
             }
         }
-        let db = sled::open(dir.path()).unwrap();
+        let db = reopen(dir.path());
         let reg = Registry::open(&db).unwrap();
         assert_eq!(
             reg.next_fix_id(day()).unwrap().as_str(),
@@ -579,7 +579,7 @@ mod tests {
                 if restart {
                     drop(reg);
                     drop(db);
-                    db = sled::open(dir.path()).unwrap();
+                    db = reopen(dir.path());
                     reg = Registry::open(&db).unwrap();
                 }
                 let date = day() + chrono::Days::new(u64::from(d));
@@ -591,6 +591,17 @@ mod tests {
                 proptest::prop_assert_eq!(got, &want);
             }
         }
+    }
+
+    /// sled's flusher thread releases the file lock shortly after the last handle is dropped.
+    fn reopen(path: &std::path::Path) -> sled::Db {
+        for _ in 0..400 {
+            match sled::open(path) {
+                Ok(db) => return db,
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+        panic!("{} stayed locked", path.display())
     }
 
     #[test]
@@ -841,7 +852,7 @@ mod tests {
                 .unwrap_err();
             assert!(e.to_string().contains("`approved`"), "{e}");
         }
-        let db = sled::open(dir.path()).unwrap();
+        let db = reopen(dir.path());
         let reg = Registry::open(&db).unwrap();
         let p = reg.get_fix(&fix_id).unwrap().unwrap();
         assert_eq!(p.status, DdsStatus::Approved);
