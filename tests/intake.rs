@@ -172,7 +172,7 @@ async fn a_redelivery_is_acknowledged_and_processed_once() {
 
 #[tokio::test]
 async fn a_delivery_accepted_before_sigkill_is_processed_after_restart() {
-    let Some(body) = payload("check_run/completed.1.payload.json") else {
+    let Some(body) = payload("check_run/completed.payload.json") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

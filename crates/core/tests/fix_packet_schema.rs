@@ -137,3 +137,52 @@ proptest! {
         prop_assert_eq!(back, packet);
     }
 }
+
+/// Packets and code_fix proposals built from every log of the real-tool corpus validate: the
+/// packet against the schema, the DDS against all ten rules of the specification.
+#[test]
+fn packets_and_proposals_from_the_real_tool_corpus_validate() {
+    use ci_medic_core::proposal::{FailedCheck, standalone_dds, validate_code_fix};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus/logs");
+    let mut logs = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("corpus present") {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "log") {
+                logs.push(p);
+            }
+        }
+    }
+    logs.sort();
+    assert!(logs.len() >= 80, "the corpus has {} logs", logs.len());
+    let at = chrono::DateTime::parse_from_rfc3339("2026-02-02T15:30:45Z").unwrap().with_timezone(&chrono::Utc);
+    let mut proposals = 0;
+    for log in &logs {
+        let reports = ci_medic_parser::parse_bytes(&std::fs::read(log).unwrap(), &Default::default());
+        let packet = build_fix_packet(
+            &CheckRef { check_name: "ci".into(), head_sha: "a".repeat(40) },
+            &reports,
+            &ConstraintsConfig::default(),
+        );
+        let value = serde_json::to_value(&packet).unwrap();
+        let errs = errors(validator(), &value);
+        assert!(errs.is_empty(), "{}: {errs:?}", log.display());
+        assert_eq!(packet.violations.len(), reports.len(), "{}", log.display());
+        if reports.is_empty() {
+            continue;
+        }
+        let check = FailedCheck {
+            project: "octo/repo".into(),
+            check_name: "ci".into(),
+            head_sha: "a".repeat(40),
+            pr_number: Some(1),
+            changed_files: reports.iter().map(|r| r.file_path.clone()).collect(),
+            failed_at: at,
+        };
+        let bundle = standalone_dds(&check, &reports, &ConstraintsConfig::default()).unwrap();
+        validate_code_fix(&bundle.code_fix, Some(&bundle.source_dds.as_source()), None)
+            .unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        proposals += 1;
+    }
+    assert!(proposals >= 60, "{proposals} proposals validated");
+}
