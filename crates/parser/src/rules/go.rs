@@ -55,6 +55,15 @@ fn test_name_of(rest: &str) -> &str {
 }
 
 impl Go {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no panic is
+    /// open, the line starts none of `=== `, `--- `, `panic: `, `# `, `FAIL`, `ok `, `PASS`, and
+    /// is not an indented `file.go:N:` test line. Must stay in step with [`Go::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        self.panic.is_none()
+            && !matches!(l.first, b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P')
+            && !(l.indent() > 0 && l.colon_digit)
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if let Some(p) = &mut self.panic {

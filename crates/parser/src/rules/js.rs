@@ -19,6 +19,8 @@ const NODE_BUDGET: u32 = 60;
 static ERROR_TS: crate::Needle = crate::needle!("error TS");
 static ERROR: crate::Needle = crate::needle!("Error");
 static EXCEPTION: crate::Needle = crate::needle!("Exception");
+/// `error TS` and `Error` in one search.
+static RROR: crate::Needle = crate::needle!("rror");
 static COMMA_COL: crate::Needle = crate::needle!(", col ");
 
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
@@ -114,6 +116,41 @@ pub(crate) struct Js {
 }
 
 impl Js {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no test block,
+    /// Node error or ESLint file block is open, and the line has none of the shapes that start
+    /// or report something (`npm … path`, `FAIL `, `● `, a bare path, `error TS`, `Error`/
+    /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
+    /// [`Js::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if self.block.is_some()
+            || self.node_loc.is_some()
+            || self.node_err.is_some()
+            || self.eslint_file.is_some()
+        {
+            return false;
+        }
+        let t = l.trimmed();
+        if t.is_empty() {
+            return true;
+        }
+        // 0xE2 starts `●`.
+        if matches!(l.first, b'n' | b'F' | 0xE2) {
+            return false;
+        }
+        if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
+            return false;
+        }
+        if !l.colon {
+            return true;
+        }
+        if l.colon_digit && l.last == b']' {
+            return false;
+        }
+        !(crate::has(&RROR, t)
+            || crate::has(&COMMA_COL, t)
+            || (l.first.is_ascii_uppercase() && crate::has(&EXCEPTION, t)))
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if t.is_empty() {
