@@ -270,12 +270,11 @@ impl Jvm {
     /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`). Must stay
     /// in step with [`Jvm::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        self.diag.is_none()
-            && self.block.is_none()
-            && !l.colon_digit
-            && !matches!(l.first, b'[' | b'e' | b'J')
-            && !matches!(l.last, b'!' | b'D')
-            && !(l.first.is_ascii_digit() && l.last == b')')
+        let starts = l.colon_digit
+            || matches!(l.first, b'[' | b'e' | b'J')
+            || matches!(l.last, b'!' | b'D')
+            || (l.first.is_ascii_digit() && l.last == b')');
+        self.diag.is_none() && self.block.is_none() && !starts
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
