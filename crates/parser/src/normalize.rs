@@ -135,13 +135,21 @@ pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, st
     while let [rest @ .., b'\r'] = line {
         line = rest;
     }
-    if let Some(pos) = memchr::memrchr(b'\r', line) {
-        line = &line[pos + 1..];
-    }
-    let bytes: &[u8] = if strip_ansi_into(line, scratch) {
-        scratch.as_slice()
-    } else {
-        line
+    // One backward search for the last `\r` or ESC: most lines have neither. When the last is
+    // a `\r`, what follows has no escape either.
+    let bytes: &[u8] = match memchr::memrchr2(b'\r', 0x1b, line) {
+        None => line,
+        Some(last) if line[last] == b'\r' => &line[last + 1..],
+        Some(last) => {
+            if let Some(pos) = memchr::memrchr(b'\r', &line[..last]) {
+                line = &line[pos + 1..];
+            }
+            if strip_ansi_into(line, scratch) {
+                scratch.as_slice()
+            } else {
+                line
+            }
+        }
     };
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
