@@ -223,7 +223,10 @@ impl Js {
             return true;
         }
         // 0xE2 starts `●`.
-        if matches!(l.first, b'n' | b'F' | 0xE2) {
+        if matches!(l.first, b'F' | 0xE2)
+            || (l.first == b'n'
+                && (t.starts_with("npm error path ") || t.starts_with("npm ERR! path ")))
+        {
             return false;
         }
         if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
