@@ -19,8 +19,6 @@ const NODE_BUDGET: u32 = 60;
 static ERROR_TS: crate::Needle = crate::needle!("error TS");
 static ERROR: crate::Needle = crate::needle!("Error");
 static EXCEPTION: crate::Needle = crate::needle!("Exception");
-/// `error TS` and `Error` in one search.
-static RROR: crate::Needle = crate::needle!("rror");
 static COMMA_COL: crate::Needle = crate::needle!(", col ");
 
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
@@ -235,12 +233,19 @@ impl Js {
         if !l.colon {
             return true;
         }
+        // The same preconditions as `line` (tsc, Node exceptions, ESLint compact/unix rows),
+        // cheapest first: byte searches before substring searches.
+        let b = t.as_bytes();
         if l.colon_digit && l.last == b']' {
             return false;
         }
-        !(crate::has(&RROR, t)
-            || crate::has(&COMMA_COL, t)
-            || (l.first.is_ascii_uppercase() && crate::has(&EXCEPTION, t)))
+        if (l.colon_digit || memchr::memchr(b'(', b).is_some()) && crate::has(&ERROR_TS, t) {
+            return false;
+        }
+        if l.first.is_ascii_uppercase() && (crate::has(&ERROR, t) || crate::has(&EXCEPTION, t)) {
+            return false;
+        }
+        !(l.indent() == 0 && memchr::memchr(b',', b).is_some() && crate::has(&COMMA_COL, t))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
