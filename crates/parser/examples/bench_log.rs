@@ -3,6 +3,7 @@
 //! process's peak resident memory (VmHWM).
 //!
 //! `cargo run --release -p ci-medic-parser --example bench_log -- --size-mb 1024`
+//! (`--dump` also prints the reports as JSON on stderr, to diff two versions of the parser).
 
 #[path = "../benches/loggen.rs"]
 mod loggen;
@@ -29,10 +30,13 @@ fn cpu_secs() -> Option<f64> {
 
 fn main() -> std::io::Result<()> {
     let mut size_mb: u64 = 100;
+    let mut dump = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--size-mb" {
             size_mb = args.next().and_then(|v| v.parse().ok()).unwrap_or(size_mb);
+        } else if a == "--dump" {
+            dump = true;
         }
     }
     let bytes = size_mb * 1024 * 1024;
@@ -41,6 +45,11 @@ fn main() -> std::io::Result<()> {
     let reports = parse_reader(loggen::LogGen::new(bytes), &ParseOptions::default())?;
     let secs = start.elapsed().as_secs_f64();
     let cpu = cpu_secs().zip(cpu_start).map(|(b, a)| b - a);
+    if dump {
+        // The reports themselves, to diff the output of two versions of the parser.
+        let json = serde_json::to_string_pretty(&reports).map_err(std::io::Error::other)?;
+        eprintln!("{json}");
+    }
     let mb = bytes as f64 / (1024.0 * 1024.0);
     println!("log size:            {mb:.0} MiB");
     println!("reports:             {}", reports.len());

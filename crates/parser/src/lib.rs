@@ -215,6 +215,10 @@ pub(crate) struct Line<'a> {
     pub colon: bool,
     /// The line contains `:` followed by a digit (every `path:line` location).
     pub colon_digit: bool,
+    /// First and last bytes of the trimmed text (0 when blank): the matchers' idle checks
+    /// (`quiet`) dispatch on them.
+    pub first: u8,
+    pub last: u8,
 }
 
 impl<'a> Line<'a> {
@@ -232,6 +236,7 @@ impl<'a> Line<'a> {
                 break;
             }
         }
+        let tb = trimmed.as_bytes();
         Line {
             text,
             no,
@@ -240,6 +245,8 @@ impl<'a> Line<'a> {
             indent: text.len() - start.len(),
             colon,
             colon_digit,
+            first: tb.first().copied().unwrap_or(0),
+            last: tb.last().copied().unwrap_or(0),
         }
     }
     pub fn trimmed(&self) -> &'a str {

@@ -10,40 +10,67 @@ use std::borrow::Cow;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// Per-byte 0x80 flags of the bytes of `x` that are not ASCII digits.
+fn non_digit_flags(x: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte is a digit iff its high nibble is 3 and adding 6 keeps it there (no carry can
+    // leak into a byte that passed the first test: such a byte is at most 0x3F + 6).
+    let lo = (x & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
+    let hi =
+        (x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
+    // Any nonzero nibble left means "not a digit": fold each byte to its 0x80 bit.
+    let bad = lo | hi;
+    ((bad | (bad << 1) | (bad << 2) | (bad << 3)) & HIGH) | (bad & HIGH)
+}
+
+/// `w` (8 bytes) has a digit wherever `template` has `0`, and `template`'s byte elsewhere.
+fn stamp_word(w: &[u8], template: [u8; 8]) -> bool {
+    let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+    let t = u64::from_le_bytes(template);
+    let digits = u64::from_le_bytes(template.map(|b| if b == b'0' { 0xFF } else { 0 }));
+    let zeros = 0x3030_3030_3030_3030 & !digits;
+    // Punctuation positions compared exactly; digit positions tested after the punctuation is
+    // replaced by `0`.
+    (x & !digits) == (t & !digits) && non_digit_flags((x & digits) | zeros) == 0
+}
+
+/// Number of leading ASCII digits of the 8 bytes `w`.
+fn digit_run(w: &[u8]) -> usize {
+    let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+    (non_digit_flags(x).trailing_zeros() / 8) as usize
+}
+
 /// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fffffff]Z ` timestamp (GitHub Actions log format).
 pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     // The fixed part `YYYY-MM-DDTHH:MM:SS` is 19 bytes; checked byte by byte, no regex.
     if line.len() < 20 {
         return line;
     }
-    let d = |i: usize| line[i].is_ascii_digit();
-    let shape = d(0)
-        && d(1)
-        && d(2)
-        && d(3)
-        && line[4] == b'-'
-        && d(5)
-        && d(6)
-        && line[7] == b'-'
-        && d(8)
-        && d(9)
-        && line[10] == b'T'
-        && d(11)
-        && d(12)
-        && line[13] == b':'
-        && d(14)
-        && d(15)
-        && line[16] == b':'
-        && d(17)
-        && d(18);
-    if !shape {
+    // Every line of an Actions log starts with one, so it is checked eight bytes at a time:
+    // digit positions and punctuation positions of `YYYY-MM-DDTHH:MM:SS` (bytes 0..16, then
+    // 11..19 overlapping).
+    if !stamp_word(&line[0..8], *b"0000-00-")
+        || !stamp_word(&line[8..16], *b"00T00:00")
+        || !stamp_word(&line[11..19], *b"00:00:00")
+    {
         return line;
     }
     let mut i = 19;
     if i < line.len() && line[i] == b'.' {
         i += 1;
-        while i < line.len() && line[i].is_ascii_digit() {
-            i += 1;
+        // Usually 7 digits: count a word of them at once.
+        if let Some(w) = line.get(i..i + 8) {
+            let n = digit_run(w);
+            i += n;
+            if n == 8 {
+                while i < line.len() && line[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+        } else {
+            while i < line.len() && line[i].is_ascii_digit() {
+                i += 1;
+            }
         }
     }
     if i < line.len() && line[i] == b'Z' {
@@ -135,13 +162,21 @@ pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, st
     while let [rest @ .., b'\r'] = line {
         line = rest;
     }
-    if let Some(pos) = memchr::memrchr(b'\r', line) {
-        line = &line[pos + 1..];
-    }
-    let bytes: &[u8] = if strip_ansi_into(line, scratch) {
-        scratch.as_slice()
-    } else {
-        line
+    // One backward search for the last `\r` or ESC: most lines have neither. When the last is
+    // a `\r`, what follows has no escape either.
+    let bytes: &[u8] = match memchr::memrchr2(b'\r', 0x1b, line) {
+        None => line,
+        Some(last) if line[last] == b'\r' => &line[last + 1..],
+        Some(last) => {
+            if let Some(pos) = memchr::memrchr(b'\r', &line[..last]) {
+                line = &line[pos + 1..];
+            }
+            if strip_ansi_into(line, scratch) {
+                scratch.as_slice()
+            } else {
+                line
+            }
+        }
     };
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
@@ -162,6 +197,35 @@ mod tests {
     fn strips_bom_timestamp_and_ansi() {
         let raw = b"\xEF\xBB\xBF2025-04-16T01:48:17.7662819Z Error: \x1b[96msrc/a.ts\x1b[0m:\x1b[93m72\x1b[0m";
         assert_eq!(norm(raw), "Error: src/a.ts:72");
+    }
+
+    #[test]
+    fn word_checks_agree_with_bytewise_ones() {
+        for b in 0..=255u8 {
+            for pos in 0..8 {
+                let mut w = *b"12345678";
+                w[pos] = b;
+                let run = w.iter().take_while(|c| c.is_ascii_digit()).count();
+                assert_eq!(digit_run(&w), run, "{w:?}");
+                let mut s = *b"2025-04-";
+                s[pos] = b;
+                let ok = s.iter().zip(b"0000-00-").all(|(c, t)| {
+                    if *t == b'0' {
+                        c.is_ascii_digit()
+                    } else {
+                        c == t
+                    }
+                });
+                assert_eq!(stamp_word(&s, *b"0000-00-"), ok, "{s:?}");
+            }
+        }
+        assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.123456789Z x"), b"x");
+        assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.1Z x"), b"x");
+        assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.12Z"), b"");
+        assert_eq!(
+            strip_timestamp(b"2025-04-16T01:48:1x.12Z a"),
+            b"2025-04-16T01:48:1x.12Z a"
+        );
     }
 
     #[test]

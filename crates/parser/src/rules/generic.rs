@@ -50,6 +50,12 @@ pub(crate) struct Shellcheck {
 }
 
 impl Shellcheck {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no `In path
+    /// line N:` location is open and the line does not start one.
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        self.at.is_none() && l.first != b'I'
+    }
+
     /// Returns true when the line belongs to shellcheck's tty output.
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();

@@ -50,11 +50,30 @@ pub(crate) struct Go {
     pub vet: bool,
 }
 
+/// The first whitespace-separated word of `rest` (the test name of a verdict line).
 fn test_name_of(rest: &str) -> &str {
-    rest.split_whitespace().next().unwrap_or("")
+    // ASCII fast path; `char::is_whitespace` on ASCII is exactly these six bytes. Non-ASCII
+    // text goes to `split_whitespace`, which knows the Unicode spaces.
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    let b = rest.as_bytes();
+    let start = b.iter().position(|c| !ws(c)).unwrap_or(b.len());
+    match b[start..].iter().position(|c| ws(c) || !c.is_ascii()) {
+        Some(n) if b[start + n].is_ascii() => &rest[start..start + n],
+        None => &rest[start..],
+        _ => rest.split_whitespace().next().unwrap_or(""),
+    }
 }
 
 impl Go {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no panic is
+    /// open, the line starts none of `=== `, `--- `, `panic: `, `# `, `FAIL`, `ok `, `PASS`, and
+    /// is not an indented `file.go:N:` test line. Must stay in step with [`Go::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        self.panic.is_none()
+            && !matches!(l.first, b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P')
+            && !(l.indent() > 0 && l.colon_digit)
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if let Some(p) = &mut self.panic {
@@ -95,7 +114,14 @@ impl Go {
                 if let Some(name) = rest.strip_prefix(verb) {
                     let name = name.trim();
                     if verb != "PAUSE" {
-                        self.running = Some(name.to_string());
+                        // Reuses the previous name's allocation: one per test otherwise.
+                        match &mut self.running {
+                            Some(r) => {
+                                r.clear();
+                                r.push_str(name);
+                            }
+                            None => self.running = Some(name.to_string()),
+                        }
                     }
                     self.failed = None;
                     return true;
@@ -265,6 +291,27 @@ pub(crate) fn colon(
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn test_name_of_agrees_with_split_whitespace() {
+        for rest in [
+            "TestA (0.00s)",
+            "  TestA\t(0.00s)",
+            "TestA",
+            "",
+            "   ",
+            "\u{a0}TestA (0.00s)",
+            "Test\u{e9} (0.00s)",
+            "TestA\u{2003}(0.00s)",
+            "TestA\x0b(0.00s)",
+        ] {
+            assert_eq!(
+                super::test_name_of(rest),
+                rest.split_whitespace().next().unwrap_or(""),
+                "{rest:?}"
+            );
+        }
+    }
 
     #[test]
     fn go_test_quiet_and_verbose() {

@@ -53,6 +53,95 @@ const JS_EXTS: [&str; 13] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
 ];
 
+/// Leading ASCII digits of `s`, as a byte count.
+fn ascii_digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// [`TSC_PAREN`]'s captures without the regex engine (whose capture search costs ~200
+/// instructions a byte), for the plain ASCII shape `[Error: ]file(l,c): error TSn: msg`.
+/// Returns `None` for anything it is not sure of, so the caller falls back to the regexes: when
+/// it returns `Some`, the regex would have matched with the same five groups (the file runs to
+/// the first paren because `[^()]` cannot cross one, and the optional `Error: ` is tried first).
+fn tsc_paren_fast(t: &str) -> Option<[&str; 5]> {
+    let start = if t.starts_with("Error: ") { 7 } else { 0 };
+    let b = t.as_bytes();
+    let first = *b.get(start)?;
+    if !first.is_ascii_graphic() || first == b'(' || first == b')' {
+        return None;
+    }
+    let p = start + memchr::memchr2(b'(', b')', &b[start..])?;
+    if b[p] != b'(' {
+        return None;
+    }
+    let rest = &t[p + 1..];
+    let n = ascii_digits(rest);
+    let (line, rest) = rest.split_at(n);
+    let rest = rest.strip_prefix(',')?;
+    let n2 = ascii_digits(rest);
+    let (col, rest) = rest.split_at(n2);
+    let rest = rest.strip_prefix("): error ")?;
+    let n3 = ascii_digits(rest.strip_prefix("TS")?);
+    let (code, rest) = rest.split_at(2 + n3);
+    let msg = rest.strip_prefix(": ")?;
+    if n == 0 || n2 == 0 || n3 == 0 {
+        return None;
+    }
+    Some([&t[start..p], line, col, code, msg])
+}
+
+/// [`ESLINT_ROW`]'s captures without the regex engine, for ASCII lines: `  L:C  level  message
+/// [ rule]`. `None` when unsure (the caller then runs the regex). The regex's lazy message
+/// ends at the first place where the rest is either `\s{2,}word\s*` or blank: that is the start
+/// of the whitespace run before the last word when the run is 2+ long, else the trimmed end.
+#[allow(clippy::type_complexity)]
+fn eslint_row_fast(s: &str) -> Option<(&str, &str, &str, &str, Option<&str>)> {
+    if !s.is_ascii() || s.contains('\n') {
+        return None;
+    }
+    // `\s` on ASCII.
+    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    let b = s.as_bytes();
+    let run =
+        |from: usize, f: &dyn Fn(&u8) -> bool| from + b[from..].iter().take_while(|c| f(c)).count();
+    let i = run(0, &ws);
+    let j = run(i, &|c: &u8| c.is_ascii_digit());
+    if i == 0 || j == i || b.get(j) != Some(&b':') {
+        return None;
+    }
+    let k = run(j + 1, &|c: &u8| c.is_ascii_digit());
+    let m = run(k, &ws);
+    if k == j + 1 || m == k {
+        return None;
+    }
+    let level = if s[m..].starts_with("error") {
+        "error"
+    } else if s[m..].starts_with("warning") {
+        "warning"
+    } else {
+        return None;
+    };
+    let after = m + level.len();
+    let msg_start = run(after, &ws);
+    let end = b.iter().rposition(|c| !ws(c))? + 1;
+    if msg_start == after || msg_start >= end {
+        return None;
+    }
+    let (msg_end, rule) = match b[msg_start..end].iter().rposition(ws) {
+        Some(q) => {
+            let q = msg_start + q;
+            let run_start = msg_start + b[msg_start..q].iter().rposition(|c| !ws(c))? + 1;
+            if q + 1 - run_start >= 2 {
+                (run_start, Some(&s[q + 1..end]))
+            } else {
+                (end, None)
+            }
+        }
+        None => (end, None),
+    };
+    Some((&s[i..j], &s[j + 1..k], level, &s[msg_start..msg_end], rule))
+}
+
 /// TypeScript diagnostic codes that mean an unresolved module or import.
 fn ts_type(code: &str) -> BugType {
     match code {
@@ -114,6 +203,51 @@ pub(crate) struct Js {
 }
 
 impl Js {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no test block,
+    /// Node error or ESLint file block is open, and the line has none of the shapes that start
+    /// or report something (`npm … path`, `FAIL `, `● `, a bare path, `error TS`, `Error`/
+    /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
+    /// [`Js::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if self.block.is_some()
+            || self.node_loc.is_some()
+            || self.node_err.is_some()
+            || self.eslint_file.is_some()
+        {
+            return false;
+        }
+        let t = l.trimmed();
+        if t.is_empty() {
+            return true;
+        }
+        // 0xE2 starts `●`.
+        if matches!(l.first, b'F' | 0xE2)
+            || (l.first == b'n'
+                && (t.starts_with("npm error path ") || t.starts_with("npm ERR! path ")))
+        {
+            return false;
+        }
+        if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
+            return false;
+        }
+        if !l.colon {
+            return true;
+        }
+        // The same preconditions as `line` (tsc, Node exceptions, ESLint compact/unix rows),
+        // cheapest first: byte searches before substring searches.
+        let b = t.as_bytes();
+        if l.colon_digit && l.last == b']' {
+            return false;
+        }
+        if (l.colon_digit || memchr::memchr(b'(', b).is_some()) && crate::has(&ERROR_TS, t) {
+            return false;
+        }
+        if l.first.is_ascii_uppercase() && (crate::has(&ERROR, t) || crate::has(&EXCEPTION, t)) {
+            return false;
+        }
+        !(l.indent() == 0 && memchr::memchr(b',', b).is_some() && crate::has(&COMMA_COL, t))
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if t.is_empty() {
@@ -145,17 +279,24 @@ impl Js {
     }
 
     fn tsc(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
-        let c = TSC_PAREN.captures(t).or_else(|| TSC_COLON.captures(t));
-        let Some(c) = c else {
+        let caps;
+        let [file, line, col, code, msg] = match tsc_paren_fast(t) {
+            Some(parts) => parts,
+            None => {
+                caps = TSC_PAREN.captures(t).or_else(|| TSC_COLON.captures(t));
+                let Some(c) = &caps else {
+                    return false;
+                };
+                let g = |i| c.get(i).map_or("", |m| m.as_str());
+                [g(1), g(2), g(3), g(4), g(5)]
+            }
+        };
+        let (Some(line), Some(col)) = (super::num(line), super::num(col)) else {
             return false;
         };
-        let (Some(line), Some(col)) = (super::num(&c[2]), super::num(&c[3])) else {
-            return false;
-        };
-        let code = &c[4];
         sink.emit(
             seq,
-            Finding::new(&c[1], line, ts_type(code), &c[5])
+            Finding::new(file, line, ts_type(code), msg)
                 .col(Some(col))
                 .conf(0.95)
                 .tool("tsc")
@@ -167,10 +308,20 @@ impl Js {
     fn eslint(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
         if l.indent() > 0 {
             if let Some(file) = &self.eslint_file {
-                if let Some(c) = ESLINT_ROW.captures(l.text) {
-                    if &c[3] == "error" {
-                        let (line, col) = (super::num(&c[1]), super::num(&c[2]));
-                        let (msg, rule) = (&c[4], c.get(5).map(|m| m.as_str()));
+                let caps;
+                let row = match eslint_row_fast(l.text) {
+                    Some(row) => Some(row),
+                    None => {
+                        caps = ESLINT_ROW.captures(l.text);
+                        caps.as_ref().map(|c| {
+                            let g = |i| c.get(i).map_or("", |m| m.as_str());
+                            (g(1), g(2), g(3), g(4), c.get(5).map(|m| m.as_str()))
+                        })
+                    }
+                };
+                if let Some((line, col, level, msg, rule)) = row {
+                    if level == "error" {
+                        let (line, col) = (super::num(line), super::num(col));
                         let ty = if msg.starts_with("Parsing error") {
                             BugType::Syntax
                         } else {
@@ -503,6 +654,81 @@ impl Js {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn eslint_row_fast_path_agrees_with_the_regex() {
+        let fixed = [
+            "  3:7  error  'x' is assigned a value but never used  no-unused-vars",
+            "  3:7  warning  Unexpected console statement  no-console",
+            "  3:7  error  Parsing error: Unexpected token",
+            "  3:7  error  a b  c  d",
+            "  3:7  error  a b c d ",
+            "  3:7  error  msg\t\trule\t",
+            "  3:7  error  ",
+            "  3:7  error",
+            "  3:7 error x",
+            "3:7  error x",
+            "  3:7  errors x",
+            "  3:x  error x",
+        ];
+        // Random tails over a small alphabet exercise the lazy/optional interplay.
+        let mut seed = 0x2545_f491_u64;
+        let mut lines: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+        for _ in 0..5000 {
+            let mut t = String::from(" 12:3 \terror ");
+            let len = (seed % 12) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push([' ', ' ', '\t', 'a', 'b', '-', '\u{0b}'][(seed % 7) as usize]);
+            }
+            seed = seed.wrapping_add(0x9e37_79b9);
+            lines.push(t);
+        }
+        let mut fast_hits = 0;
+        for t in &lines {
+            let slow = super::ESLINT_ROW.captures(t).map(|c| {
+                let g = |i| c.get(i).map_or("", |m| m.as_str());
+                (g(1), g(2), g(3), g(4), c.get(5).map(|m| m.as_str()))
+            });
+            if let Some(fast) = super::eslint_row_fast(t) {
+                fast_hits += 1;
+                assert_eq!(Some(fast), slow, "{t:?}");
+            }
+        }
+        assert!(fast_hits > 1000, "{fast_hits}");
+        assert!(super::eslint_row_fast(fixed[0]).is_some());
+    }
+
+    #[test]
+    fn tsc_fast_path_agrees_with_the_regex() {
+        let lines = [
+            "src/a.ts(3,7): error TS2322: Type 'string' is not assignable.",
+            "Error: src/a.ts(3,7): error TS2322: x",
+            "Error: (x(3,7): error TS2322: x",
+            "a b(1,2): error TS1005: ';' expected.",
+            "src/a.ts(3,7): error TS2322:",
+            "src/a.ts(3,7): error TS2322: ",
+            "src/a.ts(3,): error TS2322: x",
+            "src/a.ts(3,7): error TSx: x",
+            "src/a.ts)(3,7): error TS1: x",
+            " src/a.ts(3,7): error TS1: x",
+            "src/é.ts(3,7): error TS1: x",
+        ];
+        for t in lines {
+            let slow = super::TSC_PAREN.captures(t).map(|c| {
+                let g = |i| c.get(i).map_or("", |m| m.as_str());
+                [g(1), g(2), g(3), g(4), g(5)]
+            });
+            if let Some(fast) = super::tsc_paren_fast(t) {
+                assert_eq!(Some(fast), slow, "{t}");
+            }
+        }
+        assert!(super::tsc_paren_fast(lines[0]).is_some());
+        assert!(super::tsc_paren_fast(lines[1]).is_some());
+        assert!(super::tsc_paren_fast(lines[3]).is_some());
+    }
 
     #[test]
     fn tsc_both_formats() {

@@ -265,6 +265,18 @@ impl Jvm {
         });
     }
 
+    /// True when `line` cannot change this matcher's state or be claimed by it: no compiler
+    /// diagnostic or JUnit block is open and the line has none of the shapes that start one
+    /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`). Must stay
+    /// in step with [`Jvm::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        let starts = l.colon_digit
+            || matches!(l.first, b'[' | b'e' | b'J')
+            || matches!(l.last, b'!' | b'D')
+            || (l.first.is_ascii_digit() && l.last == b')');
+        self.diag.is_none() && self.block.is_none() && !starts
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.diag_line(t, sink) {

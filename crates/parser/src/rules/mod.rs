@@ -29,22 +29,25 @@ pub(crate) struct Rules {
 
 impl Rules {
     pub fn line(&mut self, l: &Line<'_>, ctx: &Ctx, sink: &mut Sink) {
-        if self.python.line(l, sink) {
+        // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
+        // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
+        // nothing, so the output is the same as running them all.
+        if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
-        if self.rust.line(l, sink) {
+        if !self.rust.quiet(l) && self.rust.line(l, sink) {
             return;
         }
-        if self.js.line(l, sink) {
+        if !self.js.quiet(l) && self.js.line(l, sink) {
             return;
         }
-        if self.go.line(l, sink) {
+        if !self.go.quiet(l) && self.go.line(l, sink) {
             return;
         }
-        if self.jvm.line(l, sink) {
+        if !self.jvm.quiet(l) && self.jvm.line(l, sink) {
             return;
         }
-        if self.shellcheck.line(l, sink) {
+        if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
             return;
         }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);

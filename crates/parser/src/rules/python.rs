@@ -105,6 +105,15 @@ pub(crate) struct Python {
 }
 
 impl Python {
+    /// True when `line` cannot change this matcher's state or be claimed by it: no traceback or
+    /// pytest block is open and the line starts none of them (`===`, `Traceback`, `File "`,
+    /// `FAIL: `, `ERROR: `). Must stay in step with [`Python::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        self.tb.is_none()
+            && matches!(self.section, Section::None | Section::Other)
+            && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         // pytest section rules (`==== FAILURES ====`).

@@ -228,6 +228,17 @@ impl Rust {
         );
     }
 
+    /// True when `line` cannot change this matcher's state or be claimed by it: no diagnostic,
+    /// warning or panic is open and the line does not start like a header (`error`, `warning`,
+    /// a ruff code, `thread '`, `---- `). Must stay in step with [`Rust::line`].
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        let first = l.text.as_bytes().first().copied().unwrap_or(b' ');
+        self.panic.is_none()
+            && self.diag.is_none()
+            && !self.in_warning
+            && !matches!(first, b'e' | b'w' | b'i' | b't' | b'-' | b'A'..=b'Z')
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.text;
         if let Some(p) = &self.panic {
