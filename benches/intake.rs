@@ -2,7 +2,7 @@
 //! endpoint over loopback; every acknowledged delivery is durable in sled (group commit) before
 //! its 2xx. Prints acknowledged deliveries per second and p50/p99/max latency.
 //!
-//! Run: `cargo bench --bench intake` (env: BENCH_SECONDS=10, BENCH_CLIENTS=64).
+//! Run: `cargo bench --bench intake` (env: BENCH_SECONDS=10, BENCH_CLIENTS=64, BENCH_WORKERS=1).
 //! Target on a 2-core machine: >= 5,000 deliveries/s, p99 < 10 ms.
 
 use std::path::Path;
@@ -56,14 +56,19 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
+    // Workers drain the queue as the service would; 0 measures the intake alone.
+    let workers: usize = std::env::var("BENCH_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run(payloads, seconds, clients));
+    rt.block_on(run(payloads, seconds, clients, workers));
 }
 
-async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usize) {
+async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usize, workers: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -76,7 +81,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         secrets: vec![SecretString::from(
             String::from_utf8(SECRET.to_vec()).unwrap(),
         )],
-        workers: 1,
+        workers,
         retry: RetryPolicy::default(),
         shutdown_grace: Duration::from_secs(5),
         extra_routes: axum::Router::new(),
@@ -146,7 +151,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
     let _ = stop_tx.send(());
     let _ = server.await;
     println!(
-        "intake benchmark: {clients} concurrent clients over loopback, {seconds} s, durable sled (group commit)"
+        "intake benchmark: {clients} concurrent clients over loopback, {seconds} s, {workers} worker(s), durable sled (group commit)"
     );
     println!(
         "  acknowledged deliveries: {}  (failures: {failures})",

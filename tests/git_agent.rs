@@ -2,26 +2,51 @@
 //! only; a moved branch means nothing is pushed.
 
 use ci_medic::git_agent::{GitAgent, GitAgentError, target_for};
-use ci_medic::github::{GitHubApi, GitHubClientConfig, InstallationId, RepoRef, RestClient, StaticToken};
+use ci_medic::github::{
+    GitHubApi, GitHubClientConfig, InstallationId, RepoRef, RestClient, StaticToken,
+};
 use fake_github::FakeGitHub;
 use secrecy::SecretString;
 
 async fn client(fake: &FakeGitHub) -> RestClient {
     let token = fake.issue_installation_token(1);
-    RestClient::with_token_provider(GitHubClientConfig::new(fake.base_url()), std::sync::Arc::new(StaticToken(SecretString::from(token)))).unwrap()
+    RestClient::with_token_provider(
+        GitHubClientConfig::new(fake.base_url()),
+        std::sync::Arc::new(StaticToken(SecretString::from(token))),
+    )
+    .unwrap()
 }
 
 #[tokio::test]
 async fn pushes_one_fast_forward_commit_and_repeating_it_is_a_no_op() {
     let fake = FakeGitHub::start().await.unwrap();
-    let base = fake.add_repo("o", "r", "main", &[("a.py", "import os\nx = 1\n"), ("b.py", "y = 2\n")]);
-    let head = fake.commit_files("o/r", "feature", Some(&base), &[("a.py", "import os\nx = 2\n")], "change").unwrap();
+    let base = fake.add_repo(
+        "o",
+        "r",
+        "main",
+        &[("a.py", "import os\nx = 1\n"), ("b.py", "y = 2\n")],
+    );
+    let head = fake
+        .commit_files(
+            "o/r",
+            "feature",
+            Some(&base),
+            &[("a.py", "import os\nx = 2\n")],
+            "change",
+        )
+        .unwrap();
     let gh = client(&fake).await;
     let repo = RepoRef::new("o", "r");
-    let agent = GitAgent { gh: &gh as &dyn GitHubApi, inst: InstallationId(1) };
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
     let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
     let files = vec![("a.py".to_string(), "x = 2\n".to_string())];
-    let commit = agent.prepare(&target, &head, &files, "ci-medic: fix").await.unwrap();
+    let commit = agent
+        .prepare(&target, &head, &files, "ci-medic: fix")
+        .await
+        .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
     // After a restart the same publish is a no-op, not a second push.
     agent.publish(&target, &head, &commit).await.unwrap();
@@ -29,24 +54,62 @@ async fn pushes_one_fast_forward_commit_and_repeating_it_is_a_no_op() {
     let c = fake.commit("o/r", &commit).unwrap();
     assert_eq!(c.parents, vec![head.clone()]);
     assert_eq!(c.files.get("a.py").unwrap(), b"x = 2\n");
-    assert_eq!(c.files.get("b.py").unwrap(), b"y = 2\n", "untouched files keep their content");
+    assert_eq!(
+        c.files.get("b.py").unwrap(),
+        b"y = 2\n",
+        "untouched files keep their content"
+    );
 }
 
 #[tokio::test]
 async fn a_branch_that_moved_is_stale_and_nothing_is_pushed() {
     let fake = FakeGitHub::start().await.unwrap();
     let base = fake.add_repo("o", "r", "main", &[("a.py", "import os\n")]);
-    let proposed_for = fake.commit_files("o/r", "feature", Some(&base), &[("a.py", "import os\nx = 1\n")], "one").unwrap();
+    let proposed_for = fake
+        .commit_files(
+            "o/r",
+            "feature",
+            Some(&base),
+            &[("a.py", "import os\nx = 1\n")],
+            "one",
+        )
+        .unwrap();
     let gh = client(&fake).await;
     let repo = RepoRef::new("o", "r");
-    let agent = GitAgent { gh: &gh as &dyn GitHubApi, inst: InstallationId(1) };
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
     let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
-    let commit = agent.prepare(&target, &proposed_for, &[("a.py".into(), "x = 1\n".into())], "fix").await.unwrap();
+    let commit = agent
+        .prepare(
+            &target,
+            &proposed_for,
+            &[("a.py".into(), "x = 1\n".into())],
+            "fix",
+        )
+        .await
+        .unwrap();
     // Someone pushes before ci-medic does.
-    let moved = fake.commit_files("o/r", "feature", Some(&proposed_for), &[("b.py", "z\n")], "two").unwrap();
-    let err = agent.publish(&target, &proposed_for, &commit).await.unwrap_err();
+    let moved = fake
+        .commit_files(
+            "o/r",
+            "feature",
+            Some(&proposed_for),
+            &[("b.py", "z\n")],
+            "two",
+        )
+        .unwrap();
+    let err = agent
+        .publish(&target, &proposed_for, &commit)
+        .await
+        .unwrap_err();
     assert!(matches!(err, GitAgentError::Stale { .. }), "{err}");
-    assert_eq!(fake.branch_head("o/r", "feature").unwrap(), moved, "the branch was not touched");
+    assert_eq!(
+        fake.branch_head("o/r", "feature").unwrap(),
+        moved,
+        "the branch was not touched"
+    );
 }
 
 #[tokio::test]
@@ -56,10 +119,20 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
     let gh = client(&fake).await;
     let base = RepoRef::new("o", "r");
     let fork = RepoRef::new("contributor", "r");
-    let agent = GitAgent { gh: &gh as &dyn GitHubApi, inst: InstallationId(1) };
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
     let target = target_for(&base, Some(&fork), "patch-1", false, "DDS-FIX-20260101-002");
     assert_eq!(target.repo, base);
-    let commit = agent.prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix").await.unwrap();
+    let commit = agent
+        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix")
+        .await
+        .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
-    assert_eq!(fake.branch_head("o/r", "ci-medic/DDS-FIX-20260101-002").unwrap(), commit);
+    assert_eq!(
+        fake.branch_head("o/r", "ci-medic/DDS-FIX-20260101-002")
+            .unwrap(),
+        commit
+    );
 }

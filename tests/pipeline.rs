@@ -256,13 +256,20 @@ async fn expired_logs_are_reported_on_the_comment() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_repository_config_is_reported_and_defaults_are_used() {
-    let w = world(&[(".github/ci-medic.yml", "enabled: true\nfix:\n  confidence_threshol: 0.5\n")]).await;
+    let w = world(&[(
+        ".github/ci-medic.yml",
+        "enabled: true\nfix:\n  confidence_threshol: 0.5\n",
+    )])
+    .await;
     let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
     deliver_check(&w, check).await;
     // The proposal is still made (defaults), and the comment says what is wrong and where.
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     assert!(body.contains("unknown field"), "{body}");
-    assert!(body.contains("3:3") || body.contains("line 3"), "the position is given: {body}");
+    assert!(
+        body.contains("3:3") || body.contains("line 3"),
+        "the position is given: {body}"
+    );
     assert!(w.server.terminate().success());
 }
 
@@ -272,17 +279,47 @@ async fn a_rejected_proposal_cannot_be_approved() {
     let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
     deliver_check(&w, check).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
-    let dds: ci_medic::proposal::CodeFixDds = serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
-    let c = w.fake.add_comment(REPO, 7, "maintainer", &format!("/reject {} not the right fix", dds.id));
-    w.fake.deliver("issue_comment", &w.fake.issue_comment_created_payload(c).unwrap()).await.unwrap();
-    wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=") && b.contains("**rejected**")).await;
-    let c = w.fake.add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
-    w.fake.deliver("issue_comment", &w.fake.issue_comment_created_payload(c).unwrap()).await.unwrap();
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    let c = w.fake.add_comment(
+        REPO,
+        7,
+        "maintainer",
+        &format!("/reject {} not the right fix", dds.id),
+    );
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    wait_comment(&w, |b| {
+        b.starts_with("<!-- ci-medic:check=") && b.contains("**rejected**")
+    })
+    .await;
+    let c = w
+        .fake
+        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(reply.contains(&dds.id), "{reply}");
     let main = wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=")).await;
-    assert!(main.contains("**rejected**") && !main.contains("**approved**"), "{main}");
-    assert_eq!(w.fake.branch_head(REPO, "feature").as_deref(), Some(w.head.as_str()), "nothing pushed");
+    assert!(
+        main.contains("**rejected**") && !main.contains("**approved**"),
+        "{main}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
     let dir = w.server.data_dir.clone();
     assert!(w.server.terminate().success());
     let store = open_store(&dir).await;

@@ -155,12 +155,18 @@ fn packets_and_proposals_from_the_real_tool_corpus_validate() {
     }
     logs.sort();
     assert!(logs.len() >= 80, "the corpus has {} logs", logs.len());
-    let at = chrono::DateTime::parse_from_rfc3339("2026-02-02T15:30:45Z").unwrap().with_timezone(&chrono::Utc);
+    let at = chrono::DateTime::parse_from_rfc3339("2026-02-02T15:30:45Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
     let mut proposals = 0;
     for log in &logs {
-        let reports = ci_medic_parser::parse_bytes(&std::fs::read(log).unwrap(), &Default::default());
+        let reports =
+            ci_medic_parser::parse_bytes(&std::fs::read(log).unwrap(), &Default::default());
         let packet = build_fix_packet(
-            &CheckRef { check_name: "ci".into(), head_sha: "a".repeat(40) },
+            &CheckRef {
+                check_name: "ci".into(),
+                head_sha: "a".repeat(40),
+            },
             &reports,
             &ConstraintsConfig::default(),
         );
