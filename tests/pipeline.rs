@@ -326,3 +326,54 @@ async fn a_rejected_proposal_cannot_be_approved() {
     let stored = store.registry().unwrap().get_fix(&dds.id).unwrap().unwrap();
     assert_eq!(stored.status, ci_medic::proposal::DdsStatus::Rejected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_analyses_the_latest_failure_again() {
+    let w = world(&[]).await;
+    // The first analysis cannot read the log (GitHub answers 404 for a moment).
+    let id = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    w.fake.fail_next(
+        "GET",
+        &format!("/repos/octo-org/shop/actions/jobs/{id}/logs"),
+        404,
+        &[],
+        1,
+    );
+    deliver_check(&w, id).await;
+    wait_comment(&w, |b| b.contains("not found")).await;
+    // A reader may not ask for it; a maintainer may.
+    let c = w.fake.add_comment(REPO, 7, "reader", "/retry");
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(!app_comments(&w).iter().any(|b| b.contains("DDS-FIX-")));
+    let c = w.fake.add_comment(REPO, 7, "maintainer", "/retry");
+    w.fake
+        .deliver(
+            "issue_comment",
+            &w.fake.issue_comment_created_payload(c).unwrap(),
+        )
+        .await
+        .unwrap();
+    let body = wait_comment(&w, |b| {
+        b.starts_with("<!-- ci-medic:check=") && b.contains("DDS-FIX-")
+    })
+    .await;
+    assert!(
+        body.contains("LINTING error in app/main.py line 1"),
+        "{body}"
+    );
+    assert_eq!(
+        app_comments(&w)
+            .iter()
+            .filter(|b| b.starts_with("<!-- ci-medic:check="))
+            .count(),
+        1
+    );
+    assert!(w.server.terminate().success());
+}
