@@ -30,16 +30,7 @@ async fn propose_and_approve(w: &World, approver: &str) -> String {
     let body = wait_comment(w, |b| b.contains("DDS-FIX-")).await;
     let dds: ci_medic::proposal::CodeFixDds =
         serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
-    let c = w
-        .fake
-        .add_comment(REPO, 7, approver, &format!("/approve {}", dds.id));
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    say(w, approver, &format!("/approve {}", dds.id)).await;
     dds.id
 }
 
@@ -61,14 +52,7 @@ async fn an_approved_fix_is_one_commit_and_the_check_then_passes() {
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     let dds: ci_medic::proposal::CodeFixDds =
         serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
-    let c = w.fake.add_comment(REPO, 7, "reader", "/approve");
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "reader", "/approve").await;
     wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert_eq!(
         w.fake.branch_head(REPO, "feature").as_deref(),
@@ -76,16 +60,7 @@ async fn an_approved_fix_is_one_commit_and_the_check_then_passes() {
     );
 
     // A writer approves: exactly one commit, on top of the proposal's commit.
-    let c = w
-        .fake
-        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    say(&w, "maintainer", &format!("/approve {}", dds.id)).await;
     let executed = wait_comment(&w, |b| status_line(b).contains("executed")).await;
     assert!(executed.contains("passed"), "{executed}");
 
@@ -283,14 +258,7 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     deliver_check(&w, check).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     assert!(body.contains("SYNTAX error in app.py line 1"), "{body}");
-    let c = w.fake.add_comment(REPO, 7, "maintainer", "/approve");
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    say(&w, "maintainer", "/approve").await;
     let done = wait_comment(&w, |b| {
         status_line(b).contains("executed") || status_line(b).contains("refused")
     })

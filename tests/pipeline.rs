@@ -137,16 +137,7 @@ async fn approval_is_permission_checked_and_bound_to_its_commit() {
     w.fake.deliver("issue_comment", &payload).await.unwrap();
 
     // A reader's /approve is refused with a reply; nothing changes.
-    let c = w
-        .fake
-        .add_comment(REPO, 7, "reader", &format!("/approve {}", dds.id));
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "reader", &format!("/approve {}", dds.id)).await;
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(reply.contains("write"), "{reply}");
     let reacted = w
@@ -161,16 +152,7 @@ async fn approval_is_permission_checked_and_bound_to_its_commit() {
     assert!(!main.contains("**approved**"), "{main}");
 
     // A writer's /approve (no id: the newest open proposal) is accepted.
-    let c = w
-        .fake
-        .add_comment(REPO, 7, "maintainer", "Looks right.\n/approve");
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "maintainer", "Looks right.\n/approve").await;
     let main = wait_comment(&w, |b| {
         b.starts_with("<!-- ci-medic:check=")
             && b.contains("**approved**")
@@ -187,19 +169,12 @@ async fn approval_is_permission_checked_and_bound_to_its_commit() {
     assert!(reacted.is_some(), "the accepted command gets a reaction");
 
     // Approving or rejecting it again is refused: it is no longer proposed.
-    let c = w.fake.add_comment(
-        REPO,
-        7,
+    let c = say(
+        &w,
         "maintainer",
         &format!("/reject {} changed my mind", dds.id),
-    );
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(reply.contains(&dds.id), "{reply}");
     assert!(w.server.terminate().success());
@@ -223,16 +198,7 @@ async fn a_stale_approval_after_a_new_push_is_refused() {
             "wip",
         )
         .unwrap();
-    let c = w
-        .fake
-        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "maintainer", &format!("/approve {}", dds.id)).await;
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(
         reply.contains("was made for commit") && reply.contains("will not be applied"),
@@ -281,33 +247,17 @@ async fn a_rejected_proposal_cannot_be_approved() {
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     let dds: ci_medic::proposal::CodeFixDds =
         serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
-    let c = w.fake.add_comment(
-        REPO,
-        7,
+    say(
+        &w,
         "maintainer",
         &format!("/reject {} not the right fix", dds.id),
-    );
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     wait_comment(&w, |b| {
         b.starts_with("<!-- ci-medic:check=") && b.contains("**rejected**")
     })
     .await;
-    let c = w
-        .fake
-        .add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "maintainer", &format!("/approve {}", dds.id)).await;
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(reply.contains(&dds.id), "{reply}");
     let main = wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=")).await;
@@ -342,24 +292,10 @@ async fn retry_analyses_the_latest_failure_again() {
     deliver_check(&w, id).await;
     wait_comment(&w, |b| b.contains("not found")).await;
     // A reader may not ask for it; a maintainer may.
-    let c = w.fake.add_comment(REPO, 7, "reader", "/retry");
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    let c = say(&w, "reader", "/retry").await;
     wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
     assert!(!app_comments(&w).iter().any(|b| b.contains("DDS-FIX-")));
-    let c = w.fake.add_comment(REPO, 7, "maintainer", "/retry");
-    w.fake
-        .deliver(
-            "issue_comment",
-            &w.fake.issue_comment_created_payload(c).unwrap(),
-        )
-        .await
-        .unwrap();
+    say(&w, "maintainer", "/retry").await;
     let body = wait_comment(&w, |b| {
         b.starts_with("<!-- ci-medic:check=") && b.contains("DDS-FIX-")
     })

@@ -295,20 +295,15 @@ impl Orchestrator {
         ctx.metrics.stage("fix", "refused");
         let now = Utc::now();
         warn!(fix = %fix_id, rule = %refusal.rule, detail = %refusal.detail, "patch refused");
-        match ctx.registry.transition(
+        self.settle(
             fix_id,
-            DdsStatus::Approved,
             DdsStatus::Failed,
-            "ci-medic",
             now,
             &format!(
                 "patch refused by rule `{}`: {}",
                 refusal.rule, refusal.detail
             ),
-        ) {
-            Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
-            Err(e) => return Err(store_err(e)),
-        }
+        )?;
         run.phase = Phase::Finished;
         run.view.history.push(HistoryEntry {
             at: now_string(now),
@@ -342,17 +337,12 @@ impl Orchestrator {
         match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
             crate::ci_monitor::Verdict::Passed => {
                 ctx.metrics.stage("verdict", "passed");
-                match ctx.registry.transition(
+                self.settle(
                     &fix_id,
-                    DdsStatus::Approved,
                     DdsStatus::Executed,
-                    "ci-medic",
                     now,
                     &format!("`{}` passed on {commit_sha}", cr.name),
-                ) {
-                    Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
-                    Err(e) => return Err(store_err(e)),
-                }
+                )?;
                 run.phase = Phase::Finished;
                 run.view.status = ProposalStatusView::Executed {
                     commit_sha: commit_sha.clone(),
@@ -371,17 +361,12 @@ impl Orchestrator {
             }
             crate::ci_monitor::Verdict::Failed => {
                 ctx.metrics.stage("verdict", "failed");
-                match ctx.registry.transition(
+                self.settle(
                     &fix_id,
-                    DdsStatus::Approved,
                     DdsStatus::Failed,
-                    "ci-medic",
                     now,
                     &format!("`{}` failed again on {commit_sha}", cr.name),
-                ) {
-                    Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => {}
-                    Err(e) => return Err(store_err(e)),
-                }
+                )?;
                 run.view.history.push(HistoryEntry {
                     at: now_string(now),
                     text: format!(
@@ -447,6 +432,27 @@ fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
         lines.join("\n"),
         run.pr_number
     )
+}
+
+impl Orchestrator {
+    /// Moves an approved fix to its final status. Idempotent: a job running again after a
+    /// crash finds the transition already made and carries on.
+    fn settle(
+        &self,
+        fix_id: &str,
+        to: DdsStatus,
+        now: chrono::DateTime<Utc>,
+        reason: &str,
+    ) -> Result<(), JobError> {
+        match self
+            .ctx
+            .registry
+            .transition(fix_id, DdsStatus::Approved, to, "ci-medic", now, reason)
+        {
+            Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => Ok(()),
+            Err(e) => Err(store_err(e)),
+        }
+    }
 }
 
 /// Event name of the orchestrator's own reconcile jobs.

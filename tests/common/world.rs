@@ -168,3 +168,11 @@ pub fn app_comments(w: &World) -> Vec<String> {
         .map(|c| c.body)
         .collect()
 }
+
+/// A person comments on pull request #7 and GitHub delivers the `issue_comment` webhook.
+pub async fn say(w: &World, user: &str, body: &str) -> u64 {
+    let c = w.fake.add_comment(REPO, 7, user, body);
+    let payload = w.fake.issue_comment_created_payload(c).unwrap();
+    w.fake.deliver("issue_comment", &payload).await.unwrap();
+    c
+}
