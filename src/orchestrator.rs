@@ -614,6 +614,7 @@ impl Orchestrator {
     }
 }
 
+/// A commit id as the comment shows it (7 characters, like GitHub's UI).
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(7)]
 }

@@ -17,7 +17,7 @@ use ci_medic_core::ids::DdsId;
 use ci_medic_core::proposal::DdsStatus;
 use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
-use super::{Orchestrator, gh_err, now_string, store_err};
+use super::{Orchestrator, gh_err, now_string, short, store_err};
 use crate::events::CheckRunCompleted;
 use crate::git_agent::{GitAgent, GitAgentError, target_for};
 use crate::github::{InstallationId, RepoRef};
@@ -413,10 +413,6 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(7)]
 }
 
 fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
