@@ -4,9 +4,14 @@
 //! delivery, claim and finish jobs), not trees and bytes, so the rest of the service cannot
 //! leave a half-written record behind.
 //!
-//! Durability: [`Store::durable`] waits until everything written before the call is on disk.
-//! Concurrent callers share one flush (group commit), so persisting every webhook before
-//! answering costs one fsync per batch of requests, not one per request.
+//! Payloads live in the [`spool`] (append-only segment files), not in sled: sled would make a
+//! blob file of each one. Sled holds the small records (deliveries, jobs) that point to them.
+//!
+//! Durability: [`Store::durable`] waits until everything written before the call is on disk,
+//! spool and sled both. Concurrent callers share one flush (group commit), so persisting every
+//! webhook before answering costs one fsync per batch of requests, not one per request. A
+//! delivery is acknowledged only after that, so a record whose payload did not survive a crash
+//! was never acknowledged: [`Store::open`] drops it, and GitHub's redelivery is accepted as new.
 //!
 //! It must never hold a payload or secret in a log line, and never block the async runtime on a
 //! flush: flushes run on sled's async path in a dedicated task.
@@ -14,6 +19,7 @@
 pub mod installations;
 pub mod registry;
 pub mod runs;
+pub mod spool;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -40,6 +46,8 @@ pub enum StoreError {
     FlusherGone,
     #[error("flushing to disk failed: {0}")]
     Flush(String),
+    #[error(transparent)]
+    Spool(#[from] spool::SpoolError),
 }
 
 /// What the intake knows about a delivery when it accepts it.
@@ -84,6 +92,15 @@ pub struct JobRecord {
     pub last_error: Option<String>,
 }
 
+/// A delivery record as stored: what the intake knew, plus where its payload is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredDelivery {
+    #[serde(flatten)]
+    record: DeliveryRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    payload: Option<spool::PayloadRef>,
+}
+
 /// Outcome of [`Store::accept_delivery`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Accepted {
@@ -107,8 +124,10 @@ pub struct Store {
 
 struct Inner {
     db: sled::Db,
+    spool: spool::Spool,
     deliveries: sled::Tree,
-    payloads: sled::Tree,
+    /// Payloads written by versions before the spool; read, pruned, never written.
+    legacy_payloads: sled::Tree,
     jobs: sled::Tree,
     flush_tx: mpsc::UnboundedSender<oneshot::Sender<Result<(), String>>>,
 }
@@ -126,20 +145,45 @@ impl Store {
             .path(dir.join("db"))
             .flush_every_ms(Some(500))
             .open()?;
+        let spool = spool::Spool::open(&dir.join("spool"))?;
         let deliveries = db.open_tree(DELIVERIES)?;
-        let payloads = db.open_tree(PAYLOADS)?;
+        let legacy_payloads = db.open_tree(PAYLOADS)?;
         let jobs = db.open_tree(JOBS)?;
         let (flush_tx, flush_rx) = mpsc::unbounded_channel();
-        tokio::spawn(run_flusher(db.clone(), flush_rx));
-        Ok(Store {
+        tokio::spawn(run_flusher(db.clone(), spool.clone(), flush_rx));
+        let store = Store {
             inner: Arc::new(Inner {
                 db,
+                spool,
                 deliveries,
-                payloads,
+                legacy_payloads,
                 jobs,
                 flush_tx,
             }),
-        })
+        };
+        store.drop_unacknowledged()?;
+        Ok(store)
+    }
+
+    /// Jobs whose payload did not survive a crash belong to deliveries that were never
+    /// acknowledged (acknowledgement waits for the spool's sync). Forget them, delivery id
+    /// included, so GitHub's redelivery is accepted instead of refused as a duplicate.
+    fn drop_unacknowledged(&self) -> Result<(), StoreError> {
+        for job in self.jobs()? {
+            if let Err(StoreError::Spool(spool::SpoolError::Corrupt { .. })) =
+                self.payload(&job.delivery_id)
+            {
+                tracing::warn!(
+                    delivery = %job.delivery_id,
+                    job_id = job.id,
+                    "dropping a delivery whose payload was cut short by a crash before it was acknowledged"
+                );
+                self.inner.jobs.remove(job.id.to_be_bytes())?;
+                self.inner.deliveries.remove(job.delivery_id.as_bytes())?;
+            }
+        }
+        self.inner.db.flush()?;
+        Ok(())
     }
 
     /// The raw database, for the sub-stores of other stages (registry, fix runs) that open
@@ -158,7 +202,7 @@ impl Store {
         installations::Installations::open(self)
     }
 
-    /// Waits until every write made before this call is durable on disk.
+    /// Waits until every write made before this call (sled and spool) is durable on disk.
     pub async fn durable(&self) -> Result<(), StoreError> {
         let (tx, rx) = oneshot::channel();
         self.inner
@@ -176,19 +220,33 @@ impl Store {
         Ok(())
     }
 
-    /// Records a delivery, its payload and (optionally) its job in one transaction, unless the
-    /// delivery id is already known. Not yet durable: call [`Store::durable`] before answering.
+    /// Records a delivery and (optionally) its job in one transaction, unless the delivery id
+    /// is already known; a queued job's payload goes to the spool first. Not yet durable: call
+    /// [`Store::durable`] before answering.
     pub fn accept_delivery(
         &self,
         delivery: &DeliveryRecord,
         payload: &[u8],
         job: Option<NewJob>,
     ) -> Result<Accepted, StoreError> {
-        let job_id = match job {
-            Some(_) => Some(self.inner.db.generate_id()?),
-            None => None,
+        let key = delivery.id.as_bytes();
+        // Redeliveries are common; this read spares them a spool append. The transaction
+        // below still decides races.
+        if self.inner.deliveries.contains_key(key)? {
+            return Ok(Accepted::Duplicate);
+        }
+        let (job_id, payload_ref) = match job {
+            Some(_) => (
+                Some(self.inner.db.generate_id()?),
+                Some(self.inner.spool.append(payload)?),
+            ),
+            None => (None, None),
         };
-        let delivery_json = serde_json::to_vec(delivery).expect("delivery serialises");
+        let stored = StoredDelivery {
+            record: delivery.clone(),
+            payload: payload_ref,
+        };
+        let delivery_json = serde_json::to_vec(&stored).expect("delivery serialises");
         let job_json = job.map(|j| {
             let rec = JobRecord {
                 id: job_id.expect("id allocated"),
@@ -204,23 +262,16 @@ impl Store {
             };
             serde_json::to_vec(&rec).expect("job serialises")
         });
-        let key = delivery.id.as_bytes();
-        let res = (
-            &self.inner.deliveries,
-            &self.inner.payloads,
-            &self.inner.jobs,
-        )
-            .transaction(|(d, p, j)| {
-                if d.get(key)?.is_some() {
-                    return Err(ConflictableTransactionError::Abort(()));
-                }
-                d.insert(key, delivery_json.as_slice())?;
-                if let (Some(id), Some(job)) = (job_id, &job_json) {
-                    p.insert(key, payload)?;
-                    j.insert(&id.to_be_bytes(), job.as_slice())?;
-                }
-                Ok(())
-            });
+        let res = (&self.inner.deliveries, &self.inner.jobs).transaction(|(d, j)| {
+            if d.get(key)?.is_some() {
+                return Err(ConflictableTransactionError::Abort(()));
+            }
+            d.insert(key, delivery_json.as_slice())?;
+            if let (Some(id), Some(job)) = (job_id, &job_json) {
+                j.insert(&id.to_be_bytes(), job.as_slice())?;
+            }
+            Ok(())
+        });
         match res {
             Ok(()) => Ok(Accepted::New { job_id }),
             Err(TransactionError::Abort(())) => Ok(Accepted::Duplicate),
@@ -229,15 +280,18 @@ impl Store {
     }
 
     pub fn delivery(&self, id: &str) -> Result<Option<DeliveryRecord>, StoreError> {
-        get_json(&self.inner.deliveries, id.as_bytes())
+        Ok(get_json::<StoredDelivery>(&self.inner.deliveries, id.as_bytes())?.map(|d| d.record))
     }
 
+    /// The payload of a delivery that queued a job; `None` once pruned (or never stored).
     pub fn payload(&self, delivery_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .inner
-            .payloads
-            .get(delivery_id.as_bytes())?
-            .map(|v| v.to_vec()))
+        let key = delivery_id.as_bytes();
+        match get_json::<StoredDelivery>(&self.inner.deliveries, key)? {
+            Some(StoredDelivery {
+                payload: Some(at), ..
+            }) => Ok(self.inner.spool.read(at)?),
+            _ => Ok(self.inner.legacy_payloads.get(key)?.map(|v| v.to_vec())),
+        }
     }
 
     pub fn job(&self, id: u64) -> Result<Option<JobRecord>, StoreError> {
@@ -280,20 +334,31 @@ impl Store {
         Ok(())
     }
 
-    /// Drops delivery records and payloads received before `cutoff` whose job is gone.
-    /// GitHub redelivers only recent deliveries, so old ids are no longer needed for dedupe.
+    /// Drops delivery records and payloads received before `cutoff` whose job is gone, then
+    /// the spool segments no remaining delivery points to. GitHub redelivers only recent
+    /// deliveries, so old ids are no longer needed for dedupe.
     pub fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
         let live: std::collections::HashSet<String> =
             self.jobs()?.into_iter().map(|j| j.delivery_id).collect();
+        let mut referenced = std::collections::BTreeSet::new();
         let mut n = 0;
         for item in self.inner.deliveries.iter() {
             let (k, v) = item?;
-            let d: DeliveryRecord = decode(&k, &v)?;
-            if d.received_at < cutoff && !live.contains(&d.id) {
+            let d: StoredDelivery = decode(&k, &v)?;
+            if d.record.received_at < cutoff && !live.contains(&d.record.id) {
                 self.inner.deliveries.remove(&k)?;
-                self.inner.payloads.remove(&k)?;
+                self.inner.legacy_payloads.remove(&k)?;
                 n += 1;
+            } else if let Some(at) = d.payload {
+                referenced.insert(at.segment);
             }
+        }
+        let segments = self.inner.spool.retain(&referenced)?;
+        if segments > 0 {
+            tracing::info!(
+                segments,
+                "deleted payload spool segments no delivery refers to"
+            );
         }
         Ok(n)
     }
@@ -326,8 +391,11 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
 
 /// Group commit: each round takes every waiter queued so far, flushes once, answers them all.
 /// Writes made before a waiter queued itself are covered by any flush that starts after.
+/// The spool and sled are synced concurrently: acknowledgement waits for both, and a record
+/// that outlives its payload in a crash is dropped at the next open.
 async fn run_flusher(
     db: sled::Db,
+    spool: spool::Spool,
     mut rx: mpsc::UnboundedReceiver<oneshot::Sender<Result<(), String>>>,
 ) {
     let mut batch = Vec::new();
@@ -336,11 +404,17 @@ async fn run_flusher(
         while let Ok(more) = rx.try_recv() {
             batch.push(more);
         }
-        let res = db
-            .flush_async()
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+        let spool = spool.clone();
+        let (spooled, flushed) = tokio::join!(
+            tokio::task::spawn_blocking(move || spool.sync()),
+            db.flush_async()
+        );
+        let res = match (spooled, flushed) {
+            (Ok(Ok(())), Ok(_)) => Ok(()),
+            (Ok(Err(e)), _) => Err(e.to_string()),
+            (Err(e), _) => Err(format!("spool sync task failed: {e}")),
+            (_, Err(e)) => Err(e.to_string()),
+        };
         for w in batch.drain(..) {
             let _ = w.send(res.clone());
         }
@@ -394,15 +468,57 @@ mod tests {
             store.put_job(&job).unwrap();
             store.durable().await.unwrap();
         }
+        let store = reopen(dir.path()).await;
+        assert_eq!(store.requeue_interrupted().unwrap(), 1);
+        assert_eq!(store.jobs().unwrap()[0].state, JobState::Queued);
+    }
+
+    async fn reopen(dir: &Path) -> Store {
         // sled releases its file lock asynchronously after the last handle drops.
-        let store = loop {
-            match Store::open(dir.path()) {
+        loop {
+            match Store::open(dir) {
                 Ok(s) => break s,
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
             }
-        };
-        assert_eq!(store.requeue_interrupted().unwrap(), 1);
-        assert_eq!(store.jobs().unwrap()[0].state, JobState::Queued);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_delivery_whose_payload_was_torn_by_a_crash_is_forgotten_so_redelivery_works() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let job = Some(NewJob { key: "k".into() });
+            store
+                .accept_delivery(&delivery("kept"), b"{\"kept\":1}", job.clone())
+                .unwrap();
+            store
+                .accept_delivery(&delivery("torn"), b"{\"torn\":true}", job)
+                .unwrap();
+            store.durable().await.unwrap();
+        }
+        // The crash: sled's records made it to disk, the second payload's append did not.
+        let seg = dir.path().join("spool").join(format!("{:016}.spool", 1));
+        let len = std::fs::metadata(&seg).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(&seg).unwrap();
+        f.set_len(len - 4).unwrap();
+        drop(f);
+
+        let store = reopen(dir.path()).await;
+        assert_eq!(store.payload("kept").unwrap().unwrap(), b"{\"kept\":1}");
+        assert!(store.delivery("torn").unwrap().is_none());
+        let jobs = store.jobs().unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].delivery_id, "kept");
+        let again = store
+            .accept_delivery(
+                &delivery("torn"),
+                b"{\"torn\":true}",
+                Some(NewJob { key: "k".into() }),
+            )
+            .unwrap();
+        assert!(matches!(again, Accepted::New { job_id: Some(_) }));
+        assert_eq!(store.payload("torn").unwrap().unwrap(), b"{\"torn\":true}");
     }
 
     #[tokio::test]

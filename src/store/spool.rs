@@ -1,0 +1,340 @@
+//! The payload spool: webhook payloads in append-only segment files beside the sled database.
+//!
+//! Payloads are written once, read once or twice, and dropped wholesale when their deliveries
+//! age out, so they do not belong in a B-tree: sled turns every value over ~4 KiB into a blob
+//! file of its own (a file creation per webhook) and rewrites large leaves when it consolidates
+//! them. Here a payload costs one append to an open file, and [`Spool::sync`] makes every append
+//! made before it durable with one `fdatasync`, shared by all concurrent deliveries.
+//!
+//! Each record is `[len: u32 LE][crc32: u32 LE][payload]`; a [`PayloadRef`] (segment, offset,
+//! length) stored with the delivery record in sled finds it again. A record whose checksum does
+//! not match reads as [`SpoolError::Corrupt`], never as a wrong payload. At open, a torn tail of
+//! the newest segment (a crash mid-append, before any acknowledgement) is cut off.
+//!
+//! It must never interpret payloads, log their bytes, or delete a segment a delivery record
+//! still points to (see [`Spool::retain`]).
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+/// Where a payload lives in the spool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayloadRef {
+    pub segment: u64,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Errors from the spool. Messages name files and offsets, never payload bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum SpoolError {
+    #[error("payload spool I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("payload at segment {segment} offset {offset} is corrupt or incomplete")]
+    Corrupt { segment: u64, offset: u64 },
+    #[error("payload of {0} bytes is larger than a spool record can hold")]
+    TooLarge(usize),
+}
+
+const HEADER: u64 = 8;
+/// A segment is closed and a new one started once it passes this size.
+const SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Handle to the spool directory. Cheap to clone.
+#[derive(Clone)]
+pub struct Spool {
+    dir: PathBuf,
+    state: Arc<Mutex<Active>>,
+}
+
+struct Active {
+    segment: u64,
+    file: Arc<File>,
+    len: u64,
+    /// Files written since the last sync (the active one, and any closed since).
+    unsynced: Vec<Arc<File>>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SpoolError + '_ {
+    move |source| SpoolError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn segment_path(dir: &Path, segment: u64) -> PathBuf {
+    dir.join(format!("{segment:016}.spool"))
+}
+
+/// The segment numbers present in `dir`, ascending.
+fn segments(dir: &Path) -> Result<BTreeSet<u64>, SpoolError> {
+    let mut out = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let entry = entry.map_err(io_err(dir))?;
+        let name = entry.file_name();
+        if let Some(n) = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".spool"))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            out.insert(n);
+        }
+    }
+    Ok(out)
+}
+
+/// Length of the longest prefix of `file` made of whole, checksummed records.
+fn valid_prefix(file: &File, path: &Path) -> Result<u64, SpoolError> {
+    let size = file.metadata().map_err(io_err(path))?.len();
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut pos = 0u64;
+    let mut header = [0u8; HEADER as usize];
+    let mut buf = Vec::new();
+    while pos + HEADER <= size {
+        if reader.read_exact(&mut header).is_err() {
+            break;
+        }
+        let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes")) as u64;
+        let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
+        if pos + HEADER + len > size {
+            break;
+        }
+        buf.resize(len as usize, 0);
+        if reader.read_exact(&mut buf).is_err() || crc32fast::hash(&buf) != crc {
+            break;
+        }
+        pos += HEADER + len;
+    }
+    Ok(pos)
+}
+
+impl Spool {
+    /// Opens (or creates) the spool in `dir`, cutting off a torn tail of the newest segment.
+    pub fn open(dir: &Path) -> Result<Spool, SpoolError> {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let segment = segments(dir)?.last().copied().unwrap_or(1);
+        let path = segment_path(dir, segment);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let len = valid_prefix(&file, &path)?;
+        if len != file.metadata().map_err(io_err(&path))?.len() {
+            tracing::warn!(
+                segment,
+                valid_bytes = len,
+                "cutting off a torn tail of the payload spool (an append interrupted by a crash)"
+            );
+            file.set_len(len).map_err(io_err(&path))?;
+            file.sync_all().map_err(io_err(&path))?;
+        }
+        let file = Arc::new(file);
+        Ok(Spool {
+            dir: dir.to_path_buf(),
+            state: Arc::new(Mutex::new(Active {
+                segment,
+                file: file.clone(),
+                len,
+                unsynced: Vec::new(),
+            })),
+        })
+    }
+
+    /// Appends `payload`. Not durable until a [`Spool::sync`] that starts after this returns.
+    pub fn append(&self, payload: &[u8]) -> Result<PayloadRef, SpoolError> {
+        let len = u32::try_from(payload.len()).map_err(|_| SpoolError::TooLarge(payload.len()))?;
+        let mut record = Vec::with_capacity(HEADER as usize + payload.len());
+        record.extend_from_slice(&len.to_le_bytes());
+        record.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        record.extend_from_slice(payload);
+
+        let mut st = self.state.lock().expect("spool lock poisoned");
+        if st.len > 0 && st.len + record.len() as u64 > SEGMENT_BYTES {
+            let next = st.segment + 1;
+            let path = segment_path(&self.dir, next);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(io_err(&path))?;
+            let closed = std::mem::replace(&mut st.file, Arc::new(file));
+            if !st.unsynced.iter().any(|f| Arc::ptr_eq(f, &closed)) {
+                st.unsynced.push(closed);
+            }
+            st.segment = next;
+            st.len = 0;
+        }
+        let offset = st.len;
+        if let Err(source) = st.file.write_all_at(&record, offset) {
+            // Nothing after `offset` is referenced; the next append overwrites it.
+            return Err(SpoolError::Io {
+                path: segment_path(&self.dir, st.segment),
+                source,
+            });
+        }
+        st.len += record.len() as u64;
+        let active = st.file.clone();
+        if !st.unsynced.iter().any(|f| Arc::ptr_eq(f, &active)) {
+            st.unsynced.push(active);
+        }
+        Ok(PayloadRef {
+            segment: st.segment,
+            offset,
+            len,
+        })
+    }
+
+    /// Makes every append that returned before this call durable. Blocking: call it from a
+    /// blocking thread.
+    pub fn sync(&self) -> Result<(), SpoolError> {
+        let files = std::mem::take(&mut self.state.lock().expect("spool lock poisoned").unsynced);
+        for (i, f) in files.iter().enumerate() {
+            if let Err(source) = f.sync_data() {
+                // Put back what was not synced so the next round tries again.
+                let mut st = self.state.lock().expect("spool lock poisoned");
+                st.unsynced.extend(files[i..].iter().cloned());
+                return Err(SpoolError::Io {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a payload back, verifying its checksum. `Ok(None)` when its segment was deleted.
+    pub fn read(&self, at: PayloadRef) -> Result<Option<Vec<u8>>, SpoolError> {
+        let path = segment_path(&self.dir, at.segment);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let corrupt = || SpoolError::Corrupt {
+            segment: at.segment,
+            offset: at.offset,
+        };
+        let mut header = [0u8; HEADER as usize];
+        file.read_exact_at(&mut header, at.offset)
+            .map_err(|_| corrupt())?;
+        let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
+        let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
+        if len != at.len {
+            return Err(corrupt());
+        }
+        let mut payload = vec![0u8; len as usize];
+        file.read_exact_at(&mut payload, at.offset + HEADER)
+            .map_err(|_| corrupt())?;
+        if crc32fast::hash(&payload) != crc {
+            return Err(corrupt());
+        }
+        Ok(Some(payload))
+    }
+
+    /// Deletes every closed segment not in `referenced` (the active one is always kept).
+    /// Returns how many were deleted.
+    pub fn retain(&self, referenced: &BTreeSet<u64>) -> Result<usize, SpoolError> {
+        let active = self.state.lock().expect("spool lock poisoned").segment;
+        let mut n = 0;
+        for seg in segments(&self.dir)? {
+            if seg < active && !referenced.contains(&seg) {
+                let path = segment_path(&self.dir, seg);
+                std::fs::remove_file(&path).map_err(io_err(&path))?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_sync_read_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::open(dir.path()).unwrap();
+        let a = spool.append(b"{\"a\":1}").unwrap();
+        let b = spool.append(b"").unwrap();
+        let c = spool.append(&[0xff; 10_000]).unwrap();
+        spool.sync().unwrap();
+        assert_eq!(spool.read(a).unwrap().unwrap(), b"{\"a\":1}");
+        assert_eq!(spool.read(b).unwrap().unwrap(), b"");
+        assert_eq!(spool.read(c).unwrap().unwrap(), vec![0xff; 10_000]);
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_off_at_open_and_earlier_records_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, torn) = {
+            let spool = Spool::open(dir.path()).unwrap();
+            let a = spool.append(b"kept").unwrap();
+            let torn = spool.append(b"half written").unwrap();
+            spool.sync().unwrap();
+            (a, torn)
+        };
+        // A crash in the middle of the second append.
+        let path = segment_path(dir.path(), torn.segment);
+        let f = OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(torn.offset + HEADER + 3).unwrap();
+        drop(f);
+
+        let spool = Spool::open(dir.path()).unwrap();
+        assert_eq!(spool.read(a).unwrap().unwrap(), b"kept");
+        assert!(matches!(spool.read(torn), Err(SpoolError::Corrupt { .. })));
+        // The next append reuses the space. (The store drops references to torn records at
+        // open, before any append, so none can outlive the cut.)
+        let next = spool.append(b"next one").unwrap();
+        assert_eq!(next.offset, torn.offset);
+        assert_eq!(spool.read(next).unwrap().unwrap(), b"next one");
+    }
+
+    #[test]
+    fn flipped_bytes_read_as_corrupt_not_as_a_payload() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::open(dir.path()).unwrap();
+        let a = spool.append(b"payload bytes").unwrap();
+        spool.sync().unwrap();
+        let f = OpenOptions::new()
+            .write(true)
+            .open(segment_path(dir.path(), a.segment))
+            .unwrap();
+        f.write_all_at(b"X", a.offset + HEADER + 2).unwrap();
+        assert!(matches!(spool.read(a), Err(SpoolError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn segments_roll_over_and_unreferenced_closed_ones_are_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::open(dir.path()).unwrap();
+        let big = vec![7u8; (SEGMENT_BYTES / 2) as usize];
+        let first = spool.append(&big).unwrap();
+        let second = spool.append(&big).unwrap();
+        let third = spool.append(b"small").unwrap();
+        assert_eq!(first.segment + 1, second.segment);
+        assert_eq!(second.segment, third.segment);
+        spool.sync().unwrap();
+        // Reopening continues in the newest segment.
+        let spool = Spool::open(dir.path()).unwrap();
+        assert_eq!(spool.append(b"more").unwrap().segment, third.segment);
+        assert_eq!(spool.retain(&BTreeSet::from([first.segment])).unwrap(), 0);
+        assert_eq!(spool.retain(&BTreeSet::new()).unwrap(), 1);
+        assert_eq!(spool.read(first).unwrap(), None);
+        assert_eq!(spool.read(third).unwrap().unwrap(), b"small");
+    }
+}
