@@ -4,17 +4,21 @@
 //! delivery, claim and finish jobs), not trees and bytes, so the rest of the service cannot
 //! leave a half-written record behind.
 //!
-//! Payloads live in the [`spool`] (append-only segment files), not in sled: sled would make a
-//! blob file of each one. Sled holds the small records (deliveries, jobs) that point to them.
+//! Accepted deliveries are written ahead to the [`spool`] (append-only segment files holding
+//! each delivery's metadata and payload); sled holds the small records (deliveries, jobs) that
+//! the rest of the service reads, the payload's location among them.
 //!
-//! Durability: [`Store::durable`] waits until everything written before the call is on disk,
-//! spool and sled both. Concurrent callers share one flush (group commit), so persisting every
-//! webhook before answering costs one fsync per batch of requests, not one per request. A
-//! delivery is acknowledged only after that, so a record whose payload did not survive a crash
-//! was never acknowledged: [`Store::open`] drops it, and GitHub's redelivery is accepted as new.
+//! Durability: [`Store::durable`] waits until every delivery accepted before the call is on
+//! disk, which needs only the spool's sync. Concurrent callers share one sync (group commit),
+//! so persisting every webhook before answering costs one fsync per batch of requests, not one
+//! per request. Sled is flushed in the background, and a checkpoint records how far into the
+//! spool its contents are durable; after a crash, [`Store::open`] replays the deliveries past
+//! the checkpoint that sled lost. A sled record whose payload did not survive was never
+//! acknowledged (that waits for the spool): open drops it, and GitHub's redelivery is accepted.
+//! Other writes (job states, the registry) are durable within [`CHECKPOINT_EVERY`].
 //!
 //! It must never hold a payload or secret in a log line, and never block the async runtime on a
-//! flush: flushes run on sled's async path in a dedicated task.
+//! flush: flushes run on a thread of their own.
 
 pub mod installations;
 pub mod registry;
@@ -22,13 +26,11 @@ pub mod runs;
 pub mod spool;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
 use tokio::sync::{mpsc, oneshot};
 
 /// Errors from the store. The message never contains payload bytes.
@@ -101,6 +103,14 @@ struct StoredDelivery {
     payload: Option<spool::PayloadRef>,
 }
 
+/// What the spool keeps of a delivery beside its payload: enough to rebuild its sled records.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SpoolMeta {
+    delivery: DeliveryRecord,
+    /// The job's serialisation key, when a job was queued.
+    job_key: Option<String>,
+}
+
 /// Outcome of [`Store::accept_delivery`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Accepted {
@@ -129,16 +139,23 @@ struct Inner {
     /// Payloads written by versions before the spool; read, pruned, never written.
     legacy_payloads: sled::Tree,
     jobs: sled::Tree,
+    /// Held across "append to the spool, then insert into sled", so a checkpoint position
+    /// taken under it has every record before it already in sled.
+    accept_lock: Mutex<()>,
     flush_tx: mpsc::UnboundedSender<oneshot::Sender<Result<(), String>>>,
 }
+
+/// How often sled is flushed and the spool checkpoint advanced.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+const CHECKPOINT_KEY: &[u8] = b"spool_checkpoint";
 
 const DELIVERIES: &str = "deliveries";
 const PAYLOADS: &str = "payloads";
 const JOBS: &str = "jobs";
 
 impl Store {
-    /// Opens (or creates) the database in `dir`. Must be called inside a tokio runtime: it
-    /// starts the group-commit flusher task.
+    /// Opens (or creates) the database in `dir` and starts the group-commit flusher thread
+    /// (which ends when the last handle is dropped).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::Sled(sled::Error::Io(e)))?;
         let db = sled::Config::new()
@@ -150,7 +167,13 @@ impl Store {
         let legacy_payloads = db.open_tree(PAYLOADS)?;
         let jobs = db.open_tree(JOBS)?;
         let (flush_tx, flush_rx) = mpsc::unbounded_channel();
-        tokio::spawn(run_flusher(db.clone(), spool.clone(), flush_rx));
+        {
+            let spool = spool.clone();
+            std::thread::Builder::new()
+                .name("ci-medic-flush".into())
+                .spawn(move || run_flusher(spool, flush_rx))
+                .map_err(|e| StoreError::Sled(sled::Error::Io(e)))?;
+        }
         let store = Store {
             inner: Arc::new(Inner {
                 db,
@@ -158,11 +181,107 @@ impl Store {
                 deliveries,
                 legacy_payloads,
                 jobs,
+                accept_lock: Mutex::new(()),
                 flush_tx,
             }),
         };
         store.drop_unacknowledged()?;
+        store.drop_orphan_jobs()?;
+        store.replay()?;
+        store.checkpoint()?;
+        let weak = Arc::downgrade(&store.inner);
+        std::thread::Builder::new()
+            .name("ci-medic-checkpoint".into())
+            .spawn(move || run_checkpointer(weak))
+            .map_err(|e| StoreError::Sled(sled::Error::Io(e)))?;
         Ok(store)
+    }
+
+    /// A job without its delivery record is what a crash between the two inserts of
+    /// [`Store::insert_accepted`] leaves. Its delivery, if acknowledged, is in the spool past
+    /// the checkpoint, and the replay re-creates both; otherwise it was never acknowledged.
+    fn drop_orphan_jobs(&self) -> Result<(), StoreError> {
+        for job in self.jobs()? {
+            if !self
+                .inner
+                .deliveries
+                .contains_key(job.delivery_id.as_bytes())?
+            {
+                tracing::warn!(
+                    delivery = %job.delivery_id,
+                    job_id = job.id,
+                    "removing a job whose delivery record was lost in a crash (the spool replay restores it if it was acknowledged)"
+                );
+                self.inner.jobs.remove(job.id.to_be_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-creates the sled records of deliveries past the checkpoint that sled lost in a crash
+    /// (they were acknowledged once their spool record was durable).
+    fn replay(&self) -> Result<(), StoreError> {
+        let from = self.checkpoint_position()?;
+        let mut lost = Vec::new();
+        let mut unreadable = 0;
+        self.inner.spool.scan_from(from, |at, record| {
+            match serde_json::from_slice::<SpoolMeta>(&record.meta) {
+                Ok(meta) => lost.push((at, meta)),
+                Err(_) => unreadable += 1,
+            }
+        })?;
+        if unreadable > 0 {
+            tracing::error!(
+                records = unreadable,
+                "spool records with unreadable metadata were skipped"
+            );
+        }
+        let mut restored = 0;
+        for (at, meta) in lost {
+            if self
+                .inner
+                .deliveries
+                .contains_key(meta.delivery.id.as_bytes())?
+            {
+                continue;
+            }
+            let job = meta.job_key.map(|key| NewJob { key });
+            if let Accepted::New { .. } = self.insert_accepted(&meta.delivery, at, job)? {
+                restored += 1;
+            }
+        }
+        if restored > 0 {
+            tracing::warn!(
+                restored,
+                "restored deliveries that were acknowledged but not yet in the database when the process stopped"
+            );
+        }
+        Ok(())
+    }
+
+    fn checkpoint_position(&self) -> Result<spool::SpoolPos, StoreError> {
+        match self.inner.db.get(CHECKPOINT_KEY)? {
+            Some(v) => decode(CHECKPOINT_KEY, &v),
+            None => Ok(spool::SpoolPos {
+                segment: 0,
+                offset: 0,
+            }),
+        }
+    }
+
+    /// Makes sled durable up to the spool's current end and records that position.
+    fn checkpoint(&self) -> Result<(), StoreError> {
+        let pos = {
+            let _held = self.inner.accept_lock.lock().expect("accept lock poisoned");
+            self.inner.spool.position()
+        };
+        self.inner.db.flush()?;
+        // Durable with the next flush; until then the previous checkpoint (earlier) holds.
+        self.inner.db.insert(
+            CHECKPOINT_KEY,
+            serde_json::to_vec(&pos).expect("position serialises"),
+        )?;
+        Ok(())
     }
 
     /// Jobs whose payload did not survive a crash belong to deliveries that were never
@@ -202,7 +321,7 @@ impl Store {
         installations::Installations::open(self)
     }
 
-    /// Waits until every write made before this call (sled and spool) is durable on disk.
+    /// Waits until every delivery accepted before this call is durable on disk.
     pub async fn durable(&self) -> Result<(), StoreError> {
         let (tx, rx) = oneshot::channel();
         self.inner
@@ -214,37 +333,54 @@ impl Store {
             .map_err(StoreError::Flush)
     }
 
-    /// Flushes synchronously (shutdown).
+    /// Flushes everything synchronously (shutdown).
     pub fn flush_blocking(&self) -> Result<(), StoreError> {
+        self.inner.spool.sync()?;
+        self.checkpoint()?;
         self.inner.db.flush()?;
         Ok(())
     }
 
-    /// Records a delivery and (optionally) its job in one transaction, unless the delivery id
-    /// is already known; a queued job's payload goes to the spool first. Not yet durable: call
-    /// [`Store::durable`] before answering.
+    /// Records a delivery and (optionally) its job, unless the delivery id is already known:
+    /// first in the spool (metadata, and the payload when a job is queued), then in sled, in
+    /// one transaction. Not yet durable: call [`Store::durable`] before answering.
     pub fn accept_delivery(
         &self,
         delivery: &DeliveryRecord,
         payload: &[u8],
         job: Option<NewJob>,
     ) -> Result<Accepted, StoreError> {
-        let key = delivery.id.as_bytes();
-        // Redeliveries are common; this read spares them a spool append. The transaction
-        // below still decides races.
-        if self.inner.deliveries.contains_key(key)? {
+        let meta = SpoolMeta {
+            delivery: delivery.clone(),
+            job_key: job.as_ref().map(|j| j.key.clone()),
+        };
+        let meta = serde_json::to_vec(&meta).expect("spool metadata serialises");
+        // Only a job reads the payload; an ignored delivery is kept for de-duplication only.
+        let payload = if job.is_some() { payload } else { b"" };
+        let _held = self.inner.accept_lock.lock().expect("accept lock poisoned");
+        if self.inner.deliveries.contains_key(delivery.id.as_bytes())? {
             return Ok(Accepted::Duplicate);
         }
-        let (job_id, payload_ref) = match job {
-            Some(_) => (
-                Some(self.inner.db.generate_id()?),
-                Some(self.inner.spool.append(payload)?),
-            ),
-            None => (None, None),
+        let at = self.inner.spool.append(&meta, payload)?;
+        self.insert_accepted(delivery, at, job)
+    }
+
+    /// The sled half of accepting a delivery (also used by the replay). The caller has made
+    /// sure the delivery id is new.
+    fn insert_accepted(
+        &self,
+        delivery: &DeliveryRecord,
+        at: spool::PayloadRef,
+        job: Option<NewJob>,
+    ) -> Result<Accepted, StoreError> {
+        let key = delivery.id.as_bytes();
+        let job_id = match job {
+            Some(_) => Some(self.inner.db.generate_id()?),
+            None => None,
         };
         let stored = StoredDelivery {
             record: delivery.clone(),
-            payload: payload_ref,
+            payload: job.is_some().then_some(at),
         };
         let delivery_json = serde_json::to_vec(&stored).expect("delivery serialises");
         let job_json = job.map(|j| {
@@ -262,21 +398,16 @@ impl Store {
             };
             serde_json::to_vec(&rec).expect("job serialises")
         });
-        let res = (&self.inner.deliveries, &self.inner.jobs).transaction(|(d, j)| {
-            if d.get(key)?.is_some() {
-                return Err(ConflictableTransactionError::Abort(()));
-            }
-            d.insert(key, delivery_json.as_slice())?;
-            if let (Some(id), Some(job)) = (job_id, &job_json) {
-                j.insert(&id.to_be_bytes(), job.as_slice())?;
-            }
-            Ok(())
-        });
-        match res {
-            Ok(()) => Ok(Accepted::New { job_id }),
-            Err(TransactionError::Abort(())) => Ok(Accepted::Duplicate),
-            Err(TransactionError::Storage(e)) => Err(e.into()),
+        // No sled transaction: each one writes and syncs sled's log buffer twice (perf: two
+        // `sync_file_range` per delivery). The spool is the atomic record; sled recovers a
+        // prefix of its writes, so the job goes first and a delivery record never survives a
+        // crash without its job. A job whose delivery record did not is removed at open and
+        // re-created by the replay.
+        if let (Some(id), Some(job)) = (job_id, &job_json) {
+            self.inner.jobs.insert(id.to_be_bytes(), job.as_slice())?;
         }
+        self.inner.deliveries.insert(key, delivery_json)?;
+        Ok(Accepted::New { job_id })
     }
 
     pub fn delivery(&self, id: &str) -> Result<Option<DeliveryRecord>, StoreError> {
@@ -289,7 +420,7 @@ impl Store {
         match get_json::<StoredDelivery>(&self.inner.deliveries, key)? {
             Some(StoredDelivery {
                 payload: Some(at), ..
-            }) => Ok(self.inner.spool.read(at)?),
+            }) => Ok(self.inner.spool.read(at)?.map(|r| r.payload)),
             _ => Ok(self.inner.legacy_payloads.get(key)?.map(|v| v.to_vec())),
         }
     }
@@ -353,7 +484,9 @@ impl Store {
                 referenced.insert(at.segment);
             }
         }
-        let segments = self.inner.spool.retain(&referenced)?;
+        // The replay reads from the checkpoint on: those segments stay whatever they hold.
+        let keep_from = self.checkpoint_position()?.segment;
+        let segments = self.inner.spool.retain(&referenced, keep_from)?;
         if segments > 0 {
             tracing::info!(
                 segments,
@@ -389,34 +522,37 @@ pub(crate) fn decode<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Group commit: each round takes every waiter queued so far, flushes once, answers them all.
-/// Writes made before a waiter queued itself are covered by any flush that starts after.
-/// The spool and sled are synced concurrently: acknowledgement waits for both, and a record
-/// that outlives its payload in a crash is dropped at the next open.
-async fn run_flusher(
-    db: sled::Db,
+/// Group commit: each round takes every waiter queued so far, syncs the spool once, and
+/// answers them all. Appends made before a waiter queued itself are covered by any round that
+/// starts after.
+///
+/// It runs on a thread of its own, not on the runtime: a round is a blocking sync, and a
+/// dedicated thread costs fewer wake-ups per round than handing it to a blocking pool.
+fn run_flusher(
     spool: spool::Spool,
     mut rx: mpsc::UnboundedReceiver<oneshot::Sender<Result<(), String>>>,
 ) {
     let mut batch = Vec::new();
-    while let Some(first) = rx.recv().await {
+    while let Some(first) = rx.blocking_recv() {
         batch.push(first);
         while let Ok(more) = rx.try_recv() {
             batch.push(more);
         }
-        let spool = spool.clone();
-        let (spooled, flushed) = tokio::join!(
-            tokio::task::spawn_blocking(move || spool.sync()),
-            db.flush_async()
-        );
-        let res = match (spooled, flushed) {
-            (Ok(Ok(())), Ok(_)) => Ok(()),
-            (Ok(Err(e)), _) => Err(e.to_string()),
-            (Err(e), _) => Err(format!("spool sync task failed: {e}")),
-            (_, Err(e)) => Err(e.to_string()),
-        };
+        let res = spool.sync().map_err(|e| e.to_string());
         for w in batch.drain(..) {
             let _ = w.send(res.clone());
+        }
+    }
+}
+
+/// Every [`CHECKPOINT_EVERY`], flushes sled and advances the spool checkpoint, so a restart
+/// replays only the last moments. Ends when the store is dropped.
+fn run_checkpointer(inner: Weak<Inner>) {
+    loop {
+        std::thread::sleep(CHECKPOINT_EVERY);
+        let Some(inner) = inner.upgrade() else { return };
+        if let Err(e) = (Store { inner }).checkpoint() {
+            tracing::error!(error = %e, "store checkpoint failed; will retry");
         }
     }
 }
@@ -519,6 +655,79 @@ mod tests {
             .unwrap();
         assert!(matches!(again, Accepted::New { job_id: Some(_) }));
         assert_eq!(store.payload("torn").unwrap().unwrap(), b"{\"torn\":true}");
+    }
+
+    #[tokio::test]
+    async fn acknowledged_deliveries_that_sled_lost_are_replayed_from_the_spool() {
+        // Sled lost both records, or (a crash between the two inserts) only the delivery's.
+        for jobs_lost_too in [true, false] {
+            replay_case(jobs_lost_too).await;
+        }
+    }
+
+    async fn replay_case(jobs_lost_too: bool) {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let before = store.inner.spool.position();
+            store
+                .accept_delivery(
+                    &delivery("job"),
+                    b"{\"n\":1}",
+                    Some(NewJob { key: "pr-1".into() }),
+                )
+                .unwrap();
+            store
+                .accept_delivery(&delivery("ignored"), b"{\"n\":2}", None)
+                .unwrap();
+            store.durable().await.unwrap();
+            // What a crash before sled's flush leaves: the spool has the deliveries, sled and
+            // its checkpoint do not.
+            store.inner.deliveries.clear().unwrap();
+            if jobs_lost_too {
+                store.inner.jobs.clear().unwrap();
+            }
+            store
+                .inner
+                .db
+                .insert(CHECKPOINT_KEY, serde_json::to_vec(&before).unwrap())
+                .unwrap();
+            store.inner.db.flush().unwrap();
+        }
+        let store = reopen(dir.path()).await;
+        let jobs = store.jobs().unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].delivery_id, "job");
+        assert_eq!(jobs[0].key, "pr-1");
+        assert_eq!(store.payload("job").unwrap().unwrap(), b"{\"n\":1}");
+        assert!(store.delivery("ignored").unwrap().is_some());
+        // Replayed deliveries still de-duplicate redeliveries.
+        let again = store
+            .accept_delivery(&delivery("job"), b"{}", Some(NewJob { key: "pr-1".into() }))
+            .unwrap();
+        assert_eq!(again, Accepted::Duplicate);
+    }
+
+    #[tokio::test]
+    async fn pruned_deliveries_are_not_resurrected_by_the_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut old = delivery("old");
+            old.received_at = Utc::now() - chrono::Duration::days(30);
+            store.accept_delivery(&old, b"{}", None).unwrap();
+            store.durable().await.unwrap();
+            store.flush_blocking().unwrap();
+            assert_eq!(
+                store
+                    .prune_deliveries(Utc::now() - chrono::Duration::days(7))
+                    .unwrap(),
+                1
+            );
+            store.flush_blocking().unwrap();
+        }
+        let store = reopen(dir.path()).await;
+        assert!(store.delivery("old").unwrap().is_none());
     }
 
     #[tokio::test]

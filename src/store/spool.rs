@@ -1,18 +1,22 @@
 //! The payload spool: webhook payloads in append-only segment files beside the sled database.
 //!
-//! Payloads are written once, read once or twice, and dropped wholesale when their deliveries
-//! age out, so they do not belong in a B-tree: sled turns every value over ~4 KiB into a blob
-//! file of its own (a file creation per webhook) and rewrites large leaves when it consolidates
-//! them. Here a payload costs one append to an open file, and [`Spool::sync`] makes every append
-//! made before it durable with one `fdatasync`, shared by all concurrent deliveries.
+//! It is also the intake's write-ahead log: each record carries the delivery's metadata next to
+//! its payload, so a delivery is durable once its record is, and [`Spool::sync`] (one
+//! `fdatasync`, shared by all concurrent deliveries) is all an acknowledgement waits for. Sled
+//! flushes in the background; after a crash the store replays the records past its last
+//! checkpoint ([`Spool::scan_from`]).
 //!
-//! Each record is `[len: u32 LE][crc32: u32 LE][payload]`; a [`PayloadRef`] (segment, offset,
-//! length) stored with the delivery record in sled finds it again. A record whose checksum does
-//! not match reads as [`SpoolError::Corrupt`], never as a wrong payload. At open, a torn tail of
-//! the newest segment (a crash mid-append, before any acknowledgement) is cut off.
+//! Payloads do not belong in sled anyway: it turns every value over ~4 KiB into a blob file of
+//! its own (a file creation per webhook) and rewrites large leaves when it consolidates them.
+//!
+//! Each record is `[len: u32 LE][crc32: u32 LE][meta_len: u32 LE][meta][payload]` (the checksum
+//! covers everything after it); a [`PayloadRef`] (segment, offset, length) stored with the
+//! delivery record in sled finds it again. A record whose checksum does not match reads as
+//! [`SpoolError::Corrupt`], never as a wrong payload. At open, a torn tail of the newest
+//! segment (a crash mid-append, before any acknowledgement) is cut off.
 //!
 //! It must never interpret payloads, log their bytes, or delete a segment a delivery record
-//! still points to (see [`Spool::retain`]).
+//! or the replay still needs (see [`Spool::retain`]).
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -23,12 +27,36 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-/// Where a payload lives in the spool.
+/// Where a record lives in the spool (`len` is the length of its body, after the header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PayloadRef {
     pub segment: u64,
     pub offset: u64,
     pub len: u32,
+}
+
+/// A position in the spool: records before it precede records after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SpoolPos {
+    pub segment: u64,
+    pub offset: u64,
+}
+
+/// One record read back: the metadata the writer stored, and the payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub meta: Vec<u8>,
+    pub payload: Vec<u8>,
+}
+
+impl Record {
+    fn decode(body: Vec<u8>) -> Option<Record> {
+        let meta_len = u32::from_le_bytes(body.get(..4)?.try_into().ok()?) as usize;
+        let meta = body.get(4..4 + meta_len)?.to_vec();
+        let mut payload = body;
+        payload.drain(..4 + meta_len);
+        Some(Record { meta, payload })
+    }
 }
 
 /// Errors from the spool. Messages name files and offsets, never payload bytes.
@@ -93,13 +121,22 @@ fn segments(dir: &Path) -> Result<BTreeSet<u64>, SpoolError> {
     Ok(out)
 }
 
-/// Length of the longest prefix of `file` made of whole, checksummed records.
-fn valid_prefix(file: &File, path: &Path) -> Result<u64, SpoolError> {
+/// Walks the whole, checksummed records of `file` from `start`, handing each (offset, body) to
+/// `each`; returns where the valid records end (a torn or corrupt record ends the walk).
+fn walk(
+    file: &File,
+    path: &Path,
+    start: u64,
+    mut each: impl FnMut(u64, Vec<u8>),
+) -> Result<u64, SpoolError> {
+    use std::io::Seek;
     let size = file.metadata().map_err(io_err(path))?.len();
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut pos = 0u64;
+    reader
+        .seek(std::io::SeekFrom::Start(start))
+        .map_err(io_err(path))?;
+    let mut pos = start;
     let mut header = [0u8; HEADER as usize];
-    let mut buf = Vec::new();
     while pos + HEADER <= size {
         if reader.read_exact(&mut header).is_err() {
             break;
@@ -109,10 +146,11 @@ fn valid_prefix(file: &File, path: &Path) -> Result<u64, SpoolError> {
         if pos + HEADER + len > size {
             break;
         }
-        buf.resize(len as usize, 0);
-        if reader.read_exact(&mut buf).is_err() || crc32fast::hash(&buf) != crc {
+        let mut body = vec![0u8; len as usize];
+        if reader.read_exact(&mut body).is_err() || crc32fast::hash(&body) != crc {
             break;
         }
+        each(pos, body);
         pos += HEADER + len;
     }
     Ok(pos)
@@ -131,7 +169,7 @@ impl Spool {
             .truncate(false)
             .open(&path)
             .map_err(io_err(&path))?;
-        let len = valid_prefix(&file, &path)?;
+        let len = walk(&file, &path, 0, |_, _| {})?;
         if len != file.metadata().map_err(io_err(&path))?.len() {
             tracing::warn!(
                 segment,
@@ -153,13 +191,21 @@ impl Spool {
         })
     }
 
-    /// Appends `payload`. Not durable until a [`Spool::sync`] that starts after this returns.
-    pub fn append(&self, payload: &[u8]) -> Result<PayloadRef, SpoolError> {
-        let len = u32::try_from(payload.len()).map_err(|_| SpoolError::TooLarge(payload.len()))?;
-        let mut record = Vec::with_capacity(HEADER as usize + payload.len());
+    /// Appends a record of `meta` and `payload`. Not durable until a [`Spool::sync`] that
+    /// starts after this returns.
+    pub fn append(&self, meta: &[u8], payload: &[u8]) -> Result<PayloadRef, SpoolError> {
+        let body_len = 4 + meta.len() + payload.len();
+        let too_large = || SpoolError::TooLarge(body_len);
+        let len = u32::try_from(body_len).map_err(|_| too_large())?;
+        let meta_len = u32::try_from(meta.len()).map_err(|_| too_large())?;
+        let mut record = Vec::with_capacity(HEADER as usize + body_len);
         record.extend_from_slice(&len.to_le_bytes());
-        record.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        record.extend_from_slice(&[0; 4]);
+        record.extend_from_slice(&meta_len.to_le_bytes());
+        record.extend_from_slice(meta);
         record.extend_from_slice(payload);
+        let crc = crc32fast::hash(&record[HEADER as usize..]);
+        record[4..8].copy_from_slice(&crc.to_le_bytes());
 
         let mut st = self.state.lock().expect("spool lock poisoned");
         if st.len > 0 && st.len + record.len() as u64 > SEGMENT_BYTES {
@@ -198,6 +244,43 @@ impl Spool {
         })
     }
 
+    /// Where the next record will go: every record appended so far lies before it.
+    pub fn position(&self) -> SpoolPos {
+        let st = self.state.lock().expect("spool lock poisoned");
+        SpoolPos {
+            segment: st.segment,
+            offset: st.len,
+        }
+    }
+
+    /// Hands every valid record at or after `from` to `each`, in order. For recovery at open.
+    pub fn scan_from(
+        &self,
+        from: SpoolPos,
+        mut each: impl FnMut(PayloadRef, Record),
+    ) -> Result<(), SpoolError> {
+        for segment in segments(&self.dir)?.range(from.segment..) {
+            let path = segment_path(&self.dir, *segment);
+            let file = File::open(&path).map_err(io_err(&path))?;
+            let start = if *segment == from.segment {
+                from.offset
+            } else {
+                0
+            };
+            walk(&file, &path, start, |offset, body| {
+                let at = PayloadRef {
+                    segment: *segment,
+                    offset,
+                    len: body.len() as u32,
+                };
+                if let Some(record) = Record::decode(body) {
+                    each(at, record);
+                }
+            })?;
+        }
+        Ok(())
+    }
+
     /// Makes every append that returned before this call durable. Blocking: call it from a
     /// blocking thread.
     pub fn sync(&self) -> Result<(), SpoolError> {
@@ -216,8 +299,8 @@ impl Spool {
         Ok(())
     }
 
-    /// Reads a payload back, verifying its checksum. `Ok(None)` when its segment was deleted.
-    pub fn read(&self, at: PayloadRef) -> Result<Option<Vec<u8>>, SpoolError> {
+    /// Reads a record back, verifying its checksum. `Ok(None)` when its segment was deleted.
+    pub fn read(&self, at: PayloadRef) -> Result<Option<Record>, SpoolError> {
         let path = segment_path(&self.dir, at.segment);
         let file = match File::open(&path) {
             Ok(f) => f,
@@ -236,22 +319,22 @@ impl Spool {
         if len != at.len {
             return Err(corrupt());
         }
-        let mut payload = vec![0u8; len as usize];
-        file.read_exact_at(&mut payload, at.offset + HEADER)
+        let mut body = vec![0u8; len as usize];
+        file.read_exact_at(&mut body, at.offset + HEADER)
             .map_err(|_| corrupt())?;
-        if crc32fast::hash(&payload) != crc {
+        if crc32fast::hash(&body) != crc {
             return Err(corrupt());
         }
-        Ok(Some(payload))
+        Record::decode(body).map(Some).ok_or_else(corrupt)
     }
 
-    /// Deletes every closed segment not in `referenced` (the active one is always kept).
-    /// Returns how many were deleted.
-    pub fn retain(&self, referenced: &BTreeSet<u64>) -> Result<usize, SpoolError> {
+    /// Deletes every segment before `keep_from` that is not in `referenced` (the active one
+    /// is always kept). Returns how many were deleted.
+    pub fn retain(&self, referenced: &BTreeSet<u64>, keep_from: u64) -> Result<usize, SpoolError> {
         let active = self.state.lock().expect("spool lock poisoned").segment;
         let mut n = 0;
         for seg in segments(&self.dir)? {
-            if seg < active && !referenced.contains(&seg) {
+            if seg < active.min(keep_from) && !referenced.contains(&seg) {
                 let path = segment_path(&self.dir, seg);
                 std::fs::remove_file(&path).map_err(io_err(&path))?;
                 n += 1;
@@ -269,13 +352,45 @@ mod tests {
     fn append_sync_read_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::open(dir.path()).unwrap();
-        let a = spool.append(b"{\"a\":1}").unwrap();
-        let b = spool.append(b"").unwrap();
-        let c = spool.append(&[0xff; 10_000]).unwrap();
+        let a = spool.append(b"meta a", b"{\"a\":1}").unwrap();
+        let b = spool.append(b"", b"").unwrap();
+        let c = spool.append(b"m", &[0xff; 10_000]).unwrap();
         spool.sync().unwrap();
-        assert_eq!(spool.read(a).unwrap().unwrap(), b"{\"a\":1}");
-        assert_eq!(spool.read(b).unwrap().unwrap(), b"");
-        assert_eq!(spool.read(c).unwrap().unwrap(), vec![0xff; 10_000]);
+        let rec = |meta: &[u8], payload: &[u8]| Record {
+            meta: meta.to_vec(),
+            payload: payload.to_vec(),
+        };
+        assert_eq!(
+            spool.read(a).unwrap().unwrap(),
+            rec(b"meta a", b"{\"a\":1}")
+        );
+        assert_eq!(spool.read(b).unwrap().unwrap(), rec(b"", b""));
+        assert_eq!(spool.read(c).unwrap().unwrap(), rec(b"m", &[0xff; 10_000]));
+
+        let mut seen = Vec::new();
+        spool
+            .scan_from(
+                SpoolPos {
+                    segment: b.segment,
+                    offset: b.offset,
+                },
+                |at, r| seen.push((at, r)),
+            )
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![(b, rec(b"", b"")), (c, rec(b"m", &[0xff; 10_000]))]
+        );
+        let end = spool.position();
+        assert!(
+            end > SpoolPos {
+                segment: c.segment,
+                offset: c.offset
+            }
+        );
+        let mut after_end = 0;
+        spool.scan_from(end, |_, _| after_end += 1).unwrap();
+        assert_eq!(after_end, 0);
     }
 
     #[test]
@@ -283,8 +398,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (a, torn) = {
             let spool = Spool::open(dir.path()).unwrap();
-            let a = spool.append(b"kept").unwrap();
-            let torn = spool.append(b"half written").unwrap();
+            let a = spool.append(b"", b"kept").unwrap();
+            let torn = spool.append(b"", b"half written").unwrap();
             spool.sync().unwrap();
             (a, torn)
         };
@@ -295,20 +410,20 @@ mod tests {
         drop(f);
 
         let spool = Spool::open(dir.path()).unwrap();
-        assert_eq!(spool.read(a).unwrap().unwrap(), b"kept");
+        assert_eq!(spool.read(a).unwrap().unwrap().payload, b"kept");
         assert!(matches!(spool.read(torn), Err(SpoolError::Corrupt { .. })));
         // The next append reuses the space. (The store drops references to torn records at
         // open, before any append, so none can outlive the cut.)
-        let next = spool.append(b"next one").unwrap();
+        let next = spool.append(b"", b"next one").unwrap();
         assert_eq!(next.offset, torn.offset);
-        assert_eq!(spool.read(next).unwrap().unwrap(), b"next one");
+        assert_eq!(spool.read(next).unwrap().unwrap().payload, b"next one");
     }
 
     #[test]
     fn flipped_bytes_read_as_corrupt_not_as_a_payload() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::open(dir.path()).unwrap();
-        let a = spool.append(b"payload bytes").unwrap();
+        let a = spool.append(b"", b"payload bytes").unwrap();
         spool.sync().unwrap();
         let f = OpenOptions::new()
             .write(true)
@@ -323,18 +438,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::open(dir.path()).unwrap();
         let big = vec![7u8; (SEGMENT_BYTES / 2) as usize];
-        let first = spool.append(&big).unwrap();
-        let second = spool.append(&big).unwrap();
-        let third = spool.append(b"small").unwrap();
+        let first = spool.append(b"", &big).unwrap();
+        let second = spool.append(b"", &big).unwrap();
+        let third = spool.append(b"", b"small").unwrap();
         assert_eq!(first.segment + 1, second.segment);
         assert_eq!(second.segment, third.segment);
         spool.sync().unwrap();
         // Reopening continues in the newest segment.
         let spool = Spool::open(dir.path()).unwrap();
-        assert_eq!(spool.append(b"more").unwrap().segment, third.segment);
-        assert_eq!(spool.retain(&BTreeSet::from([first.segment])).unwrap(), 0);
-        assert_eq!(spool.retain(&BTreeSet::new()).unwrap(), 1);
+        assert_eq!(spool.append(b"", b"more").unwrap().segment, third.segment);
+        let keep_all = u64::MAX;
+        let referenced = BTreeSet::from([first.segment]);
+        assert_eq!(spool.retain(&referenced, keep_all).unwrap(), 0);
+        // Still needed by the replay: kept although nothing refers to it.
+        assert_eq!(spool.retain(&BTreeSet::new(), first.segment).unwrap(), 0);
+        assert_eq!(spool.retain(&BTreeSet::new(), keep_all).unwrap(), 1);
         assert_eq!(spool.read(first).unwrap(), None);
-        assert_eq!(spool.read(third).unwrap().unwrap(), b"small");
+        assert_eq!(spool.read(third).unwrap().unwrap().payload, b"small");
     }
 }
