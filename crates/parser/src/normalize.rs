@@ -87,27 +87,25 @@ pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     }
 }
 
-/// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
-/// escapes) into `out`. Returns `false` (and leaves `out` untouched) when there is no ESC byte.
-pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
-    let Some(first) = memchr::memchr(0x1b, line) else {
+/// Calls `keep(start, end)` for each run of `line` outside ANSI escape sequences (CSI `ESC [ …
+/// final`, OSC `ESC ] … BEL|ESC \`, and two-byte escapes), in order, from the first ESC at
+/// `first` (`line[..first]` is the first run). Stops and returns `false` as soon as `keep` does.
+fn ansi_text_runs(line: &[u8], first: usize, mut keep: impl FnMut(usize, usize) -> bool) -> bool {
+    if !keep(0, first) {
         return false;
-    };
-    out.clear();
-    out.extend_from_slice(&line[..first]);
+    }
     let mut i = first;
     while i < line.len() {
         let b = line[i];
         if b != 0x1b {
             match memchr::memchr(0x1b, &line[i..]) {
                 Some(off) => {
-                    out.extend_from_slice(&line[i..i + off]);
+                    if !keep(i, i + off) {
+                        return false;
+                    }
                     i += off;
                 }
-                None => {
-                    out.extend_from_slice(&line[i..]);
-                    break;
-                }
+                None => return keep(i, line.len()),
             }
             continue;
         }
@@ -148,6 +146,38 @@ pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Removes ANSI escape sequences (see [`ansi_text_runs`]) into `out`. Returns `false` (and
+/// leaves `out` untouched) when there is no ESC byte.
+pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(first) = memchr::memchr(0x1b, line) else {
+        return false;
+    };
+    out.clear();
+    ansi_text_runs(line, first, |a, b| {
+        out.extend_from_slice(&line[a..b]);
+        true
+    })
+}
+
+/// [`strip_ansi_into`] for text known to be UTF-8: `Some` with the text without escapes (`line`
+/// itself when it has none), `None` when removing an escape would split a character (an
+/// escape's final byte that is not ASCII), which [`normalize_line`] then decodes lossily.
+fn strip_ansi_str<'a>(line: &'a str, out: &'a mut String) -> Option<&'a str> {
+    let b = line.as_bytes();
+    let Some(first) = memchr::memchr(0x1b, b) else {
+        return Some(line);
+    };
+    out.clear();
+    let whole = ansi_text_runs(b, first, |a, z| match line.get(a..z) {
+        Some(run) => {
+            out.push_str(run);
+            true
+        }
+        None => false,
+    });
+    whole.then_some(out.as_str())
+}
+
 /// Normalises one raw line (without its `\n`) into text. `scratch` is reused between calls.
 pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, str> {
     let mut line = raw;
@@ -184,13 +214,45 @@ pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, st
     }
 }
 
+/// [`normalize_line`] for a line already known to be valid UTF-8, without validating it again
+/// (the caller validates whole chunks at once). Every cut it makes is next to an ASCII byte
+/// (`\r`, ESC, the timestamp's space), hence on a character boundary, so the text is the one
+/// `normalize_line` returns; the one exception (an escape whose final byte is not ASCII) returns
+/// `None`, and the caller uses `normalize_line`.
+pub fn normalize_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a str> {
+    const BOM_CHAR: char = '\u{feff}';
+    let mut line = raw.strip_prefix(BOM_CHAR).unwrap_or(raw);
+    let rest = strip_timestamp(line.as_bytes());
+    line = line.get(line.len() - rest.len()..)?;
+    line = line.strip_prefix(BOM_CHAR).unwrap_or(line);
+    line = line.trim_end_matches('\r');
+    let b = line.as_bytes();
+    match memchr::memrchr2(b'\r', 0x1b, b) {
+        None => Some(line),
+        Some(last) if b[last] == b'\r' => line.get(last + 1..),
+        Some(last) => {
+            if let Some(pos) = memchr::memrchr(b'\r', &b[..last]) {
+                line = line.get(pos + 1..)?;
+            }
+            strip_ansi_str(line, scratch)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn norm(s: &[u8]) -> String {
         let mut scratch = Vec::new();
-        normalize_line(s, &mut scratch).into_owned()
+        let text = normalize_line(s, &mut scratch).into_owned();
+        if let Ok(s) = std::str::from_utf8(s) {
+            let mut scratch = String::new();
+            if let Some(t) = normalize_str(s, &mut scratch) {
+                assert_eq!(t, text, "normalize_str disagrees on {s:?}");
+            }
+        }
+        text
     }
 
     #[test]
@@ -246,6 +308,18 @@ mod tests {
         assert_eq!(norm(b"x\x1b["), "x");
         assert_eq!(norm(b"x\x1b"), "x");
         assert_eq!(norm(b"\x1b(Bok\x1b(B"), "ok");
+    }
+
+    #[test]
+    fn escape_ending_inside_a_character_falls_back_to_lossy() {
+        // The nF escape's final byte is the first byte of `é`: its second byte is left alone.
+        assert_eq!(norm("a\x1bé".as_bytes()), "a\u{fffd}");
+        assert_eq!(normalize_str("a\x1bé", &mut String::new()), None);
+        assert_eq!(norm("\x1b[1mé\x1b[0m\r".as_bytes()), "é");
+        assert_eq!(
+            norm("\u{feff}2025-04-16T01:48:17Z \u{feff}x\rdé".as_bytes()),
+            "dé"
+        );
     }
 
     #[test]
