@@ -10,25 +10,25 @@ use std::borrow::Cow;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Per-byte 0x80 flags of the bytes of `x` that are not ASCII digits.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Per-byte 0x80 flags of the bytes of `x` that are not ASCII digits. A byte right after a
+/// non-digit may be flagged too (the carry of `+ 0x76` out of a byte >= 0x8A), but never a byte
+/// before the first non-digit: callers only ask whether any is flagged, or which is first.
 fn non_digit_flags(x: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte is a digit iff its high nibble is 3 and adding 6 keeps it there (no carry can
-    // leak into a byte that passed the first test: such a byte is at most 0x3F + 6).
-    let lo = (x & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
-    let hi =
-        (x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
-    // Any nonzero nibble left means "not a digit": fold each byte to its 0x80 bit.
-    let bad = lo | hi;
-    ((bad | (bad << 1) | (bad << 2) | (bad << 3)) & HIGH) | (bad & HIGH)
+    // Digits become 0..=9; adding 0x76 sets the high bit of anything from 10 up, and the high
+    // bit of `y` itself catches bytes >= 0x80.
+    let y = x ^ (0x30 * ONES);
+    (y | y.wrapping_add(0x76 * ONES)) & HIGH
 }
 
 /// `w` (8 bytes) has a digit wherever `template` has `0`, and `template`'s byte elsewhere.
-fn stamp_word(w: &[u8], template: [u8; 8]) -> bool {
-    let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+fn stamp_word(w: [u8; 8], template: [u8; 8]) -> bool {
+    let x = u64::from_le_bytes(w);
     let t = u64::from_le_bytes(template);
     let digits = u64::from_le_bytes(template.map(|b| if b == b'0' { 0xFF } else { 0 }));
-    let zeros = 0x3030_3030_3030_3030 & !digits;
+    let zeros = (0x30 * ONES) & !digits;
     // Punctuation positions compared exactly; digit positions tested after the punctuation is
     // replaced by `0`.
     (x & !digits) == (t & !digits) && non_digit_flags((x & digits) | zeros) == 0
@@ -49,9 +49,14 @@ pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     // Every line of an Actions log starts with one, so it is checked eight bytes at a time:
     // digit positions and punctuation positions of `YYYY-MM-DDTHH:MM:SS` (bytes 0..16, then
     // 11..19 overlapping).
-    if !stamp_word(&line[0..8], *b"0000-00-")
-        || !stamp_word(&line[8..16], *b"00T00:00")
-        || !stamp_word(&line[11..19], *b"00:00:00")
+    let word = |at: usize| -> [u8; 8] {
+        let mut w = [0; 8];
+        w.copy_from_slice(&line[at..at + 8]);
+        w
+    };
+    if !stamp_word(word(0), *b"0000-00-")
+        || !stamp_word(word(8), *b"00T00:00")
+        || !stamp_word(word(11), *b"00:00:00")
     {
         return line;
     }
@@ -271,6 +276,15 @@ mod tests {
                 assert_eq!(digit_run(&w), run, "{w:?}");
                 let mut s = *b"2025-04-";
                 s[pos] = b;
+                // A second byte changed after it (the carry out of a byte >= 0x8A).
+                for b2 in [0x00, b'9', b':', 0x89, 0x8A, 0xFF] {
+                    for pos2 in pos + 1..8 {
+                        let mut w2 = w;
+                        w2[pos2] = b2;
+                        let run2 = w2.iter().take_while(|c| c.is_ascii_digit()).count();
+                        assert_eq!(digit_run(&w2), run2, "{w2:?}");
+                    }
+                }
                 let ok = s.iter().zip(b"0000-00-").all(|(c, t)| {
                     if *t == b'0' {
                         c.is_ascii_digit()
@@ -278,7 +292,7 @@ mod tests {
                         c == t
                     }
                 });
-                assert_eq!(stamp_word(&s, *b"0000-00-"), ok, "{s:?}");
+                assert_eq!(stamp_word(s, *b"0000-00-"), ok, "{s:?}");
             }
         }
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.123456789Z x"), b"x");
