@@ -10,25 +10,25 @@ use std::borrow::Cow;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Per-byte 0x80 flags of the bytes of `x` that are not ASCII digits.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Per-byte 0x80 flags of the bytes of `x` that are not ASCII digits. A byte right after a
+/// non-digit may be flagged too (the carry of `+ 0x76` out of a byte >= 0x8A), but never a byte
+/// before the first non-digit: callers only ask whether any is flagged, or which is first.
 fn non_digit_flags(x: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte is a digit iff its high nibble is 3 and adding 6 keeps it there (no carry can
-    // leak into a byte that passed the first test: such a byte is at most 0x3F + 6).
-    let lo = (x & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
-    let hi =
-        (x.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
-    // Any nonzero nibble left means "not a digit": fold each byte to its 0x80 bit.
-    let bad = lo | hi;
-    ((bad | (bad << 1) | (bad << 2) | (bad << 3)) & HIGH) | (bad & HIGH)
+    // Digits become 0..=9; adding 0x76 sets the high bit of anything from 10 up, and the high
+    // bit of `y` itself catches bytes >= 0x80.
+    let y = x ^ (0x30 * ONES);
+    (y | y.wrapping_add(0x76 * ONES)) & HIGH
 }
 
 /// `w` (8 bytes) has a digit wherever `template` has `0`, and `template`'s byte elsewhere.
-fn stamp_word(w: &[u8], template: [u8; 8]) -> bool {
-    let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+fn stamp_word(w: [u8; 8], template: [u8; 8]) -> bool {
+    let x = u64::from_le_bytes(w);
     let t = u64::from_le_bytes(template);
     let digits = u64::from_le_bytes(template.map(|b| if b == b'0' { 0xFF } else { 0 }));
-    let zeros = 0x3030_3030_3030_3030 & !digits;
+    let zeros = (0x30 * ONES) & !digits;
     // Punctuation positions compared exactly; digit positions tested after the punctuation is
     // replaced by `0`.
     (x & !digits) == (t & !digits) && non_digit_flags((x & digits) | zeros) == 0
@@ -49,9 +49,14 @@ pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     // Every line of an Actions log starts with one, so it is checked eight bytes at a time:
     // digit positions and punctuation positions of `YYYY-MM-DDTHH:MM:SS` (bytes 0..16, then
     // 11..19 overlapping).
-    if !stamp_word(&line[0..8], *b"0000-00-")
-        || !stamp_word(&line[8..16], *b"00T00:00")
-        || !stamp_word(&line[11..19], *b"00:00:00")
+    let word = |at: usize| -> [u8; 8] {
+        let mut w = [0; 8];
+        w.copy_from_slice(&line[at..at + 8]);
+        w
+    };
+    if !stamp_word(word(0), *b"0000-00-")
+        || !stamp_word(word(8), *b"00T00:00")
+        || !stamp_word(word(11), *b"00:00:00")
     {
         return line;
     }
@@ -87,27 +92,25 @@ pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     }
 }
 
-/// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and two-byte
-/// escapes) into `out`. Returns `false` (and leaves `out` untouched) when there is no ESC byte.
-pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
-    let Some(first) = memchr::memchr(0x1b, line) else {
+/// Calls `keep(start, end)` for each run of `line` outside ANSI escape sequences (CSI `ESC [ …
+/// final`, OSC `ESC ] … BEL|ESC \`, and two-byte escapes), in order, from the first ESC at
+/// `first` (`line[..first]` is the first run). Stops and returns `false` as soon as `keep` does.
+fn ansi_text_runs(line: &[u8], first: usize, mut keep: impl FnMut(usize, usize) -> bool) -> bool {
+    if !keep(0, first) {
         return false;
-    };
-    out.clear();
-    out.extend_from_slice(&line[..first]);
+    }
     let mut i = first;
     while i < line.len() {
         let b = line[i];
         if b != 0x1b {
             match memchr::memchr(0x1b, &line[i..]) {
                 Some(off) => {
-                    out.extend_from_slice(&line[i..i + off]);
+                    if !keep(i, i + off) {
+                        return false;
+                    }
                     i += off;
                 }
-                None => {
-                    out.extend_from_slice(&line[i..]);
-                    break;
-                }
+                None => return keep(i, line.len()),
             }
             continue;
         }
@@ -148,6 +151,38 @@ pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Removes ANSI escape sequences (see [`ansi_text_runs`]) into `out`. Returns `false` (and
+/// leaves `out` untouched) when there is no ESC byte.
+pub fn strip_ansi_into(line: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(first) = memchr::memchr(0x1b, line) else {
+        return false;
+    };
+    out.clear();
+    ansi_text_runs(line, first, |a, b| {
+        out.extend_from_slice(&line[a..b]);
+        true
+    })
+}
+
+/// [`strip_ansi_into`] for text known to be UTF-8: `Some` with the text without escapes (`line`
+/// itself when it has none), `None` when removing an escape would split a character (an
+/// escape's final byte that is not ASCII), which [`normalize_line`] then decodes lossily.
+fn strip_ansi_str<'a>(line: &'a str, out: &'a mut String) -> Option<&'a str> {
+    let b = line.as_bytes();
+    let Some(first) = memchr::memchr(0x1b, b) else {
+        return Some(line);
+    };
+    out.clear();
+    let whole = ansi_text_runs(b, first, |a, z| match line.get(a..z) {
+        Some(run) => {
+            out.push_str(run);
+            true
+        }
+        None => false,
+    });
+    whole.then_some(out.as_str())
+}
+
 /// Normalises one raw line (without its `\n`) into text. `scratch` is reused between calls.
 pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, str> {
     let mut line = raw;
@@ -184,13 +219,45 @@ pub fn normalize_line<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Cow<'a, st
     }
 }
 
+/// [`normalize_line`] for a line already known to be valid UTF-8, without validating it again
+/// (the caller validates whole chunks at once). Every cut it makes is next to an ASCII byte
+/// (`\r`, ESC, the timestamp's space), hence on a character boundary, so the text is the one
+/// `normalize_line` returns; the one exception (an escape whose final byte is not ASCII) returns
+/// `None`, and the caller uses `normalize_line`.
+pub fn normalize_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a str> {
+    const BOM_CHAR: char = '\u{feff}';
+    let mut line = raw.strip_prefix(BOM_CHAR).unwrap_or(raw);
+    let rest = strip_timestamp(line.as_bytes());
+    line = line.get(line.len() - rest.len()..)?;
+    line = line.strip_prefix(BOM_CHAR).unwrap_or(line);
+    line = line.trim_end_matches('\r');
+    let b = line.as_bytes();
+    match memchr::memrchr2(b'\r', 0x1b, b) {
+        None => Some(line),
+        Some(last) if b[last] == b'\r' => line.get(last + 1..),
+        Some(last) => {
+            if let Some(pos) = memchr::memrchr(b'\r', &b[..last]) {
+                line = line.get(pos + 1..)?;
+            }
+            strip_ansi_str(line, scratch)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn norm(s: &[u8]) -> String {
         let mut scratch = Vec::new();
-        normalize_line(s, &mut scratch).into_owned()
+        let text = normalize_line(s, &mut scratch).into_owned();
+        if let Ok(s) = std::str::from_utf8(s) {
+            let mut scratch = String::new();
+            if let Some(t) = normalize_str(s, &mut scratch) {
+                assert_eq!(t, text, "normalize_str disagrees on {s:?}");
+            }
+        }
+        text
     }
 
     #[test]
@@ -209,6 +276,15 @@ mod tests {
                 assert_eq!(digit_run(&w), run, "{w:?}");
                 let mut s = *b"2025-04-";
                 s[pos] = b;
+                // A second byte changed after it (the carry out of a byte >= 0x8A).
+                for b2 in [0x00, b'9', b':', 0x89, 0x8A, 0xFF] {
+                    for pos2 in pos + 1..8 {
+                        let mut w2 = w;
+                        w2[pos2] = b2;
+                        let run2 = w2.iter().take_while(|c| c.is_ascii_digit()).count();
+                        assert_eq!(digit_run(&w2), run2, "{w2:?}");
+                    }
+                }
                 let ok = s.iter().zip(b"0000-00-").all(|(c, t)| {
                     if *t == b'0' {
                         c.is_ascii_digit()
@@ -216,7 +292,7 @@ mod tests {
                         c == t
                     }
                 });
-                assert_eq!(stamp_word(&s, *b"0000-00-"), ok, "{s:?}");
+                assert_eq!(stamp_word(s, *b"0000-00-"), ok, "{s:?}");
             }
         }
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.123456789Z x"), b"x");
@@ -246,6 +322,18 @@ mod tests {
         assert_eq!(norm(b"x\x1b["), "x");
         assert_eq!(norm(b"x\x1b"), "x");
         assert_eq!(norm(b"\x1b(Bok\x1b(B"), "ok");
+    }
+
+    #[test]
+    fn escape_ending_inside_a_character_falls_back_to_lossy() {
+        // The nF escape's final byte is the first byte of `é`: its second byte is left alone.
+        assert_eq!(norm("a\x1bé".as_bytes()), "a\u{fffd}");
+        assert_eq!(normalize_str("a\x1bé", &mut String::new()), None);
+        assert_eq!(norm("\x1b[1mé\x1b[0m\r".as_bytes()), "é");
+        assert_eq!(
+            norm("\u{feff}2025-04-16T01:48:17Z \u{feff}x\rdé".as_bytes()),
+            "dé"
+        );
     }
 
     #[test]

@@ -52,6 +52,40 @@ fn tool_line() -> impl Strategy<Value = String> {
     })
 }
 
+/// Pieces of hostile bytes: escapes cut short or ending inside a character, BOMs, `\r`,
+/// multi-byte characters and invalid UTF-8, to mix with tool lines.
+fn noise() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        tool_line().prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..24),
+        proptest::sample::select(vec![
+            "\u{1b}[1m",
+            "\u{1b}[",
+            "\u{1b}",
+            "\u{1b}(B",
+            "\u{1b}é",
+            "\u{1b}(é",
+            "\u{1b}]0;t\u{7}",
+            "\u{1b}]0;é\u{1b}\\",
+            "\u{1b}[1;é",
+            "\u{feff}",
+            "é",
+            "€",
+            "😀",
+            "\r",
+            "\n",
+            " ",
+            ":",
+            ":1",
+            "2025-04-16T01:48:17.7662819Z ",
+            "2025-04-16T01:48:17+01:00 ",
+            "##[error]",
+            "##[group]Run x",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -83,6 +117,29 @@ proptest! {
             p.feed(c);
         }
         prop_assert_eq!(whole, p.finish());
+    }
+
+    /// `feed` validates UTF-8 per chunk and takes a faster path for valid lines; it must give
+    /// what `feed_line` (which decodes each line lossily on its own) gives, whatever the bytes.
+    #[test]
+    fn chunk_validation_matches_line_by_line(pieces in proptest::collection::vec(noise(), 0..40), chunk in 1usize..200) {
+        let log = pieces.concat();
+        let opts = ParseOptions::default();
+        let mut by_line = Parser::new(&opts);
+        let mut lines: Vec<&[u8]> = log.split(|b| *b == b'\n').collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        for l in lines {
+            by_line.feed_line(l);
+        }
+        let by_line = by_line.finish();
+        prop_assert_eq!(&parse_bytes(&log, &opts), &by_line);
+        let mut p = Parser::new(&opts);
+        for c in log.chunks(chunk) {
+            p.feed(c);
+        }
+        prop_assert_eq!(p.finish(), by_line);
     }
 }
 

@@ -64,6 +64,61 @@ fn test_name_of(rest: &str) -> &str {
     }
 }
 
+/// [`TEST_LINE`]'s three groups (path, line, message), without the regex engine (a capture
+/// search cost thousands of instructions a line). On ASCII the answer is exact; when a
+/// non-ASCII character could change it (Unicode whitespace, word characters or digits), the
+/// regex decides.
+fn test_line(text: &str) -> Option<(&str, &str, &str)> {
+    match test_line_ascii(text) {
+        Ok(found) => found,
+        Err(Unsure) => TEST_LINE.captures(text).map(|c| {
+            let g = |i| c.get(i).map_or("", |m| m.as_str());
+            (g(1), g(2), g(3))
+        }),
+    }
+}
+
+/// A non-ASCII character where [`test_line_ascii`] would have to know Unicode classes.
+#[derive(Debug, PartialEq)]
+struct Unsure;
+
+#[allow(clippy::type_complexity)]
+fn test_line_ascii(text: &str) -> Result<Option<(&str, &str, &str)>, Unsure> {
+    // `\s` on ASCII.
+    let ws = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
+    // `[\w./-]` on ASCII.
+    let path_byte = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
+    let b = text.as_bytes();
+    let run = |from: usize, f: &dyn Fn(&u8) -> bool| {
+        let end = from + b[from..].iter().take_while(|c| f(c)).count();
+        match b.get(end) {
+            Some(c) if !c.is_ascii() => Err(Unsure),
+            _ => Ok(end),
+        }
+    };
+    // `^\s+`, then the path: the whole run of path bytes after it (neither `:` nor a space can
+    // be part of it), which must end in `.go` and be followed by `:`.
+    let i = run(0, &ws)?;
+    let j = run(i, &path_byte)?;
+    let path = &text[i..j];
+    if i == 0 || b.get(j) != Some(&b':') || path.len() < 4 || !path.ends_with(".go") {
+        return Ok(None);
+    }
+    // `:(\d+): (.*)$`
+    let k = run(j + 1, &|c: &u8| c.is_ascii_digit())?;
+    let Some(msg) = text[k..].strip_prefix(": ") else {
+        return Ok(None);
+    };
+    if k == j + 1 {
+        return Ok(None);
+    }
+    if msg.contains('\n') {
+        // `.` stops at a newline (lines never have one).
+        return Err(Unsure);
+    }
+    Ok(Some((path, &text[j + 1..k], msg)))
+}
+
 impl Go {
     /// True when `line` cannot change this matcher's state or be claimed by it: no panic is
     /// open, the line starts none of `=== `, `--- `, `panic: `, `# `, `FAIL`, `ok `, `PASS`, and
@@ -175,8 +230,8 @@ impl Go {
             return true;
         }
         if l.indent() > 0 && l.colon_digit && crate::contains(t, ".go:") {
-            if let Some(c) = TEST_LINE.captures(l.text) {
-                let (path, line, msg) = (&c[1], super::num(&c[2]).unwrap_or(0), &c[3]);
+            if let Some((path, line, msg)) = test_line(l.text) {
+                let line = super::num(line).unwrap_or(0);
                 if let Some(test) = &self.failed {
                     sink.emit(
                         l.no,
@@ -291,6 +346,60 @@ pub(crate) fn colon(
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn test_line_agrees_with_the_regex() {
+        let mut cases = vec![
+            "    calc_test.go:8: Add(1, 2) = 3; want 4",
+            "\tcalc_test.go:8: x",
+            "  a/b-c_d.e/x.go:12: ",
+            "  x.go:1:",
+            "  .go:1: x",
+            "  a.go:1: x\rb",
+            "calc_test.go:8: no indent",
+            "    calc_test.go:8:3: col",
+            "    calc_test.go:: x",
+            "    calc_test.go:8 x",
+            "    calc_test.gox:8: x",
+            "    c:alc_test.go:8: x",
+            "    calc test.go:8: x",
+            "    calc_test.go:8: é ünïcode message",
+            "\u{a0}   calc_test.go:8: nbsp",
+            "    calc\u{e9}_test.go:8: accented path",
+            "    calc_test.go:\u{661}: arabic digit",
+            "    calc_test.go:8\u{661}: arabic digit",
+            "    ",
+            "",
+        ];
+        let long = format!("  {}.go:1: x", "a".repeat(300));
+        cases.push(&long);
+        for text in cases {
+            let regex = super::TEST_LINE.captures(text).map(|c| {
+                (
+                    c.get(1).unwrap().as_str(),
+                    c.get(2).unwrap().as_str(),
+                    c.get(3).unwrap().as_str(),
+                )
+            });
+            assert_eq!(super::test_line(text), regex, "{text:?}");
+        }
+        assert_eq!(
+            super::test_line_ascii("  calc\u{e9}.go:1: x"),
+            Err(super::Unsure)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn test_line_agrees_with_the_regex_on_near_misses(
+            text in "[ \t\u{a0}]{0,2}[a-z_./:é0-9 -]{0,8}(\\.go)?:?[0-9\u{661}]{0,2}:? ?.{0,3}"
+        ) {
+            let regex = super::TEST_LINE
+                .captures(&text)
+                .map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str(), c.get(3).unwrap().as_str()));
+            proptest::prop_assert_eq!(super::test_line(&text), regex);
+        }
+    }
 
     #[test]
     fn test_name_of_agrees_with_split_whitespace() {
