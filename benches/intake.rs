@@ -1,5 +1,5 @@
 //! Intake benchmark: concurrent clients POST signed, real GitHub payloads to the webhook
-//! endpoint over loopback; every acknowledged delivery is durable in sled (group commit) before
+//! endpoint over loopback; every acknowledged delivery is durable on disk (spool fsync, group commit) before
 //! its 2xx. Prints acknowledged deliveries per second and p50/p99/max latency.
 //!
 //! Run: `cargo bench --bench intake` (env: BENCH_SECONDS=10, BENCH_CLIENTS=16, BENCH_WORKERS=1).
@@ -150,7 +150,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
     let _ = stop_tx.send(());
     let _ = server.await;
     println!(
-        "intake benchmark: {clients} concurrent clients over loopback, {seconds} s, {workers} worker(s), durable sled (group commit)"
+        "intake benchmark: {clients} concurrent clients over loopback, {seconds} s, {workers} worker(s), every answer after an fsync (group commit)"
     );
     println!(
         "  acknowledged deliveries: {}  (failures: {failures})",
