@@ -476,7 +476,7 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
     (
         "DATA_DIR",
         "./data",
-        "Directory of the sled database and the stored App credentials. Keep it on a persistent volume.",
+        "Directory of the sled database (`db/`), the webhook payload spool (`spool/`) and the stored App credentials. Keep it on a persistent volume.",
     ),
     (
         "WORKERS",
