@@ -13,8 +13,9 @@
 //! ```
 //!
 //! [`orchestrator`] owns the state machine that moves a failure through those stages.
-//! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool that is the intake's write-ahead log), [`jobs`] (durable queue
-//! and workers), [`server`] (HTTP, health, metrics), [`config`] (process settings).
+//! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
+//! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
+//! (HTTP, health, metrics), [`config`] (process settings).
 //!
 //! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
 //! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],

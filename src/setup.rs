@@ -152,7 +152,7 @@ pub fn web_url_for_api(api_url: &str) -> String {
 /// `ci-medic manifest`: prints the App manifest for a public URL.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ManifestArgs {
-    /// The URL GitHub will reach this server at, e.g. https://ci-medic.example.com.
+    /// The URL GitHub will reach this server at, e.g. `https://ci-medic.example.com`.
     #[arg(long, env = "PUBLIC_URL")]
     pub public_url: String,
     /// The App's name on GitHub (unique across GitHub, at most 34 characters).
