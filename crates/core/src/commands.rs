@@ -62,7 +62,7 @@ pub enum CommandKind {
 }
 
 impl CommandKind {
-    /// Every command, in the order help lists them. Built from [`CommandKind::next`], whose
+    /// Every command, in the order help lists them. Built from the private `CommandKind::next`, whose
     /// exhaustive `match` makes a new variant a compile error until it is chained in.
     pub const ALL: [CommandKind; 4] = {
         let mut all = [CommandKind::FIRST; 4];
