@@ -500,6 +500,25 @@ mod tests {
     }
 
     #[test]
+    fn newer_gradle_shapes() {
+        // Gradle >= 5 prints task names on their own line, and JUnit 5 names with `()`.
+        let log = "> Task :compileJava FAILED\n/home/runner/work/R/R/src/main/java/com/example/Order.java:6: error: incompatible types: String cannot be converted to int\n        return raw;\n               ^\n1 error\n\ncom.example.CalculatorTest > addsNumbers() FAILED\n    org.opentest4j.AssertionFailedError at CalculatorTest.java:10\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "src/main/java/com/example/Order.java");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(
+            r[1].file_path,
+            "src/test/java/com/example/CalculatorTest.java"
+        );
+        assert_eq!(r[1].line_number, 10);
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("com.example.CalculatorTest.addsNumbers")
+        );
+    }
+
+    #[test]
     fn consecutive_kotlin_e_lines() {
         // `e:` lines have no source echo: the second must not be taken for one.
         let log = "e: file:///home/runner/work/R/R/src/main/kotlin/App.kt:4:25 Type mismatch\ne: file:///home/runner/work/R/R/src/main/kotlin/App.kt:5:26 Unresolved reference: missing\ne: /home/runner/work/R/R/src/main/kotlin/B.kt: (2, 1): Expecting a top level declaration\n";
