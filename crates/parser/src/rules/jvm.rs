@@ -49,6 +49,18 @@ static JUNIT5_HEADER: LazyLock<Regex> =
 static JUNIT5_SOURCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^MethodSource \[className = '([\w.$]+)', methodName = '([\w$]+)'").unwrap()
 });
+/// Gradle's plain console prints a task's name with no newline, so the first line of the
+/// task's output is glued to it: `:compileJava/home/…/A.java:3: error: …`,
+/// `:app:compileKotline: /home/…/App.kt: (1, 8): …`. Group 1 is the task path, group 2 the
+/// tool's line.
+static GRADLE_GLUED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?::[\w-]+)*:compile\w*?(?:Java(?:WithJavac)?|Kotlin|Groovy|Scala))(\S.*)$")
+        .unwrap()
+});
+/// javac's own `path:line: error: msg`, as glued to a Gradle task name (the unglued form goes
+/// through `generic`).
+static JAVAC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(.+?\.(?:java|kts?)):(\d+)(?::(\d+))?: error: (.+)$").unwrap());
 static GRADLE_SHORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s+([\w.$]+(?:Error|Exception|Failure)\w*) at ([\w$]+\.(?:java|kt)):(\d+)$")
         .unwrap()
@@ -267,11 +279,12 @@ impl Jvm {
 
     /// True when `line` cannot change this matcher's state or be claimed by it: no compiler
     /// diagnostic or JUnit block is open and the line has none of the shapes that start one
-    /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`). Must stay
+    /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`, a Gradle
+    /// task name glued to its output, `:compileJava/…`). Must stay
     /// in step with [`Jvm::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         let starts = l.colon_digit
-            || matches!(l.first, b'[' | b'e' | b'J')
+            || matches!(l.first, b'[' | b'e' | b'J' | b':')
             || matches!(l.last, b'!' | b'D')
             || (l.first.is_ascii_digit() && l.last == b')');
         self.diag.is_none() && self.block.is_none() && !starts
@@ -330,6 +343,11 @@ impl Jvm {
             }
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
+        if first == b':' {
+            if let Some(c) = GRADLE_GLUED.captures(t) {
+                return self.glued(&c[2], l, sink);
+            }
+        }
         if first == b'[' && t.starts_with("[ERROR] ") {
             if let Some(c) = MAVEN.captures(t) {
                 let tool = if c[1].ends_with(".kt") {
@@ -356,7 +374,9 @@ impl Jvm {
         {
             if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
                 let line = super::num(&c[2]).unwrap_or(0);
-                let echo = !t.starts_with('[');
+                // Only bare `path.kt: (l, c): …` lines may be followed by a source echo;
+                // `e: …` lines (Gradle, Maven) come one after another with none.
+                let echo = !t.starts_with('[') && !t.starts_with("e: ");
                 self.compiler(
                     &c[1],
                     line,
@@ -407,6 +427,28 @@ impl Jvm {
         false
     }
 
+    /// The output of a Gradle compile task that was glued to the task's name: parsed as the
+    /// line it would have been (a Kotlin `e:` line, or javac's `path:N: error:`, which
+    /// `generic` parses when it stands alone).
+    fn glued(&mut self, rest: &str, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let inner = Line::new(rest, l.no, l.marker);
+        if self.line(&inner, sink) {
+            return true;
+        }
+        if let Some(c) = JAVAC.captures(rest) {
+            let tool = if c[1].ends_with(".java") {
+                "javac"
+            } else {
+                "kotlinc"
+            };
+            let line = super::num(&c[2]).unwrap_or(0);
+            let col = c.get(3).and_then(|m| super::num(m.as_str()));
+            self.compiler(&c[1], line, col, &c[4], tool, true, l.no, sink);
+            return true;
+        }
+        false
+    }
+
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish_diag(sink);
         self.block = None;
@@ -430,6 +472,61 @@ mod tests {
             r[2].test_name.as_deref(),
             Some("com.example.AppTest.testAdd")
         );
+    }
+
+    #[test]
+    fn gradle_glued_task_output() {
+        // Gradle 4's plain console: the task name, then the compiler's first line, no newline.
+        let log = ":compileJava/home/runner/work/R/R/src/main/java/com/example/Client.java:3: error: package org.apache.commons.lang3 does not exist\nimport org.apache.commons.lang3.StringUtils;\n                               ^\n/home/runner/work/R/R/src/main/java/com/example/Order.java:6: error: incompatible types: String cannot be converted to int\n        return raw;\n               ^\n2 errors\n FAILED\n\nFAILURE: Build failed with an exception.\n\n* What went wrong:\nExecution failed for task ':compileJava'.\n> Compilation failed; see the compiler error output for details.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "src/main/java/com/example/Client.java");
+        assert_eq!(r[0].line_number, 3);
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(r[1].file_path, "src/main/java/com/example/Order.java");
+        assert_eq!(r[1].error_type, BugType::TypeError);
+
+        let log = ":app:compileKotline: /home/runner/work/R/R/app/src/main/kotlin/App.kt: (4, 25): Type mismatch: inferred type is Int but String was expected\ne: /home/runner/work/R/R/app/src/main/kotlin/App.kt: (5, 26): Unresolved reference: missing\n FAILED\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "app/src/main/kotlin/App.kt");
+        assert_eq!((r[0].line_number, r[0].column), (4, Some(25)));
+        assert_eq!(r[1].line_number, 5);
+
+        // Other tasks' glued output (`:testWARNING: …`) is not a diagnostic.
+        let log =
+            ":testWARNING: A terminally deprecated method in java.lang.System has been called\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn newer_gradle_shapes() {
+        // Gradle >= 5 prints task names on their own line, and JUnit 5 names with `()`.
+        let log = "> Task :compileJava FAILED\n/home/runner/work/R/R/src/main/java/com/example/Order.java:6: error: incompatible types: String cannot be converted to int\n        return raw;\n               ^\n1 error\n\ncom.example.CalculatorTest > addsNumbers() FAILED\n    org.opentest4j.AssertionFailedError at CalculatorTest.java:10\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "src/main/java/com/example/Order.java");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(
+            r[1].file_path,
+            "src/test/java/com/example/CalculatorTest.java"
+        );
+        assert_eq!(r[1].line_number, 10);
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("com.example.CalculatorTest.addsNumbers")
+        );
+    }
+
+    #[test]
+    fn consecutive_kotlin_e_lines() {
+        // `e:` lines have no source echo: the second must not be taken for one.
+        let log = "e: file:///home/runner/work/R/R/src/main/kotlin/App.kt:4:25 Type mismatch\ne: file:///home/runner/work/R/R/src/main/kotlin/App.kt:5:26 Unresolved reference: missing\ne: /home/runner/work/R/R/src/main/kotlin/B.kt: (2, 1): Expecting a top level declaration\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[1].line_number, 5);
+        assert_eq!(r[2].file_path, "src/main/kotlin/B.kt");
+        assert_eq!(r[2].error_type, BugType::Syntax);
     }
 
     #[test]
