@@ -275,8 +275,10 @@ impl Go {
 fn is_vet_message(msg: &str) -> bool {
     const VET: [&str; 16] = [
         " format %",
-        "possible formatting directive",
-        "call has arguments but no formatting directives",
+        // `possible formatting directive` (≤ 1.19), `possible Printf formatting directive` (≥ 1.20).
+        "formatting directive",
+        // Go ≥ 1.24: `non-constant format string in call to fmt.Printf`.
+        "non-constant format string",
         "arg list ends with redundant newline",
         "unreachable code",
         "composite literal uses unkeyed fields",
@@ -320,6 +322,7 @@ pub(crate) fn colon(
         (BugType::Syntax, "go build", None)
     } else if msg.contains("is not in std")
         || msg.contains("no required module provides package")
+        || msg.contains("missing go.sum entry for module providing package")
         || msg.contains("cannot find package")
         || msg.contains("could not import")
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
@@ -443,5 +446,31 @@ mod tests {
         assert_eq!(r[0].test_name.as_deref(), Some("TestDiv"));
         assert_eq!(r[1].error_type, BugType::TypeError);
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn go_1_2x_wording() {
+        // Real Go 1.23 lines (fixtures/corpus/logs/go123/), without the `# [pkg]` vet header
+        // that would otherwise mark them: vet's newer wording must still read as vet.
+        let log = "./main.go:8:2: fmt.Println call has possible Printf formatting directive %s\n\
+                   ./main.go:9:13: non-constant format string in call to fmt.Printf\n\
+                   main.go:6:2: missing go.sum entry for module providing package github.com/google/uuid (imported by example.com/demo); to add:\n\
+                   \tgo get example.com/demo\n\
+                   # example.com/demo\n\
+                   ./main.go:7:2: declared and not used: name\n\
+                   ./main.go:5:2: \"os\" imported and not used\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|b| (b.line_number, b.error_type)).collect();
+        assert_eq!(
+            got,
+            [
+                (8, BugType::Linting),
+                (9, BugType::Linting),
+                (6, BugType::Import),
+                (7, BugType::TypeError),
+                (5, BugType::TypeError),
+            ],
+            "{r:?}"
+        );
     }
 }
