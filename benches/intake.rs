@@ -10,6 +10,10 @@
 //! while 64 would be 12.8 ms whatever the server did. 16 concurrent deliveries is already far
 //! more than GitHub sends one installation at once.
 
+/// The same allocator as the `ci-medic` binary (src/main.rs), so the figures are its own.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
