@@ -160,12 +160,9 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             )
         })?;
         let metrics = Metrics::new();
-        let credentials =
-            crate::github::AppCredentials::new(config.app.app_id, &config.app.private_key_pem)
-                .map_err(|e| anyhow::anyhow!("PRIVATE_KEY_PATH: {e}"))?;
         let github = crate::github::RestClient::for_app(
             crate::github::GitHubClientConfig::new(config.github_api_url.clone()),
-            credentials,
+            config.app.clone(),
         )
         .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?;
         let mut ctx = Context::new(

@@ -11,6 +11,8 @@ use std::time::Duration;
 use clap::Args;
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::github::AppCredentials;
+
 /// Default GitHub REST API base URL (github.com). GitHub Enterprise Server uses
 /// `https://HOST/api/v3`.
 pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
@@ -84,25 +86,10 @@ pub struct ServeArgs {
     pub public_url: Option<String>,
 }
 
-/// GitHub App credentials, validated.
-#[derive(Clone)]
-pub struct AppCredentials {
-    pub app_id: u64,
-    pub private_key_pem: SecretString,
-}
-
-impl std::fmt::Debug for AppCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppCredentials")
-            .field("app_id", &self.app_id)
-            .field("private_key_pem", &"[redacted]")
-            .finish()
-    }
-}
-
 /// Validated service configuration.
 #[derive(Clone)]
 pub struct ServiceConfig {
+    /// The App's id and parsed private key (parsed once here, so a bad key stops start-up).
     pub app: AppCredentials,
     pub webhook_secret: SecretString,
     pub github_api_url: String,
@@ -145,7 +132,7 @@ impl ServeArgs {
             .filter(|id| *id > 0)
             .ok_or_else(|| config_error("APP_ID", "must be the App's numeric id"))?;
 
-        let pem = match (&self.private_key, &self.private_key_path) {
+        let app = match (&self.private_key, &self.private_key_path) {
             (Some(pem), _) if !pem.trim().is_empty() => {
                 // Environments often carry PEMs with literal `\n`; accept both forms.
                 let pem = if pem.contains("\\n") && !pem.contains('\n') {
@@ -153,8 +140,8 @@ impl ServeArgs {
                 } else {
                     pem.clone()
                 };
-                check_rsa_pem(&pem).map_err(|p| config_error("PRIVATE_KEY", p))?;
-                pem
+                AppCredentials::new(app_id, &SecretString::from(pem))
+                    .map_err(|_| config_error("PRIVATE_KEY", NOT_RSA_PEM))?
             }
             (_, Some(path)) => {
                 let pem = std::fs::read_to_string(path).map_err(|e| {
@@ -163,8 +150,8 @@ impl ServeArgs {
                         format!("cannot read {}: {}", path.display(), e.kind()),
                     )
                 })?;
-                check_rsa_pem(&pem).map_err(|p| config_error("PRIVATE_KEY_PATH", p))?;
-                pem
+                AppCredentials::new(app_id, &SecretString::from(pem))
+                    .map_err(|_| config_error("PRIVATE_KEY_PATH", NOT_RSA_PEM))?
             }
             _ => {
                 return Err(config_error(
@@ -205,10 +192,7 @@ impl ServeArgs {
         };
 
         Ok(ServiceConfig {
-            app: AppCredentials {
-                app_id,
-                private_key_pem: SecretString::from(pem),
-            },
+            app,
             webhook_secret: SecretString::from(webhook_secret),
             github_api_url,
             host,
@@ -221,12 +205,9 @@ impl ServeArgs {
     }
 }
 
-/// Checks that `pem` holds an RSA private key usable for RS256, without ever echoing it.
-fn check_rsa_pem(pem: &str) -> Result<(), String> {
-    jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes())
-        .map(|_| ())
-        .map_err(|_| "not an RSA private key in PEM format".to_string())
-}
+/// What start-up says of a key that does not parse (never the key's text, never the parser's
+/// own message, which may quote it).
+const NOT_RSA_PEM: &str = "not an RSA private key in PEM format";
 
 /// Accepts `http(s)://host[:port][/path]`, strips trailing slashes.
 pub fn normalize_base_url(url: &str) -> Result<String, String> {

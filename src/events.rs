@@ -12,6 +12,8 @@
 
 use serde::Deserialize;
 
+pub use crate::github::RepoRef;
+
 /// What the intake does with a delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
@@ -148,39 +150,10 @@ pub fn route(event: &str, payload: &[u8]) -> Result<(Route, Option<String>), ser
 // Domain events
 // ---------------------------------------------------------------------------------------------
 
-/// `owner/name` of a repository.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, Deserialize)]
-pub struct RepoName {
-    pub owner: String,
-    pub name: String,
-}
-
-impl RepoName {
-    pub fn parse(full_name: &str) -> Option<RepoName> {
-        let (owner, name) = full_name.split_once('/')?;
-        if owner.is_empty() || name.is_empty() || name.contains('/') {
-            return None;
-        }
-        Some(RepoName {
-            owner: owner.to_string(),
-            name: name.to_string(),
-        })
-    }
-    pub fn full_name(&self) -> String {
-        format!("{}/{}", self.owner, self.name)
-    }
-}
-
-impl std::fmt::Display for RepoName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.owner, self.name)
-    }
-}
-
 /// A check run finished.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckRunCompleted {
-    pub repo: RepoName,
+    pub repo: RepoRef,
     pub installation_id: Option<u64>,
     pub check_run_id: u64,
     pub name: String,
@@ -199,7 +172,7 @@ pub struct CheckRunCompleted {
 /// A new comment on a pull request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrCommentCreated {
-    pub repo: RepoName,
+    pub repo: RepoRef,
     pub installation_id: Option<u64>,
     pub pr_number: u64,
     pub comment_id: u64,
@@ -213,7 +186,7 @@ pub struct PrCommentCreated {
 /// A pull request changed (new head, closed, reopened).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PullRequestChanged {
-    pub repo: RepoName,
+    pub repo: RepoRef,
     pub installation_id: Option<u64>,
     pub action: String,
     pub number: u64,
@@ -352,7 +325,7 @@ impl Event {
         let repo = || {
             p.repository
                 .as_ref()
-                .and_then(|r| RepoName::parse(&r.full_name))
+                .and_then(|r| RepoRef::parse(&r.full_name))
                 .ok_or(EventError::NoRepository)
         };
         let installation_id = p.installation.as_ref().map(|i| i.id);
@@ -470,10 +443,10 @@ mod tests {
     }
 
     #[test]
-    fn repo_name() {
-        assert_eq!(RepoName::parse("a/b").unwrap().full_name(), "a/b");
-        for bad in ["a", "a/", "/b", "a/b/c"] {
-            assert!(RepoName::parse(bad).is_none(), "{bad}");
+    fn repo_ref() {
+        assert_eq!(RepoRef::parse("a/b").unwrap().full_name(), "a/b");
+        for bad in ["a", "a/", "/b", "a/b/c", "../x"] {
+            assert!(RepoRef::parse(bad).is_none(), "{bad}");
         }
     }
 }

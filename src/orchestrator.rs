@@ -164,7 +164,7 @@ impl Orchestrator {
                     })
             {
                 let inst = InstallationId(run.installation_id);
-                let repo = RepoRef::new(cr.repo.owner.clone(), cr.repo.name.clone());
+                let repo = cr.repo.clone();
                 let (config, _) = self.repo_config(inst, &repo).await?;
                 return self.verdict(inst, &repo, run, &cr, &config).await;
             }
@@ -179,7 +179,7 @@ impl Orchestrator {
                 "delivery has no installation; is this a GitHub App webhook?".into(),
             ));
         };
-        let repo = RepoRef::new(cr.repo.owner.clone(), cr.repo.name.clone());
+        let repo = cr.repo.clone();
 
         let Some(pr) = self.open_pull_request_for(inst, &repo, &cr).await? else {
             info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");

@@ -40,7 +40,7 @@ impl Orchestrator {
         let Some(inst) = c.installation_id.map(InstallationId) else {
             return Err(JobError::Permanent("delivery has no installation".into()));
         };
-        let repo = RepoRef::new(c.repo.owner.clone(), c.repo.name.clone());
+        let repo = c.repo.clone();
         let gh = self.ctx.github.as_ref();
 
         let mut replies = Vec::new();

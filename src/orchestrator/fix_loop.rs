@@ -527,12 +527,8 @@ impl Orchestrator {
                         .as_ref()
                         .and_then(|x| serde_json::to_value(x).ok())
                         .and_then(|v| v.as_str().map(str::to_string));
-                    let repo_name = crate::events::RepoName {
-                        owner: repo.owner.clone(),
-                        name: repo.name.clone(),
-                    };
                     let cr = CheckRunCompleted {
-                        repo: repo_name,
+                        repo: repo.clone(),
                         installation_id: Some(inst.0),
                         check_run_id: c.id,
                         name: c.name.clone(),
