@@ -14,9 +14,8 @@ pub use ci_medic_core::comment::*;
 use ci_medic_parser::BugReport;
 
 use crate::github::{
-    AnnotationLevel as ApiLevel, CheckConclusion, CheckRunOutputRequest, CheckStatus,
-    CreateCheckRun, GitHubApi, GitHubError, InstallationId, IssueComment, NewAnnotation, RepoRef,
-    UpdateCheckRun,
+    CheckConclusion, CheckRunOutputRequest, CheckStatus, CreateCheckRun, GitHubApi, GitHubError,
+    InstallationId, IssueComment, NewAnnotation, RepoRef, UpdateCheckRun,
 };
 
 /// Name of the check run that carries ci-medic's annotations.
@@ -64,11 +63,7 @@ fn api_annotation(a: &Annotation) -> NewAnnotation {
         end_line: u64::from(a.end_line),
         start_column: a.start_column.map(u64::from),
         end_column: a.end_column.map(u64::from),
-        annotation_level: match a.annotation_level {
-            AnnotationLevel::Notice => ApiLevel::Notice,
-            AnnotationLevel::Warning => ApiLevel::Warning,
-            AnnotationLevel::Failure => ApiLevel::Failure,
-        },
+        annotation_level: a.annotation_level,
         message: a.message.clone(),
         title: Some(a.title.clone()),
         raw_details: None,

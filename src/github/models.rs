@@ -218,14 +218,9 @@ pub struct CheckRun {
     pub pull_requests: Vec<CheckRunPullRequest>,
 }
 
-/// `annotation_level` of a check annotation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AnnotationLevel {
-    Notice,
-    Warning,
-    Failure,
-}
+/// `annotation_level` of a check annotation: the pure builders' own enum, which already
+/// serialises as the API spells it.
+pub use ci_medic_core::comment::AnnotationLevel;
 
 /// An annotation as `GET /check-runs/{id}/annotations` returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
