@@ -91,6 +91,17 @@ struct Active {
     len: u64,
     /// Files written since the last sync (the active one, and any closed since).
     unsynced: Vec<Arc<File>>,
+    /// A segment was created since the last sync: its directory entry is not durable yet.
+    /// `fdatasync` of a new file does not persist its name, so after a power loss the file, and
+    /// the acknowledged records in it, could be gone.
+    dir_unsynced: bool,
+}
+
+/// `fsync` of a directory: makes the names created in it durable.
+fn sync_dir(dir: &Path) -> Result<(), SpoolError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SpoolError + '_ {
@@ -179,6 +190,12 @@ impl Spool {
             file.set_len(len).map_err(io_err(&path))?;
             file.sync_all().map_err(io_err(&path))?;
         }
+        // The spool directory and the first segment may have just been created: make their
+        // names durable before any record in them is acknowledged.
+        sync_dir(dir)?;
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
         let file = Arc::new(file);
         Ok(Spool {
             dir: dir.to_path_buf(),
@@ -187,6 +204,7 @@ impl Spool {
                 file: file.clone(),
                 len,
                 unsynced: Vec::new(),
+                dir_unsynced: false,
             })),
         })
     }
@@ -223,6 +241,7 @@ impl Spool {
             }
             st.segment = next;
             st.len = 0;
+            st.dir_unsynced = true;
         }
         let offset = st.len;
         if let Err(source) = st.file.write_all_at(&record, offset) {
@@ -284,17 +303,31 @@ impl Spool {
     /// Makes every append that returned before this call durable. Blocking: call it from a
     /// blocking thread.
     pub fn sync(&self) -> Result<(), SpoolError> {
-        let files = std::mem::take(&mut self.state.lock().expect("spool lock poisoned").unsynced);
+        let (files, dir_unsynced) = {
+            let mut st = self.state.lock().expect("spool lock poisoned");
+            (
+                std::mem::take(&mut st.unsynced),
+                std::mem::take(&mut st.dir_unsynced),
+            )
+        };
+        // Put back what was not synced so the next round tries again.
+        let retry = |files: &[Arc<File>], dir: bool| {
+            let mut st = self.state.lock().expect("spool lock poisoned");
+            st.unsynced.extend(files.iter().cloned());
+            st.dir_unsynced |= dir;
+        };
         for (i, f) in files.iter().enumerate() {
             if let Err(source) = f.sync_data() {
-                // Put back what was not synced so the next round tries again.
-                let mut st = self.state.lock().expect("spool lock poisoned");
-                st.unsynced.extend(files[i..].iter().cloned());
+                retry(&files[i..], dir_unsynced);
                 return Err(SpoolError::Io {
                     path: self.dir.clone(),
                     source,
                 });
             }
+        }
+        if dir_unsynced && let Err(e) = sync_dir(&self.dir) {
+            retry(&[], true);
+            return Err(e);
         }
         Ok(())
     }
@@ -443,7 +476,11 @@ mod tests {
         let third = spool.append(b"", b"small").unwrap();
         assert_eq!(first.segment + 1, second.segment);
         assert_eq!(second.segment, third.segment);
+        // The new segment's name is only durable once its directory is synced, in the same
+        // round as its records.
+        assert!(spool.state.lock().unwrap().dir_unsynced);
         spool.sync().unwrap();
+        assert!(!spool.state.lock().unwrap().dir_unsynced);
         // Reopening continues in the newest segment.
         let spool = Spool::open(dir.path()).unwrap();
         assert_eq!(spool.append(b"", b"more").unwrap().segment, third.segment);
