@@ -5,9 +5,11 @@
 //! 2. verify `X-Hub-Signature-256` (HMAC-SHA256, constant-time) over the raw bytes — before any
 //!    parsing; missing or wrong → 401 and nothing is stored;
 //! 3. route the delivery (malformed JSON → 400; unknown events and actions are acknowledged);
-//! 4. persist the delivery and its job in one sled transaction, wait until it is durable, then
-//!    answer 2xx — a crash after the answer loses nothing; a repeated `X-GitHub-Delivery` is
-//!    acknowledged and never queued twice;
+//! 4. persist the delivery and its job ([`Store::accept_delivery`]: the payload and its
+//!    metadata appended to the spool, the store's write-ahead log, then the delivery and job
+//!    records in sled), wait until the spool is synced ([`Store::durable`], one group fsync
+//!    shared by concurrent deliveries), then answer 2xx — a crash after the answer loses
+//!    nothing; a repeated `X-GitHub-Delivery` is acknowledged and never queued twice;
 //! 5. hand the job to the workers.
 //!
 //! The intake never calls GitHub, never runs pipeline code, and never logs payloads or secrets.

@@ -342,8 +342,10 @@ impl Store {
     }
 
     /// Records a delivery and (optionally) its job, unless the delivery id is already known:
-    /// first in the spool (metadata, and the payload when a job is queued), then in sled, in
-    /// one transaction. Not yet durable: call [`Store::durable`] before answering.
+    /// first in the spool (metadata, and the payload when a job is queued), then its records in
+    /// sled (`insert_accepted` says why not in a sled transaction). The check for a
+    /// known id and both writes happen under one lock, so racing redeliveries queue one job.
+    /// Not yet durable: call [`Store::durable`] before answering.
     pub fn accept_delivery(
         &self,
         delivery: &DeliveryRecord,
