@@ -15,12 +15,14 @@
 //! [`orchestrator`] owns the state machine that moves a failure through those stages.
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
-//! (HTTP, health, metrics), [`config`] (process settings).
+//! (HTTP, health, metrics), [`config`] (process settings), [`capped_log`] (the start and end
+//! of a long log, for people to read).
 //!
 //! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
 //! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
 //! the checks of [`fix_agent`], [`repo_config`]).
 
+pub mod capped_log;
 pub mod cli;
 pub mod config;
 pub mod events;

@@ -5,23 +5,28 @@
 //! [`crate::github`]); for any other CI the check run's own `output` (title, summary, text) and
 //! its annotations are rendered as `path:line[:col]: level: message` lines the parser reads.
 //!
-//! # The size cap
-//! Logs are streamed with bounded memory. When a log is larger than `cap_bytes`, the first
-//! `head_bytes` (setup, the failing command's echo) and the last `cap_bytes - head_bytes`
-//! (where test runners and compilers print their errors and summaries) are kept, each cut at a
-//! line boundary, with one marker line saying how many bytes were left out between them.
-//! A truncated log is still a log: truncation is reported in [`LogFetch`], never an error. Only a
-//! download past `max_download_bytes` (a safety ceiling on transfer, not on memory) fails.
+//! # Streaming, and what is kept
+//! A log is never held whole. Every chunk, as it arrives, is handed to the caller's `tee` (the
+//! orchestrator feeds it to the streaming parser, so an error in the middle of a 50 MB log is
+//! found like one at its end), with back-pressure: the download waits for the reader. Of the
+//! log itself only an excerpt for people is kept ([`crate::capped_log`]): the first
+//! `head_bytes` and the last `cap_bytes - head_bytes`, cut at line boundaries, with one marker
+//! line saying how many bytes were left out between them. Only a download past
+//! `max_download_bytes` (a safety ceiling on transfer time, not on memory) fails.
 //!
-//! Must never: retry an expired (410) or missing (404) log — those become [`LogError::Expired`] /
-//! [`LogError::NotFound`] for the orchestrator to report; hold more than about `cap_bytes` of a
-//! log in memory; alter log bytes other than at the cut (binary, NUL-heavy logs pass through —
-//! the parser tolerates them, and [`LogFetch::binary`] says so).
+//! Must never: interpret the log (that is the parser's job); retry an expired (410) or missing
+//! (404) log — those become [`LogError::Expired`] / [`LogError::NotFound`] for the orchestrator
+//! to report; hold more than about `cap_bytes` of a log in memory; alter log bytes, in the tee
+//! or in the excerpt other than at the cut (binary, NUL-heavy logs pass through — the parser
+//! tolerates them, and [`LogFetch::binary`] says so).
 
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 
+use bytes::Bytes;
 use futures::StreamExt as _;
+use tokio::sync::mpsc;
+
+use crate::capped_log::CappedLog;
 
 use crate::github::{
     AnnotationLevel, CheckAnnotation, CheckRun, GitHubApi, GitHubError, InstallationId, RepoRef,
@@ -60,7 +65,8 @@ impl LogSource {
 /// Size bounds of one fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogLimits {
-    /// At most this many log bytes are kept (plus one marker line).
+    /// At most this many log bytes are kept for people to read (plus one marker line). The
+    /// tee gets every byte whatever this is.
     pub cap_bytes: usize,
     /// Of which this many from the start; the rest from the end. Clamped to `cap_bytes / 2`.
     pub head_bytes: usize,
@@ -71,8 +77,8 @@ pub struct LogLimits {
 impl Default for LogLimits {
     fn default() -> Self {
         Self {
-            cap_bytes: 8 << 20,
-            head_bytes: 1 << 20,
+            cap_bytes: 256 << 10,
+            head_bytes: 64 << 10,
             max_download_bytes: 512 << 20,
         }
     }
@@ -82,7 +88,7 @@ impl Default for LogLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogFetch {
     pub source: LogSource,
-    /// The (possibly head+tail truncated) log bytes.
+    /// The log's start and end as kept for people (the whole log when it fits the cap).
     pub bytes: Vec<u8>,
     /// Size of the whole log as served.
     pub total_bytes: u64,
@@ -95,11 +101,6 @@ pub struct LogFetch {
 impl LogFetch {
     pub fn truncated(&self) -> bool {
         self.omitted_bytes > 0
-    }
-
-    /// The bytes as `impl std::io::Read`, for `ci_medic_parser::parse_reader`.
-    pub fn reader(&self) -> std::io::Cursor<&[u8]> {
-        std::io::Cursor::new(&self.bytes)
     }
 }
 
@@ -131,22 +132,34 @@ impl From<GitHubError> for LogError {
     }
 }
 
-/// Fetches the log of `source`, within `limits`.
+/// Fetches the log of `source`, within `limits`, sending every chunk to `tee` as it arrives
+/// (when given). The tee's receiver going away does not stop the fetch.
+///
+/// On an error the tee has had only part of the log: its reader must drop what it made of it.
 pub async fn fetch_log(
     api: &dyn GitHubApi,
     inst: InstallationId,
     repo: &RepoRef,
     source: LogSource,
     limits: LogLimits,
+    mut tee: Option<&mpsc::Sender<Bytes>>,
 ) -> Result<LogFetch, LogError> {
-    let mut acc = HeadTail::new(limits);
+    let mut kept = CappedLog::with_head(limits.cap_bytes, limits.head_bytes);
+    let mut push = async |chunk: Bytes| {
+        kept.push(&chunk);
+        if let Some(tx) = tee
+            && tx.send(chunk).await.is_err()
+        {
+            tee = None;
+        }
+    };
     match source {
         LogSource::ActionsJob { job_id } => {
             let mut stream = api
                 .download_job_logs(inst, repo, job_id, limits.max_download_bytes)
                 .await?;
             while let Some(chunk) = stream.next().await {
-                acc.push(&chunk?);
+                push(chunk?).await;
             }
         }
         LogSource::CheckRunOutput { check_run_id } => {
@@ -157,10 +170,25 @@ pub async fn fetch_log(
             } else {
                 Vec::new()
             };
-            acc.push(render_check_output(&run, &annotations).as_bytes());
+            push(Bytes::from(render_check_output(&run, &annotations))).await;
         }
     }
-    Ok(acc.finish(source))
+    Ok(finish(kept, source))
+}
+
+/// The kept excerpt as a [`LogFetch`].
+fn finish(kept: CappedLog, source: LogSource) -> LogFetch {
+    let binary = is_binary(kept.head());
+    let captured = kept.finish(|omitted, total| {
+        format!("[ci-medic] {omitted} bytes of this {total} byte log omitted here (log size cap)\n")
+    });
+    LogFetch {
+        source,
+        binary,
+        total_bytes: captured.total_bytes,
+        omitted_bytes: captured.omitted_bytes,
+        bytes: captured.bytes,
+    }
 }
 
 /// Renders a check run's output and annotations as log text: the title, summary and text as
@@ -201,86 +229,6 @@ pub fn render_check_output(run: &CheckRun, annotations: &[CheckAnnotation]) -> S
     out
 }
 
-/// Keeps the first `head` and last `tail` bytes of a stream of any length.
-struct HeadTail {
-    head: Vec<u8>,
-    head_cap: usize,
-    tail: VecDeque<u8>,
-    tail_cap: usize,
-    total: u64,
-}
-
-impl HeadTail {
-    fn new(limits: LogLimits) -> Self {
-        let head_cap = limits.head_bytes.min(limits.cap_bytes / 2);
-        Self {
-            head: Vec::new(),
-            head_cap,
-            tail: VecDeque::new(),
-            tail_cap: limits.cap_bytes - head_cap,
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, mut chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        if self.head.len() < self.head_cap {
-            let take = chunk.len().min(self.head_cap - self.head.len());
-            self.head.extend_from_slice(&chunk[..take]);
-            chunk = &chunk[take..];
-        }
-        if chunk.len() >= self.tail_cap {
-            self.tail.clear();
-            self.tail.extend(&chunk[chunk.len() - self.tail_cap..]);
-        } else {
-            let excess = (self.tail.len() + chunk.len()).saturating_sub(self.tail_cap);
-            self.tail.drain(..excess);
-            self.tail.extend(chunk);
-        }
-    }
-
-    fn finish(self, source: LogSource) -> LogFetch {
-        let kept = self.head.len() as u64 + self.tail.len() as u64;
-        let mut head = self.head;
-        let mut tail: Vec<u8> = self.tail.into();
-        let binary = is_binary(&head);
-        if kept == self.total {
-            head.extend_from_slice(&tail);
-            return LogFetch {
-                source,
-                bytes: head,
-                total_bytes: self.total,
-                omitted_bytes: 0,
-                binary,
-            };
-        }
-        // Cut both ends at line boundaries so no half line reaches the parser.
-        if let Some(nl) = head.iter().rposition(|&b| b == b'\n') {
-            head.truncate(nl + 1);
-        }
-        if let Some(nl) = tail.iter().position(|&b| b == b'\n') {
-            tail.drain(..=nl);
-        }
-        let omitted = self.total - head.len() as u64 - tail.len() as u64;
-        if !head.is_empty() && !head.ends_with(b"\n") {
-            head.push(b'\n');
-        }
-        let marker = format!(
-            "[ci-medic] {omitted} bytes of this {} byte log omitted here (log size cap)\n",
-            self.total
-        );
-        head.extend_from_slice(marker.as_bytes());
-        head.extend_from_slice(&tail);
-        LogFetch {
-            source,
-            bytes: head,
-            total_bytes: self.total,
-            omitted_bytes: omitted,
-            binary,
-        }
-    }
-}
-
 fn is_binary(sample: &[u8]) -> bool {
     let sample = &sample[..sample.len().min(64 * 1024)];
     !sample.is_empty() && sample.iter().filter(|&&b| b == 0).count() * 10 > sample.len()
@@ -314,12 +262,11 @@ mod tests {
         }
     }
 
-    fn limits(cap: usize, head: usize) -> LogLimits {
-        LogLimits {
-            cap_bytes: cap,
-            head_bytes: head,
-            max_download_bytes: u64::MAX,
-        }
+    /// What `fetch_log` keeps of `log` pushed in chunks of `chunk` bytes.
+    fn keep(cap: usize, head: usize, log: &[u8], chunk: usize) -> LogFetch {
+        let mut kept = CappedLog::with_head(cap, head);
+        log.chunks(chunk).for_each(|c| kept.push(c));
+        finish(kept, LogSource::ActionsJob { job_id: 1 })
     }
 
     #[test]
@@ -342,9 +289,7 @@ mod tests {
             .flat_map(|i| format!("line {i}\n").into_bytes())
             .collect();
         for chunk in [1, 7, 64, 10_000] {
-            let mut acc = HeadTail::new(limits(log.len(), 100));
-            log.chunks(chunk).for_each(|c| acc.push(c));
-            let f = acc.finish(LogSource::ActionsJob { job_id: 1 });
+            let f = keep(log.len(), 100, &log, chunk);
             assert_eq!(f.bytes, log);
             assert!(!f.truncated());
             assert_eq!(f.total_bytes, log.len() as u64);
@@ -357,9 +302,7 @@ mod tests {
             .flat_map(|i| format!("line {i:05}\n").into_bytes())
             .collect();
         for chunk in [3, 100, 4096, log.len()] {
-            let mut acc = HeadTail::new(limits(2000, 500));
-            log.chunks(chunk).for_each(|c| acc.push(c));
-            let f = acc.finish(LogSource::ActionsJob { job_id: 1 });
+            let f = keep(2000, 500, &log, chunk);
             let text = String::from_utf8(f.bytes.clone()).unwrap();
             assert!(text.starts_with("line 00000\n"), "{chunk}");
             assert!(text.ends_with("line 09999\n"));
@@ -376,9 +319,7 @@ mod tests {
 
     #[test]
     fn nul_heavy_logs_are_flagged_but_kept() {
-        let mut acc = HeadTail::new(limits(1000, 100));
-        acc.push(&[0, 0, b'a', 0, b'\n']);
-        let f = acc.finish(LogSource::ActionsJob { job_id: 1 });
+        let f = keep(1000, 100, &[0, 0, b'a', 0, b'\n'], 2);
         assert!(f.binary);
         assert_eq!(f.bytes, vec![0, 0, b'a', 0, b'\n']);
     }

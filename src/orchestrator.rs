@@ -337,7 +337,11 @@ impl Orchestrator {
             .await
             .map_err(|e| gh_err("reading the check run", e))?;
         let log_source = LogSource::detect(&check_run);
-        let fetched = fetch_log(gh, inst, repo, log_source, ctx.log_limits).await;
+        // The parser reads the log as it downloads, to its end, however long it is; only an
+        // excerpt of it is kept in memory.
+        let (tee, parsing) = crate::parser::spawn_streaming(ParseOptions::default());
+        let fetched = fetch_log(gh, inst, repo, log_source, ctx.log_limits, Some(&tee)).await;
+        drop(tee);
         let mut history = run.view.history.clone();
         let log = match fetched {
             Ok(log) => log,
@@ -365,14 +369,9 @@ impl Orchestrator {
             Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
         };
 
-        // Parse. The parser is pure and synchronous; it is fed from memory here.
-        let bytes = log.bytes.clone();
-        let reports: Vec<BugReport> = tokio::task::spawn_blocking(move || {
-            ci_medic_parser::parse_reader(std::io::Cursor::new(bytes), &ParseOptions::default())
-        })
-        .await
-        .map_err(|e| JobError::Retry(format!("parser task: {e}")))?
-        .map_err(|e| JobError::Permanent(format!("reading the log: {e}")))?;
+        let reports: Vec<BugReport> = parsing
+            .await
+            .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
         info!(check = %cr.name, reports = reports.len(), log_bytes = log.total_bytes, "log parsed");
 
         if reports.is_empty() {

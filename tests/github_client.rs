@@ -1017,6 +1017,7 @@ async fn actions_logs_follow_the_302_without_authorization() {
             job_id: 11421878319,
         },
         LogLimits::default(),
+        None,
     )
     .await
     .unwrap();
@@ -1047,6 +1048,7 @@ async fn expired_and_missing_logs_are_typed_and_not_retried() {
             &repo(),
             LogSource::ActionsJob { job_id: 1 },
             LogLimits::default(),
+            None,
         )
         .await
         .unwrap_err();
@@ -1065,6 +1067,7 @@ async fn expired_and_missing_logs_are_typed_and_not_retried() {
         &repo(),
         LogSource::ActionsJob { job_id: 1 },
         LogLimits::default(),
+        None,
     )
     .await
     .unwrap_err();
@@ -1084,15 +1087,30 @@ async fn big_logs_are_capped_to_head_and_tail_and_huge_ones_refused() {
         max_download_bytes: 64 << 20,
     };
     let c = client(&api);
+    // The tee gets every byte, in order, while only the capped excerpt is kept.
+    let (tee, mut teed) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    let collect = tokio::spawn(async move {
+        let mut all = Vec::new();
+        while let Some(chunk) = teed.recv().await {
+            all.extend_from_slice(&chunk);
+        }
+        all
+    });
     let f = fetch_log(
         &c,
         INST,
         &repo(),
         LogSource::ActionsJob { job_id: 1 },
         limits,
+        Some(&tee),
     )
     .await
     .unwrap();
+    drop(tee);
+    assert!(
+        collect.await.unwrap() == log,
+        "the tee lost or reordered bytes"
+    );
     assert!(f.truncated());
     assert_eq!(f.total_bytes, log.len() as u64);
     assert!(f.bytes.len() <= (64 << 10) + 128);
@@ -1111,6 +1129,7 @@ async fn big_logs_are_capped_to_head_and_tail_and_huge_ones_refused() {
         &repo(),
         LogSource::ActionsJob { job_id: 1 },
         small_ceiling,
+        None,
     )
     .await
     .unwrap_err();
@@ -1137,7 +1156,7 @@ async fn other_ci_logs_come_from_check_run_output_and_annotations() {
     let run = c.get_check_run(INST, &repo(), 4).await.unwrap();
     let source = LogSource::detect(&run);
     assert_eq!(source, LogSource::CheckRunOutput { check_run_id: 4 });
-    let f = fetch_log(&c, INST, &repo(), source, LogLimits::default())
+    let f = fetch_log(&c, INST, &repo(), source, LogLimits::default(), None)
         .await
         .unwrap();
     let text = String::from_utf8(f.bytes).unwrap();

@@ -210,6 +210,55 @@ async fn a_stale_approval_after_a_new_push_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_in_the_middle_of_a_50_mb_log_is_found() {
+    let w = world(&[]).await;
+    // Real passing and warnings-only runs as the bulk of the log, timestamped as Actions
+    // prints them; none of them holds an error.
+    let mut filler = Vec::new();
+    for rel in [
+        "logs/mvn/test_pass.log",
+        "logs/gradle/test_pass.log",
+        "logs/cargo/test_pass.log",
+        "logs/vitest/pass.log",
+        "logs/jest/pass.log",
+        "logs/clang/warnings_only.log",
+        "logs/eslint/warnings_only.log",
+    ] {
+        for line in corpus(rel).split(|&b| b == b'\n') {
+            filler.extend_from_slice(b"2026-11-20T10:15:02.1236524Z ");
+            filler.extend_from_slice(line);
+            filler.push(b'\n');
+        }
+    }
+    let half = 25 << 20;
+    let mut log = Vec::with_capacity(2 * half + (1 << 20));
+    while log.len() < half {
+        log.extend_from_slice(&filler);
+    }
+    // ruff's real output, in the middle: far from both ends that are kept for the excerpt.
+    let ruff = corpus("logs/actions/ruff_unused_import.log");
+    log.extend_from_slice(ruff.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&ruff));
+    while log.len() < 2 * half {
+        log.extend_from_slice(&filler);
+    }
+    let check_id = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check_id).await;
+
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    assert!(
+        body.contains("LINTING error in app/main.py line 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("LINTING error in app/main.py line 3"),
+        "{body}"
+    );
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    assert_eq!(dds.allowed_paths, vec!["app/main.py".to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_logs_are_reported_on_the_comment() {
     let w = world(&[]).await;
     let id = fail_check(&w, &w.head, b"irrelevant");

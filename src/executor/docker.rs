@@ -12,7 +12,7 @@
 //!   only `HOME`. Nothing of the host is mounted.
 //! - stdout and stderr are merged inside the container (`exec 2>&1`), so the log keeps the order
 //!   things were written in; the output is read from an attach taken before start (the engine's
-//!   own log copy is capped at 1 MB) and kept within a cap ([`super::output::CappedLog`]).
+//!   own log copy is capped at 1 MB) and kept within a cap ([`crate::capped_log::CappedLog`]).
 //! - Every container is removed in every case: after success, failure and time-out by an explicit
 //!   forced removal; when the future is dropped mid-run by a guard that spawns that removal; and
 //!   when ci-medic itself died, by [`DockerExecutor::reap_stale`] at the next start, which finds
@@ -40,11 +40,12 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::detect::COMMON_TOOL_PROBES;
-use super::output::{CappedLog, build_excerpt};
+use super::output::{build_excerpt, omission_marker};
 use super::workspace::write_workspace_tar;
 use super::{
     EnvironmentMetadata, ExecutionRequest, ExecutionResult, Executor, ExecutorError, NetworkAccess,
 };
+use crate::capped_log::CappedLog;
 
 /// Label every ci-medic container carries; what [`DockerExecutor::reap_stale`] looks for.
 pub const LABEL_MANAGED: &str = "ci-medic.managed";
@@ -774,12 +775,13 @@ impl Executor for DockerExecutor {
         let outcome = outcome?;
         removed?;
 
-        let captured = outcome.log.finish();
+        let captured = outcome.log.finish(|omitted, _| omission_marker(omitted));
+        let build_log = String::from_utf8_lossy(&captured.bytes).into_owned();
         let s = &self.settings;
         Ok(ExecutionResult {
             exit_code: outcome.exit_code,
-            log_excerpt: build_excerpt(&captured.text, s.excerpt_head_lines, s.excerpt_tail_lines),
-            build_log: captured.text,
+            log_excerpt: build_excerpt(&build_log, s.excerpt_head_lines, s.excerpt_tail_lines),
+            build_log,
             execution_time_seconds: outcome.elapsed.as_secs_f64(),
             environment_metadata: EnvironmentMetadata {
                 image: req.image.clone(),
@@ -795,7 +797,7 @@ impl Executor for DockerExecutor {
                 pids_limit: s.pids_limit,
             },
             timed_out: outcome.timed_out,
-            truncated: captured.truncated,
+            truncated: captured.truncated(),
             oom_killed: outcome.oom_killed,
             log_total_bytes: captured.total_bytes,
         })
