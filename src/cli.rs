@@ -1,4 +1,4 @@
-//! The command line: `serve`, `analyze`, `demo`, `exec`, `manifest`.
+//! The command line: `serve`, `analyze`, `demo`, `exec`, `manifest`, `jobs`.
 //!
 //! `anyhow` is used only here, at the binary's edge; every error ends as one clear line on
 //! stderr and a non-zero exit code.
@@ -42,6 +42,32 @@ pub enum Command {
     Exec(crate::executor::ExecArgs),
     /// Print the GitHub App manifest for a public URL.
     Manifest(crate::setup::ManifestArgs),
+    /// List the job queue, and put parked jobs back in it (with `serve` stopped).
+    Jobs(JobsArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct JobsArgs {
+    /// The directory `serve` keeps its database in.
+    #[arg(long, env = "DATA_DIR", default_value = "./data")]
+    pub data_dir: std::path::PathBuf,
+    #[command(subcommand)]
+    pub action: JobsAction,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum JobsAction {
+    /// Every job queued, running or parked, with its last error.
+    List,
+    /// Put parked jobs back in the queue, attempts reset; they run at the next `serve`.
+    Retry {
+        /// Job ids, as `list` prints them.
+        #[arg(required_unless_present = "parked")]
+        ids: Vec<u64>,
+        /// Every parked job.
+        #[arg(long, conflicts_with = "ids")]
+        parked: bool,
+    },
 }
 
 /// Output formats of `analyze`.
@@ -100,6 +126,13 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => run_serve(args),
         Command::Analyze(args) => run_analyze(args),
         Command::Manifest(args) => crate::setup::run_manifest(args),
+        Command::Jobs(args) => match run_jobs(args) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("ci-medic jobs: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Exec(args) => match runtime().block_on(crate::executor::run_exec_command(args)) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -122,6 +155,94 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("tokio runtime starts")
+}
+
+/// `ci-medic jobs`: the operator's view of the queue. Sled lets one process open the
+/// database, so this runs with `serve` stopped; it says so rather than wait.
+fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
+    use crate::store::{JobState, Requeue};
+    if !args.data_dir.join("db").exists() {
+        anyhow::bail!(
+            "DATA_DIR: no ci-medic database in {}",
+            args.data_dir.display()
+        );
+    }
+    let store = Store::open(&args.data_dir).map_err(|e| {
+        anyhow::anyhow!(
+            "DATA_DIR: cannot open the database in {} (stop `ci-medic serve` first: one process at a time): {e}",
+            args.data_dir.display()
+        )
+    })?;
+    let state = |s: JobState| match s {
+        JobState::Queued => "queued",
+        JobState::Running => "running",
+        JobState::Parked => "parked",
+    };
+    let code = match args.action {
+        JobsAction::List => {
+            let jobs = store.jobs()?;
+            if jobs.is_empty() {
+                println!("no jobs: the queue is empty");
+            }
+            for j in &jobs {
+                let event = match &j.action {
+                    Some(a) => format!("{}.{a}", j.event),
+                    None => j.event.clone(),
+                };
+                println!(
+                    "{:>6}  {:<7}  attempts {:<2}  {event}  {}  delivery {}  since {}",
+                    j.id,
+                    state(j.state),
+                    j.attempts,
+                    j.key,
+                    j.delivery_id,
+                    j.enqueued_at
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                );
+                if let Some(e) = &j.last_error {
+                    println!("        last error: {e}");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        JobsAction::Retry { ids, parked } => {
+            let ids: Vec<u64> = if parked {
+                let all = store.jobs()?;
+                all.iter()
+                    .filter(|j| j.state == JobState::Parked)
+                    .map(|j| j.id)
+                    .collect()
+            } else {
+                ids
+            };
+            let mut refused = false;
+            let mut requeued = 0;
+            for id in ids {
+                match store.requeue_parked(id)? {
+                    Requeue::Requeued => {
+                        requeued += 1;
+                        println!("job {id}: queued again");
+                    }
+                    Requeue::Missing => {
+                        refused = true;
+                        eprintln!("job {id}: no such job (finished jobs are deleted)");
+                    }
+                    Requeue::NotParked(s) => {
+                        refused = true;
+                        eprintln!("job {id}: {}, not parked; left as it is", state(s));
+                    }
+                }
+            }
+            println!("{requeued} job(s) will run at the next `ci-medic serve`");
+            if refused {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    };
+    store.flush_blocking()?;
+    Ok(code)
 }
 
 fn run_serve(args: ServeArgs) -> ExitCode {

@@ -328,7 +328,7 @@ impl Queue {
     }
 
     fn park(&self, job: &mut JobRecord, msg: String) {
-        error!(attempts = job.attempts, error = %msg, "job parked after repeated failure; it will not run again until an operator acts");
+        error!(attempts = job.attempts, error = %msg, "job parked after repeated failure; it runs again only when an operator queues it (`ci-medic jobs retry`)");
         job.state = JobState::Parked;
         job.last_error = Some(msg);
         if let Err(e) = self.store.put_job(job) {

@@ -77,6 +77,16 @@ pub enum JobState {
     Parked,
 }
 
+/// What [`Store::requeue_parked`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requeue {
+    Requeued,
+    /// No such job (finished jobs are deleted).
+    Missing,
+    /// The job is not parked: it is queued or running already.
+    NotParked(JobState),
+}
+
 /// A unit of work: process one accepted delivery.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobRecord {
@@ -454,6 +464,23 @@ impl Store {
         Ok(n)
     }
 
+    /// Puts a parked job back in the queue with its attempts reset, for an operator who has
+    /// fixed the cause (`ci-medic jobs retry`). Its last error stays until it runs again. The
+    /// queue picks it up at the next start.
+    pub fn requeue_parked(&self, id: u64) -> Result<Requeue, StoreError> {
+        let Some(mut job) = self.job(id)? else {
+            return Ok(Requeue::Missing);
+        };
+        if job.state != JobState::Parked {
+            return Ok(Requeue::NotParked(job.state));
+        }
+        job.state = JobState::Queued;
+        job.attempts = 0;
+        job.not_before = None;
+        self.put_job(&job)?;
+        Ok(Requeue::Requeued)
+    }
+
     pub fn put_job(&self, job: &JobRecord) -> Result<(), StoreError> {
         let v = serde_json::to_vec(job).expect("job serialises");
         self.inner.jobs.insert(job.id.to_be_bytes(), v)?;
@@ -591,6 +618,48 @@ mod tests {
         store.durable().await.unwrap();
         assert_eq!(store.jobs().unwrap().len(), 1);
         assert_eq!(store.payload("d1").unwrap().unwrap(), b"{}");
+    }
+
+    #[tokio::test]
+    async fn only_parked_jobs_are_requeued_by_an_operator() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let job = |id| NewJob {
+            key: format!("o/r#{id}"),
+        };
+        let Accepted::New { job_id: Some(a) } = store
+            .accept_delivery(&delivery("a"), b"{}", Some(job(1)))
+            .unwrap()
+        else {
+            panic!("new delivery")
+        };
+        let Accepted::New { job_id: Some(b) } = store
+            .accept_delivery(&delivery("b"), b"{}", Some(job(2)))
+            .unwrap()
+        else {
+            panic!("new delivery")
+        };
+        let mut parked = store.job(a).unwrap().unwrap();
+        parked.state = JobState::Parked;
+        parked.attempts = 6;
+        parked.not_before = Some(Utc::now());
+        parked.last_error = Some("GitHub said 500".into());
+        store.put_job(&parked).unwrap();
+
+        assert_eq!(store.requeue_parked(a).unwrap(), Requeue::Requeued);
+        let again = store.job(a).unwrap().unwrap();
+        assert_eq!(again.state, JobState::Queued);
+        assert_eq!((again.attempts, again.not_before), (0, None));
+        assert_eq!(again.last_error.as_deref(), Some("GitHub said 500"));
+        assert_eq!(
+            store.requeue_parked(a).unwrap(),
+            Requeue::NotParked(JobState::Queued)
+        );
+        assert_eq!(
+            store.requeue_parked(b).unwrap(),
+            Requeue::NotParked(JobState::Queued)
+        );
+        assert_eq!(store.requeue_parked(999).unwrap(), Requeue::Missing);
     }
 
     #[tokio::test]

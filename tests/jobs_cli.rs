@@ -1,0 +1,109 @@
+//! `ci-medic jobs`, the operator's view of the queue, run as the real binary on a real store.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use chrono::Utc;
+use ci_medic::store::{Accepted, DeliveryRecord, JobState, NewJob, Store};
+use common::open_store;
+
+fn jobs(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ci-medic"))
+        .arg("jobs")
+        .args(args)
+        .env("DATA_DIR", dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("ci-medic runs")
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// A store holding one parked job (after six failures) and one queued job; returns their ids.
+fn store_with_jobs(dir: &Path) -> (u64, u64) {
+    let store = Store::open(dir).unwrap();
+    let mut ids = Vec::new();
+    for (delivery, pr) in [("d-parked", 7), ("d-queued", 8)] {
+        let record = DeliveryRecord {
+            id: delivery.into(),
+            event: "check_run".into(),
+            action: Some("completed".into()),
+            received_at: Utc::now(),
+            queued: true,
+        };
+        let job = NewJob {
+            key: format!("octo-org/shop#{pr}"),
+        };
+        match store.accept_delivery(&record, b"{}", Some(job)).unwrap() {
+            Accepted::New { job_id: Some(id) } => ids.push(id),
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut parked = store.job(ids[0]).unwrap().unwrap();
+    parked.state = JobState::Parked;
+    parked.attempts = 6;
+    parked.last_error = Some("reading the pull request: GitHub answered 502".into());
+    store.put_job(&parked).unwrap();
+    store.flush_blocking().unwrap();
+    (ids[0], ids[1])
+}
+
+#[tokio::test]
+async fn parked_jobs_are_listed_with_their_error_and_put_back_by_an_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let (parked, queued) = store_with_jobs(dir.path());
+
+    let out = jobs(dir.path(), &["list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let parked_line = listed
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{parked} ")))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(parked_line.contains("parked"), "{listed}");
+    assert!(parked_line.contains("attempts 6"), "{listed}");
+    assert!(parked_line.contains("check_run.completed"), "{listed}");
+    assert!(parked_line.contains("octo-org/shop#7"), "{listed}");
+    assert!(
+        listed.contains("last error: reading the pull request: GitHub answered 502"),
+        "{listed}"
+    );
+    assert!(listed.contains("queued"), "{listed}");
+
+    // A queued job is not parked: refused, and nothing changes.
+    let out = jobs(dir.path(), &["retry", &queued.to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("queued, not parked"));
+
+    let out = jobs(dir.path(), &["retry", "--parked"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("job {parked}: queued again")));
+
+    let store = open_store(dir.path()).await;
+    let job = store.job(parked).unwrap().unwrap();
+    assert_eq!((job.state, job.attempts), (JobState::Queued, 0));
+}
+
+#[tokio::test]
+async fn a_database_in_use_or_missing_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_jobs(dir.path());
+    // This process holds the database, as a running `serve` would.
+    let held = open_store(dir.path()).await;
+    let out = jobs(dir.path(), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("stop `ci-medic serve` first"), "{err}");
+    drop(held);
+
+    let empty = tempfile::tempdir().unwrap();
+    let missing = empty.path().join("nothing-here");
+    let out = jobs(&missing, &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no ci-medic database"));
+    assert!(!missing.exists(), "an empty database must not be created");
+}
