@@ -212,6 +212,90 @@ async fn a_sigkill_between_approval_and_push_still_gives_one_commit() {
     assert!(w.server.terminate().success());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_run_again_after_a_crash_never_decides_another_proposal() {
+    let w = world(&[]).await;
+    // Two failing checks, two open proposals on the pull request; `lint2`'s is the newest.
+    let log = corpus("logs/actions/ruff_unused_import.log");
+    let lint = fail_check(&w, &w.head, &log);
+    deliver_check(&w, lint).await;
+    let first = wait_comment(&w, |b| {
+        b.contains("ci-medic:check=lint ") && b.contains("DDS-FIX-")
+    })
+    .await;
+    let lint2 = fail_check_named(&w, &w.head, "lint2", &log);
+    deliver_check(&w, lint2).await;
+    let second = wait_comment(&w, |b| {
+        b.contains("ci-medic:check=lint2 ") && b.contains("DDS-FIX-")
+    })
+    .await;
+    let id_of = |body: &str| -> String {
+        serde_json::from_value::<ci_medic::proposal::CodeFixDds>(json_blocks(body)[1].clone())
+            .unwrap()
+            .id
+    };
+    let (older, newer) = (id_of(&first), id_of(&second));
+    assert_ne!(older, newer);
+
+    // A bare `/approve` takes the newest proposal; the push then fails until the process dies,
+    // so the comment's job is still unfinished.
+    w.fake
+        .fail_next("PATCH", "/repos/octo-org/shop/git/refs", 500, &[], 10_000);
+    let approve = say(&w, "maintainer", "/approve").await;
+    wait_comment(&w, |b| {
+        b.contains("ci-medic:check=lint2 ") && status_line(b).contains("approved")
+    })
+    .await;
+    let dir = w.server.data_dir.clone();
+    let World {
+        fake,
+        server,
+        _dir,
+        head,
+        ..
+    } = w;
+    server.kill();
+    fake.clear_faults();
+
+    // After the restart the comment's job runs again: it must carry on with the proposal it
+    // approved, not approve the other one that is still open.
+    let server = Server::start(ServerOptions {
+        data_dir: &dir,
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: vec![],
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    let w = World {
+        fake,
+        server,
+        _dir,
+        base: String::new(),
+        head,
+    };
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={approve} "))).await;
+    assert!(reply.contains(&newer), "{reply}");
+    assert!(!reply.contains(&older), "{reply}");
+    wait_comment(&w, |b| {
+        b.contains("ci-medic:check=lint2 ") && status_line(b).contains("pushed")
+    })
+    .await;
+    assert!(w.server.terminate().success());
+
+    let store = open_store(&dir).await;
+    let registry = store.registry().unwrap();
+    let untouched = registry.get_fix(&older).unwrap().unwrap();
+    assert_eq!(untouched.status, ci_medic::proposal::DdsStatus::Proposed);
+    assert!(untouched.history.is_empty(), "{:?}", untouched.history);
+    let approved = registry.get_fix(&newer).unwrap().unwrap();
+    let approvals = approved
+        .history
+        .iter()
+        .filter(|t| t.to == ci_medic::proposal::DdsStatus::Approved)
+        .count();
+    assert_eq!(approvals, 1, "{:?}", approved.history);
+}
+
 /// Whether the sandbox test can run: a Docker engine with the locally built Python image
 /// (`.ci/docker-setup.sh`). Under `CI=true` a missing engine fails the test instead.
 async fn sandbox_available() -> bool {

@@ -22,6 +22,21 @@ use crate::jobs::JobError;
 use crate::store::registry::RegistryError;
 use crate::store::runs::{FixRun, Phase};
 
+/// How a decision's reason names the comment that made it (see [`decided_in`]).
+const APPROVED_IN: &str = "approved in ";
+const REJECTED_IN: &str = "rejected in ";
+
+/// Whether a transition's `reason` was written for the comment at `comment_url`. Exact: a
+/// substring test would take `…#issuecomment-12` for `…#issuecomment-123`.
+fn decided_in(reason: &str, comment_url: &str) -> bool {
+    [APPROVED_IN, REJECTED_IN].iter().any(|prefix| {
+        reason
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix(comment_url))
+            .is_some_and(|tail| tail.is_empty() || tail.starts_with(": "))
+    })
+}
+
 /// What one command did.
 enum Outcome {
     Accepted(Option<String>),
@@ -162,11 +177,43 @@ impl Orchestrator {
             }
         }
 
-        // Which proposal: the one named, or the newest open one on this pull request.
         let runs = ctx
             .runs
             .for_pull_request(&project, c.pr_number)
             .map_err(store_err)?;
+        // The job is running again (after a crash or a failed GitHub call) and this very
+        // comment already decided a proposal: carry on with that one. Choosing afresh would
+        // skip it (it is no longer open) and could decide another in the maintainer's name.
+        let wanted = match reject_reason {
+            None => DdsStatus::Approved,
+            Some(_) => DdsStatus::Rejected,
+        };
+        for run in &runs {
+            let Some(fix_id) = run.fix_id.as_deref() else {
+                continue;
+            };
+            if id.as_deref().is_some_and(|named| named != fix_id) {
+                continue;
+            }
+            let decided_here = ctx
+                .registry
+                .get_fix(fix_id)
+                .map_err(store_err)?
+                .is_some_and(|stored| {
+                    stored
+                        .history
+                        .iter()
+                        .any(|t| t.to == wanted && decided_in(&t.reason, &c.html_url))
+                });
+            if decided_here {
+                info!(fix = %fix_id, "this comment already decided the proposal; carrying on");
+                return self
+                    .carry_out(inst, repo, run.clone(), config, c, reject_reason)
+                    .await;
+            }
+        }
+
+        // Which proposal: the one named, or the newest open one on this pull request.
         let run = match &id {
             Some(id) => match runs
                 .into_iter()
@@ -190,20 +237,6 @@ impl Orchestrator {
             .get_fix(&fix_id)
             .map_err(store_err)?
             .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
-        // This very comment already approved it (the job is running again after a crash):
-        // carry on with the fix instead of refusing.
-        if reject_reason.is_none()
-            && stored.status == DdsStatus::Approved
-            && stored
-                .history
-                .iter()
-                .any(|t| t.to == DdsStatus::Approved && t.reason.contains(&c.html_url))
-        {
-            if matches!(run.phase, Phase::Approved { .. }) {
-                self.advance_approved(inst, repo, run, config).await?;
-            }
-            return Ok(Outcome::Accepted(None));
-        }
         if stored.status != DdsStatus::Proposed || run.phase != Phase::Proposed {
             return Ok(Outcome::Refused(text::already_decided_reply(
                 &fix_id,
@@ -222,11 +255,11 @@ impl Orchestrator {
 
         let now = Utc::now();
         let (to, reason) = match &reject_reason {
-            None => (DdsStatus::Approved, format!("approved in {}", c.html_url)),
+            None => (DdsStatus::Approved, format!("{APPROVED_IN}{}", c.html_url)),
             Some(r) => (
                 DdsStatus::Rejected,
                 format!(
-                    "rejected in {}{}",
+                    "{REJECTED_IN}{}{}",
                     c.html_url,
                     r.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
                 ),
@@ -245,9 +278,50 @@ impl Orchestrator {
             }
             Err(e) => return Err(store_err(e)),
         }
-        let mut run: FixRun = run;
-        let at = now_string(now);
-        let reply = match reject_reason {
+        self.carry_out(inst, repo, run, config, c, reject_reason)
+            .await
+    }
+
+    /// Records a decision the registry holds on the pull request's run (unless a previous
+    /// attempt of this job already did), publishes it, and starts the fix after an approval.
+    /// Every step is idempotent, so a job that stopped half-way can call it again.
+    async fn carry_out(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        mut run: FixRun,
+        config: &RepoConfig,
+        c: &PrCommentCreated,
+        reject_reason: Option<Option<String>>,
+    ) -> Result<Outcome, JobError> {
+        let fix_id = run.fix_id.clone().expect("a decided run has a proposal");
+        let reply = match &reject_reason {
+            None => text::approved_reply(&fix_id, &c.author),
+            Some(_) => text::rejected_reply(&fix_id, &c.author),
+        };
+        // Past `Proposed`, an earlier attempt recorded it: only what follows is left to do.
+        if run.phase == Phase::Proposed {
+            self.record_decision(&mut run, &fix_id, c, reject_reason);
+        }
+        let reports = run.reports.clone();
+        self.publish(inst, repo, &mut run, &reports).await?;
+        if matches!(run.phase, Phase::Approved { .. }) {
+            self.advance_approved(inst, repo, run, config).await?;
+        }
+        Ok(Outcome::Accepted(Some(reply)))
+    }
+
+    /// The decision on the run: its phase, the comment's status and a history line.
+    fn record_decision(
+        &self,
+        run: &mut FixRun,
+        fix_id: &str,
+        c: &PrCommentCreated,
+        reject_reason: Option<Option<String>>,
+    ) {
+        let ctx = &self.ctx;
+        let at = now_string(Utc::now());
+        match reject_reason {
             None => {
                 ctx.metrics.stage("approval", "approved");
                 run.phase = Phase::Approved {
@@ -261,7 +335,6 @@ impl Orchestrator {
                     at,
                     text: format!("{fix_id} approved by @{} ({})", c.author, c.html_url),
                 });
-                text::approved_reply(&fix_id, &c.author)
             }
             Some(reason) => {
                 ctx.metrics.stage("approval", "rejected");
@@ -280,16 +353,9 @@ impl Orchestrator {
                         c.html_url
                     ),
                 });
-                text::rejected_reply(&fix_id, &c.author)
             }
-        };
-        info!(fix = %fix_id, user = %c.author, phase = ?run.phase, "proposal decided");
-        let reports = run.reports.clone();
-        self.publish(inst, repo, &mut run, &reports).await?;
-        if matches!(run.phase, Phase::Approved { .. }) {
-            self.advance_approved(inst, repo, run, config).await?;
         }
-        Ok(Outcome::Accepted(Some(reply)))
+        info!(fix = %fix_id, user = %c.author, phase = ?run.phase, "proposal decided");
     }
 
     /// `/retry`: analyse the latest failure of each of this pull request's checks again.
@@ -352,5 +418,21 @@ impl Orchestrator {
             return Ok(Outcome::Refused(text::nothing_to_retry_reply()));
         }
         Ok(Outcome::Accepted(Some(replies.join("\n"))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decided_in;
+
+    #[test]
+    fn a_decision_names_its_comment_exactly() {
+        let url = "https://github.com/o/r/pull/7#issuecomment-12";
+        assert!(decided_in(&format!("approved in {url}"), url));
+        assert!(decided_in(&format!("rejected in {url}"), url));
+        assert!(decided_in(&format!("rejected in {url}: wrong file"), url));
+        assert!(!decided_in(&format!("approved in {url}3"), url));
+        assert!(!decided_in(&format!("rejected in {url}3: x"), url));
+        assert!(!decided_in(&format!("pushed after {url}"), url));
     }
 }

@@ -100,10 +100,15 @@ pub async fn world_with(main_files: &[(&str, &str)], feature_files: &[(&str, &st
 }
 
 pub fn fail_check(w: &World, sha: &str, log: &[u8]) -> u64 {
+    fail_check_named(w, sha, CHECK, log)
+}
+
+/// [`fail_check`] for a check of another name (a pull request with several failing checks).
+pub fn fail_check_named(w: &World, sha: &str, name: &str, log: &[u8]) -> u64 {
     let id = w.fake.add_check_run(
         REPO,
         sha,
-        CHECK,
+        name,
         "github-actions",
         "failure",
         CheckOutput::default(),
