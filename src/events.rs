@@ -169,6 +169,37 @@ pub struct CheckRunCompleted {
     pub pull_requests: Vec<u64>,
 }
 
+impl CheckRunCompleted {
+    /// The same event built from the API's view of a check run, for work that finds a run by
+    /// asking GitHub rather than by webhook (CI polling, `/retry`).
+    pub fn from_api(
+        repo: RepoRef,
+        installation_id: u64,
+        run: &crate::github::CheckRun,
+        pr_number: u64,
+    ) -> Self {
+        CheckRunCompleted {
+            repo,
+            installation_id: Some(installation_id),
+            check_run_id: run.id,
+            name: run.name.clone(),
+            head_sha: run.head_sha.clone(),
+            // The webhook's spelling (`failure`, `timed_out`…), which is the API enum's serde form.
+            conclusion: run
+                .conclusion
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|v| v.as_str().map(str::to_string)),
+            app_slug: run.app.as_ref().and_then(|a| a.slug.clone()),
+            app_id: run.app.as_ref().and_then(|a| a.id),
+            html_url: run.html_url.clone(),
+            details_url: run.details_url.clone(),
+            completed_at: run.completed_at.clone(),
+            pull_requests: vec![pr_number],
+        }
+    }
+}
+
 /// A new comment on a pull request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrCommentCreated {

@@ -20,7 +20,7 @@ use tracing::{info, warn};
 use ci_medic_core::comment::{CommentView, HistoryEntry, ProposalStatusView, render_comment};
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
-use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet};
+use ci_medic_core::proposal::{CheckRef, DdsStatus, FailedCheck, build_fix_packet};
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 use ci_medic_parser::{BugReport, ParseOptions};
 
@@ -311,7 +311,6 @@ impl Orchestrator {
                 pr_number: pr.number,
                 check_name: cr.name.clone(),
                 installation_id: inst.0,
-                source_check_run_id: None,
                 comment_id: None,
                 comment_url: None,
                 check_run_id: None,
@@ -330,7 +329,6 @@ impl Orchestrator {
             },
         };
 
-        run.source_check_run_id = Some(cr.check_run_id);
         // Logs.
         let check_run = gh
             .get_check_run(inst, repo, cr.check_run_id)
@@ -430,6 +428,24 @@ impl Orchestrator {
                 .propose_fix(&source_id, &reports, &config.constraints, now)
                 .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
         };
+        if proposal.status != DdsStatus::Proposed {
+            // The same failure (check and commit) as a proposal already decided: a rejected
+            // one is never proposed again (spec: rejection handling), an approved one is being
+            // worked on. Say so on the comment and leave the decision where it is.
+            history.push(HistoryEntry {
+                at: now_string(now),
+                text: format!(
+                    "`{}` failed again on {}; {} is already {}, so nothing new is proposed for this commit",
+                    cr.name,
+                    short(&cr.head_sha),
+                    proposal.dds.id,
+                    proposal.status.as_str()
+                ),
+            });
+            run.view.history = history;
+            let reports = run.reports.clone();
+            return self.publish(inst, repo, &mut run, &reports).await;
+        }
         let packet = build_fix_packet(
             &CheckRef {
                 check_name: cr.name.clone(),

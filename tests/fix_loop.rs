@@ -296,6 +296,20 @@ async fn an_approval_run_again_after_a_crash_never_decides_another_proposal() {
     assert_eq!(approvals, 1, "{:?}", approved.history);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_leaves_a_pushed_fix_alone() {
+    let w = world(&[]).await;
+    // No CI script: the pushed commit's check never reports, so the fix stays pushed.
+    propose_and_approve(&w, "maintainer").await;
+    wait_comment(&w, |b| status_line(b).contains("pushed")).await;
+    let c = say(&w, "maintainer", "/retry").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c} "))).await;
+    assert!(reply.contains("in progress"), "{reply}");
+    let main = wait_comment(&w, |b| b.starts_with("<!-- ci-medic:check=")).await;
+    assert!(status_line(&main).contains("pushed"), "{main}");
+    assert!(w.server.terminate().success());
+}
+
 /// Whether the sandbox test can run: a Docker engine with the locally built Python image
 /// (`.ci/docker-setup.sh`). Under `CI=true` a missing engine fails the test instead.
 async fn sandbox_available() -> bool {

@@ -327,6 +327,42 @@ async fn a_rejected_proposal_cannot_be_approved() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_proposal_stays_rejected_when_its_check_fails_again() {
+    let w = world(&[]).await;
+    let log = corpus("logs/actions/ruff_unused_import.log");
+    let check = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    say(&w, "maintainer", &format!("/reject {}", dds.id)).await;
+    wait_comment(&w, |b| {
+        b.starts_with("<!-- ci-medic:check=") && b.contains("**rejected**")
+    })
+    .await;
+    // Someone re-runs the failed job on the same commit: same failure, a new check run.
+    let rerun = fail_check(&w, &w.head, &log);
+    deliver_check(&w, rerun).await;
+    let main = wait_comment(&w, |b| {
+        b.starts_with("<!-- ci-medic:check=")
+            && (b.contains("failed again") || b.contains("**proposed**"))
+    })
+    .await;
+    assert!(
+        main.contains("**rejected**") && !main.contains("**proposed**"),
+        "{main}"
+    );
+    let dir = w.server.data_dir.clone();
+    assert!(w.server.terminate().success());
+    let store = open_store(&dir).await;
+    let registry = store.registry().unwrap();
+    assert_eq!(
+        registry.get_fix(&dds.id).unwrap().unwrap().status,
+        ci_medic::proposal::DdsStatus::Rejected
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_analyses_the_latest_failure_again() {
     let w = world(&[]).await;
     // The first analysis cannot read the log (GitHub answers 404 for a moment).

@@ -390,29 +390,32 @@ impl Orchestrator {
             .map_err(store_err)?;
         let mut replies = Vec::new();
         for run in runs {
-            let Some(check_run_id) = run.source_check_run_id else {
+            if matches!(run.phase, Phase::Approved { .. } | Phase::Pushed { .. }) {
+                // Re-analysing would put the proposal back to `proposed` under a fix that is
+                // being written or checked by CI.
+                let fix = run.fix_id.as_deref().unwrap_or_default();
+                replies.push(text::retry_busy_reply(&run.check_name, fix));
+                continue;
+            }
+            // The check as it stands on the pull request's head now, not the failure the run
+            // last saw (which may be on an older commit).
+            let checks = gh
+                .list_check_runs_for_ref(inst, repo, &pr.head.sha, Some(&run.check_name))
+                .await
+                .map_err(|e| gh_err("listing the check runs", e))?;
+            let latest = crate::ci_monitor::completed_run(&checks, &run.check_name, &pr.head.sha)
+                .map(|check| {
+                    CheckRunCompleted::from_api(c.repo.clone(), inst.0, check, c.pr_number)
+                });
+            let Some(cr) = latest.filter(|cr| {
+                crate::ci_monitor::classify(cr.conclusion.as_deref())
+                    == crate::ci_monitor::Verdict::Failed
+            }) else {
+                replies.push(text::retry_not_failing_reply(&run.check_name, &pr.head.sha));
                 continue;
             };
-            let check = gh
-                .get_check_run(inst, repo, check_run_id)
-                .await
-                .map_err(|e| gh_err("reading the check run", e))?;
-            let cr = CheckRunCompleted {
-                repo: c.repo.clone(),
-                installation_id: Some(inst.0),
-                check_run_id,
-                name: check.name.clone(),
-                head_sha: check.head_sha.clone(),
-                conclusion: Some("failure".into()),
-                app_slug: check.app.as_ref().and_then(|a| a.slug.clone()),
-                app_id: check.app.as_ref().and_then(|a| a.id),
-                html_url: check.html_url.clone(),
-                details_url: check.details_url.clone(),
-                completed_at: check.completed_at.clone(),
-                pull_requests: vec![c.pr_number],
-            };
             self.analyse(inst, repo, &pr, &cr, config, None).await?;
-            replies.push(text::retry_reply(&check.name));
+            replies.push(text::retry_reply(&cr.name));
         }
         if replies.is_empty() {
             return Ok(Outcome::Refused(text::nothing_to_retry_reply()));

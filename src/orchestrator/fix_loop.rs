@@ -522,25 +522,7 @@ impl Orchestrator {
                 let done =
                     crate::ci_monitor::completed_run(&runs, &run.check_name, &commit_sha).cloned();
                 if let Some(c) = done {
-                    let conclusion = c
-                        .conclusion
-                        .as_ref()
-                        .and_then(|x| serde_json::to_value(x).ok())
-                        .and_then(|v| v.as_str().map(str::to_string));
-                    let cr = CheckRunCompleted {
-                        repo: repo.clone(),
-                        installation_id: Some(inst.0),
-                        check_run_id: c.id,
-                        name: c.name.clone(),
-                        head_sha: c.head_sha.clone(),
-                        conclusion,
-                        app_slug: c.app.as_ref().and_then(|a| a.slug.clone()),
-                        app_id: c.app.as_ref().and_then(|a| a.id),
-                        html_url: c.html_url.clone(),
-                        details_url: c.details_url.clone(),
-                        completed_at: c.completed_at.clone(),
-                        pull_requests: vec![run.pr_number],
-                    };
+                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
                     return self.verdict(inst, &repo, run, &cr, &config).await;
                 }
                 if run.pushed_at.is_some_and(|t| Utc::now() - t > CI_TIMEOUT) {

@@ -36,9 +36,6 @@ pub struct FixRun {
     pub pr_number: u64,
     pub check_name: String,
     pub installation_id: u64,
-    /// The failed check run the current proposal came from (for `/retry`).
-    #[serde(default)]
-    pub source_check_run_id: Option<u64>,
     /// ci-medic's comment on the pull request, once created.
     pub comment_id: Option<u64>,
     pub comment_url: Option<String>,

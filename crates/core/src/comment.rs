@@ -1069,6 +1069,24 @@ pub fn retry_reply(check_name: &str) -> String {
     )
 }
 
+/// `/retry` for a check whose approved fix is being written, pushed or checked by CI.
+pub fn retry_busy_reply(check_name: &str, fix_id: &str) -> String {
+    format!(
+        "The fix for {} ({}) is in progress; there is nothing to analyse again until CI has run on it.",
+        inline_code(&cut(check_name, 200)),
+        inline_code(&cut(fix_id, 64))
+    )
+}
+
+/// `/retry` for a check that has not failed on the pull request's head commit.
+pub fn retry_not_failing_reply(check_name: &str, head_sha: &str) -> String {
+    format!(
+        "{} has not failed on the head commit {}; there is nothing to analyse again.",
+        inline_code(&cut(check_name, 200)),
+        inline_code(&head_sha.chars().take(7).collect::<String>())
+    )
+}
+
 /// `/retry` with nothing to analyse.
 pub fn nothing_to_retry_reply() -> String {
     "There is no failed ci-medic check on this pull request to analyse again.".to_string()
