@@ -38,6 +38,7 @@ struct Minimal {
 #[derive(Deserialize)]
 struct MinRepo {
     full_name: String,
+    id: Option<u64>,
 }
 #[derive(Deserialize)]
 struct MinInstallation {
@@ -47,7 +48,42 @@ struct MinInstallation {
 struct MinCheckRun {
     head_sha: String,
     #[serde(default)]
-    pull_requests: Vec<MinNumber>,
+    pull_requests: Vec<PrLink>,
+}
+/// An entry of `check_run.pull_requests`: on public repositories GitHub also lists pull
+/// requests of *other* repositories whose head is this commit (a fork's own pull requests),
+/// so an entry counts only when its base repository is the delivery's.
+#[derive(Deserialize)]
+struct PrLink {
+    number: u64,
+    base: Option<PrLinkBase>,
+}
+#[derive(Deserialize)]
+struct PrLinkBase {
+    repo: Option<PrLinkRepo>,
+}
+#[derive(Deserialize)]
+struct PrLinkRepo {
+    id: Option<u64>,
+}
+
+/// The numbers of the pull requests in `links` that belong to repository `repo_id` (all of
+/// them when either side does not say).
+fn own_pull_requests(links: &[PrLink], repo_id: Option<u64>) -> impl Iterator<Item = u64> + '_ {
+    links
+        .iter()
+        .filter(move |l| {
+            let base = l
+                .base
+                .as_ref()
+                .and_then(|b| b.repo.as_ref())
+                .and_then(|r| r.id);
+            match (base, repo_id) {
+                (Some(base), Some(repo)) => base == repo,
+                _ => true,
+            }
+        })
+        .map(|l| l.number)
 }
 #[derive(Deserialize)]
 struct MinNumber {
@@ -85,12 +121,13 @@ pub fn route(event: &str, payload: &[u8]) -> Result<(Route, Option<String>), ser
         .as_ref()
         .map(|r| r.full_name.as_str())
         .unwrap_or("-");
+    let repo_id = m.repository.as_ref().and_then(|r| r.id);
     let route = match (event, action.as_deref()) {
         ("ping", _) => Route::Ping,
         ("check_run", Some("completed")) => match &m.check_run {
             Some(cr) => Route::Handle {
-                key: match cr.pull_requests.first() {
-                    Some(pr) => format!("{repo}#{}", pr.number),
+                key: match own_pull_requests(&cr.pull_requests, repo_id).next() {
+                    Some(pr) => format!("{repo}#{pr}"),
                     // Not linked to a pull request (yet): serialise per commit, so the CI
                     // monitor still sees runs on commits it pushed.
                     None => format!("{repo}@{}", cr.head_sha),
@@ -165,7 +202,8 @@ pub struct CheckRunCompleted {
     pub html_url: Option<String>,
     pub details_url: Option<String>,
     pub completed_at: Option<String>,
-    /// Pull requests GitHub links the run to (only same-repository ones are listed).
+    /// This repository's pull requests GitHub links the run to (a fork's pull request is not
+    /// among them: GitHub leaves it out; other repositories' ones are dropped here).
     pub pull_requests: Vec<u64>,
 }
 
@@ -278,6 +316,7 @@ struct P {
 #[derive(Deserialize)]
 struct PRepo {
     full_name: String,
+    id: Option<u64>,
 }
 #[derive(Deserialize)]
 struct PCheckRun {
@@ -290,7 +329,7 @@ struct PCheckRun {
     details_url: Option<String>,
     completed_at: Option<String>,
     #[serde(default)]
-    pull_requests: Vec<MinNumber>,
+    pull_requests: Vec<PrLink>,
 }
 #[derive(Deserialize)]
 struct PApp {
@@ -375,7 +414,11 @@ impl Event {
                     html_url: cr.html_url.clone(),
                     details_url: cr.details_url.clone(),
                     completed_at: cr.completed_at.clone(),
-                    pull_requests: cr.pull_requests.iter().map(|p| p.number).collect(),
+                    pull_requests: own_pull_requests(
+                        &cr.pull_requests,
+                        p.repository.as_ref().and_then(|r| r.id),
+                    )
+                    .collect(),
                 }))
             }
             "issue_comment" if action == "created" => {
@@ -471,6 +514,38 @@ mod tests {
             route("star", b"{}").unwrap().0,
             Route::Ignore { .. }
         ));
+    }
+
+    #[test]
+    fn pull_requests_of_other_repositories_are_not_ours() {
+        // As GitHub sends it for a public repository: #3 is a pull request of a fork whose
+        // head is this commit, #7 is this repository's own.
+        let cr = br#"{"action":"completed","repository":{"full_name":"o/r","id":10},
+            "installation":{"id":1},
+            "check_run":{"id":5,"name":"lint","head_sha":"abc","conclusion":"failure",
+              "pull_requests":[
+                {"number":3,"base":{"ref":"main","sha":"x","repo":{"id":99,"name":"r","url":"https://api.github.com/repos/fork/r"}}},
+                {"number":7,"base":{"ref":"main","sha":"y","repo":{"id":10,"name":"r","url":"https://api.github.com/repos/o/r"}}}]}}"#;
+        assert_eq!(
+            route("check_run", cr).unwrap().0,
+            Route::Handle {
+                key: "o/r#7".into()
+            }
+        );
+        let Event::CheckRunCompleted(e) = Event::parse("check_run", cr).unwrap() else {
+            panic!("check run event");
+        };
+        assert_eq!(e.pull_requests, vec![7]);
+        // Only another repository's pull request: none of ours; serialised by commit.
+        let foreign = br#"{"action":"completed","repository":{"full_name":"o/r","id":10},
+            "check_run":{"id":5,"name":"lint","head_sha":"abc",
+              "pull_requests":[{"number":3,"base":{"repo":{"id":99}}}]}}"#;
+        assert_eq!(
+            route("check_run", foreign).unwrap().0,
+            Route::Handle {
+                key: "o/r@abc".into()
+            }
+        );
     }
 
     #[test]
