@@ -57,6 +57,28 @@ pub struct Context {
     pub executor: Option<Arc<dyn crate::executor::Executor>>,
     /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
     config_cache: Mutex<HashMap<String, CachedConfig>>,
+    pr_locks: PrLocks,
+}
+
+/// One lock per pull request. The queue runs jobs with the same key one at a time, but a
+/// fork's check run is queued by commit (GitHub does not name the pull request in it), so it
+/// could run beside that pull request's comment and reconcile jobs, and each would write the
+/// run record over the other's. Every handler takes this lock once it knows the pull request,
+/// and only at its entry point (the lock is not re-entrant).
+#[derive(Default)]
+struct PrLocks(std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>);
+
+impl PrLocks {
+    async fn lock(&self, repo: &str, pr: u64) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut map = self.0.lock().expect("pr locks poisoned");
+            // Forget the locks nobody holds or waits for, so the map stays as small as the
+            // work in flight.
+            map.retain(|_, l| Arc::strong_count(l) > 1);
+            map.entry(format!("{repo}#{pr}")).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
 }
 
 impl Context {
@@ -82,6 +104,7 @@ impl Context {
             fix_agent: crate::fix_agent::FixAgent::new(None),
             executor: None,
             config_cache: Mutex::new(HashMap::new()),
+            pr_locks: PrLocks::default(),
         })
     }
 }
@@ -131,9 +154,20 @@ impl JobHandler for Orchestrator {
             Err(e) => return Err(JobError::Permanent(e.to_string())),
         };
         match event {
+            // Takes the pull request's lock itself, once it knows which one.
             Event::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
-            Event::PrCommentCreated(c) => self.comment_created(c).await,
-            Event::PullRequestChanged(p) => self.pull_request_changed(p).await,
+            Event::PrCommentCreated(c) => {
+                let _held = self
+                    .ctx
+                    .pr_locks
+                    .lock(&c.repo.full_name(), c.pr_number)
+                    .await;
+                self.comment_created(c).await
+            }
+            Event::PullRequestChanged(p) => {
+                let _held = self.ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
+                self.pull_request_changed(p).await
+            }
             Event::InstallationChanged(i) => self.installation_changed(i).await,
         }
     }
@@ -152,11 +186,18 @@ impl Orchestrator {
         }
         // CI monitor: the check finished on a commit ci-medic pushed.
         let project = cr.repo.full_name();
-        if let Some(run) = ctx
+        if let Some(found) = ctx
             .runs
             .by_pushed_commit(&project, &cr.head_sha)
             .map_err(store_err)?
         {
+            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
+            // Read again under the lock: the run may have moved on while this job waited.
+            let run = ctx
+                .runs
+                .get(&project, found.pr_number, &found.check_name)
+                .map_err(store_err)?
+                .unwrap_or(found);
             if run.check_name == cr.name
                 && run.phase
                     == (Phase::Pushed {
@@ -185,6 +226,7 @@ impl Orchestrator {
             info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
             return Ok(());
         };
+        let _held = ctx.pr_locks.lock(&project, pr.number).await;
         let (config, config_error) = self.repo_config(inst, &repo).await?;
         if !config.enabled {
             info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
@@ -216,10 +258,13 @@ impl Orchestrator {
             numbers = prs.into_iter().map(|p| p.number).collect();
         }
         for n in numbers {
-            let pr = gh
-                .get_pull_request(inst, repo, n)
-                .await
-                .map_err(|e| gh_err("reading the pull request", e))?;
+            let pr = match gh.get_pull_request(inst, repo, n).await {
+                Ok(pr) => pr,
+                // One listed number that is not (or no longer) a pull request here must not
+                // hide the others.
+                Err(GitHubError::NotFound) => continue,
+                Err(e) => return Err(gh_err("reading the pull request", e)),
+            };
             if pr.state == "open" && pr.head.sha == cr.head_sha {
                 return Ok(Some(pr));
             }
@@ -655,4 +700,36 @@ fn tail_excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(8 * 1024)..]);
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::PrLocks;
+
+    #[tokio::test]
+    async fn one_pull_request_at_a_time_and_idle_locks_are_forgotten() {
+        let locks = PrLocks::default();
+        let held = locks.lock("o/r", 7).await;
+        let soon = Duration::from_secs(5);
+        // Another pull request is not held up.
+        let other = tokio::time::timeout(soon, locks.lock("o/r", 8)).await;
+        assert!(other.is_ok());
+        drop(other);
+        // The same one waits until the holder is done.
+        let waiting = tokio::time::timeout(Duration::from_millis(100), locks.lock("o/r", 7)).await;
+        assert!(
+            waiting.is_err(),
+            "a second holder of the same pull request's lock"
+        );
+        drop(held);
+        let again = tokio::time::timeout(soon, locks.lock("o/r", 7)).await;
+        assert!(again.is_ok());
+        drop(again);
+        // Nobody holds #7 or #8 any more: taking #9 forgets them.
+        let _nine = locks.lock("o/r", 9).await;
+        let keys: Vec<String> = locks.0.lock().unwrap().keys().cloned().collect();
+        assert_eq!(keys, vec!["o/r#9".to_string()]);
+    }
 }

@@ -503,6 +503,7 @@ impl Orchestrator {
         let p: ReconcilePayload = serde_json::from_slice(payload)
             .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
         let ctx = &self.ctx;
+        let _held = ctx.pr_locks.lock(&p.repo, p.pr).await;
         let Some(run) = ctx.runs.get(&p.repo, p.pr, &p.check).map_err(store_err)? else {
             return Ok(());
         };
