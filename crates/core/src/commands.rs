@@ -333,7 +333,9 @@ fn suggest(word: &str) -> Option<CommandKind> {
             };
             (close, k)
         })
-        .filter(|&(d, k)| d <= 2 && !(k.name().len() <= 4 && d == 2))
+        // One edit at most: two would reach other bots' everyday commands (`/retest` is two
+        // edits from `/reject`, `/ready` two from `/retry`).
+        .filter(|&(d, _)| d <= 1)
         .min_by_key(|&(d, _)| d)
         .map(|(_, k)| k)
 }
@@ -724,6 +726,36 @@ mod tests {
             "/éapprove",
         ] {
             assert_eq!(parse_commands(body), vec![], "{body:?}");
+        }
+    }
+
+    #[test]
+    fn other_bots_commands_get_no_answer() {
+        // Prow, Mergify, Kodiak, Renovate… commands seen on pull requests.
+        for word in [
+            "retest",
+            "rerun",
+            "ready",
+            "reply",
+            "revert",
+            "repeat",
+            "retag",
+            "retitle",
+            "reopen",
+            "rebase",
+            "hold",
+            "unhold",
+            "test",
+            "lgtm",
+            "ok-to-test",
+            "cc",
+            "assign",
+            "close",
+            "merge",
+            "queue",
+            "refresh",
+        ] {
+            assert_eq!(parse_commands(&format!("/{word}")), vec![], "/{word}");
         }
     }
 
