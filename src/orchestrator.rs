@@ -621,18 +621,40 @@ impl Orchestrator {
 
     async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
         // A new head makes open proposals stale; their approval is refused against the new
-        // head (see the commands stage). Closing the pull request ends its runs.
+        // head (see the commands stage). Closing the pull request ends its runs; reopening it
+        // opens again the proposals the close ended before anyone decided them, as long as
+        // they were made for the commit that is still its head (their comment never stopped
+        // inviting `/approve`).
         let runs = self
             .ctx
             .runs
             .for_pull_request(&p.repo.full_name(), p.number)
             .map_err(store_err)?;
         for mut run in runs {
-            if p.action == "closed" && run.phase != Phase::Finished {
-                run.phase = Phase::Finished;
-                run.updated_at = Utc::now();
-                self.ctx.runs.put(&run).map_err(store_err)?;
-            }
+            let phase = match p.action.as_str() {
+                "closed" if run.phase != Phase::Finished => Phase::Finished,
+                "reopened"
+                    if run.phase == Phase::Finished && run.proposed_for_sha == p.head_sha =>
+                {
+                    let undecided = match run.fix_id.as_deref() {
+                        Some(id) => self
+                            .ctx
+                            .registry
+                            .get_fix(id)
+                            .map_err(store_err)?
+                            .is_some_and(|f| f.status == DdsStatus::Proposed),
+                        None => false,
+                    };
+                    if !undecided {
+                        continue;
+                    }
+                    Phase::Proposed
+                }
+                _ => continue,
+            };
+            run.phase = phase;
+            run.updated_at = Utc::now();
+            self.ctx.runs.put(&run).map_err(store_err)?;
         }
         info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
         Ok(())

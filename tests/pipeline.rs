@@ -10,6 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use fake_github::FakeGitHub;
 use serde_json::Value;
 
 use common::world::*;
@@ -360,6 +361,33 @@ async fn a_rejected_proposal_stays_rejected_when_its_check_fails_again() {
         registry.get_fix(&dds.id).unwrap().unwrap().status,
         ci_medic::proposal::DdsStatus::Rejected
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_can_be_approved_after_its_pull_request_is_closed_and_reopened() {
+    let w = world(&[]).await;
+    let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(&w, check).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    for (action, state_change) in [
+        (
+            "closed",
+            FakeGitHub::close_pull_request as fn(&FakeGitHub, &str, u64),
+        ),
+        ("reopened", FakeGitHub::reopen_pull_request),
+    ] {
+        state_change(&w.fake, REPO, 7);
+        let payload = w.fake.pull_request_state_payload(REPO, 7, action).unwrap();
+        w.fake.deliver("pull_request", &payload).await.unwrap();
+    }
+    // The comment still invites `/approve`; after the reopen it must work.
+    let c = say(&w, "maintainer", "/approve").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c} "))).await;
+    assert!(reply.contains("approved by"), "{reply}");
+    assert!(reply.contains(&dds.id), "{reply}");
+    assert!(w.server.terminate().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

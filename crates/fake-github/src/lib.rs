@@ -376,6 +376,12 @@ impl FakeGitHub {
         }
     }
 
+    pub fn reopen_pull_request(&self, repo: &str, number: u64) {
+        if let Some(p) = self.st().pulls.get_mut(&(repo.to_string(), number)) {
+            p.state = "open".into();
+        }
+    }
+
     pub fn set_permission(
         &self,
         repo: &str,
@@ -680,6 +686,16 @@ impl FakeGitHub {
 
     pub fn issue_comment_created_payload(&self, comment_id: u64) -> Option<Value> {
         webhook::issue_comment_created(&self.st(), comment_id)
+    }
+
+    /// `pull_request` `closed` or `reopened`, for the pull request as it is now.
+    pub fn pull_request_state_payload(
+        &self,
+        repo: &str,
+        number: u64,
+        action: &str,
+    ) -> Option<Value> {
+        webhook::pull_request_state(&self.st(), repo, number, action)
     }
 
     pub fn pull_request_synchronize_payload(

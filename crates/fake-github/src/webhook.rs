@@ -166,6 +166,19 @@ pub fn pull_request_synchronize(
     }))
 }
 
+/// `pull_request` `closed` / `reopened`: GitHub's shape, without `before`/`after`.
+pub fn pull_request_state(st: &State, repo: &str, number: u64, action: &str) -> Option<Value> {
+    let p = st.pulls.get(&(repo.to_string(), number))?;
+    Some(json!({
+        "action": action,
+        "number": number,
+        "pull_request": st.pull_json(p, true),
+        "repository": st.repo_json(repo),
+        "sender": j::user(&st.urls, &p.author),
+        "installation": installation(st, repo),
+    }))
+}
+
 /// POSTs one delivery; returns the app's HTTP status.
 pub async fn send(
     http: &reqwest::Client,
