@@ -73,10 +73,7 @@ fn manifest_asks_for_exactly_what_ci_medic_uses() {
     events.sort();
     // installation / installation_repositories reach every App unasked; GitHub rejects a
     // manifest that lists them.
-    assert_eq!(
-        events,
-        ["check_run", "check_suite", "issue_comment", "pull_request"]
-    );
+    assert_eq!(events, ["check_run", "issue_comment", "pull_request"]);
     assert_eq!(m["public"], false);
     let named = setup::manifest_named(PUBLIC, "medic-staging");
     assert_eq!(named["name"], "medic-staging");
