@@ -780,17 +780,17 @@ async fn total_wait_bounds_the_retries_even_with_many_allowed() {
 }
 
 #[tokio::test]
-async fn a_post_that_timed_out_is_not_retried_but_a_post_502_is() {
+async fn a_post_that_timed_out_or_got_a_5xx_is_returned_not_retried() {
     let dir = require_shared!();
     let comment = example(&dir, "issue-comment");
-    let server = serve(move |seen, n| {
+    let server = serve(move |seen, _| {
         if seen.uri.ends_with("/issues/1/comments") {
             // Answer late: the request has landed, the client cannot know.
             respond_with(201, &[("x-test-delay-ms", "600")], &comment)
-        } else if n == 1 {
-            respond(502, &json!({}))
         } else {
-            respond(201, &comment)
+            // A 5xx proves nothing either: GitHub may have stored the comment before failing
+            // (probot/probot#921: one createComment posted four times by retries).
+            respond(502, &json!({"message": "Server Error"}))
         }
     })
     .await;
@@ -812,13 +812,117 @@ async fn a_post_that_timed_out_is_not_retried_but_a_post_502_is() {
         "{err:?}"
     );
     assert_eq!(server.count(), 1);
-    c.create_issue_comment(INST, &repo(), 2, "body")
+    let err = c
+        .create_issue_comment(INST, &repo(), 2, "body")
         .await
-        .unwrap();
+        .unwrap_err();
+    assert!(
+        matches!(err, GitHubError::Server { status: 502 }),
+        "{err:?}"
+    );
+    // Transient, so the job layer retries the whole job, which looks for the comment first.
+    assert!(err.is_transient());
+    assert_eq!(server.count(), 2, "the 502 may have landed: not retried");
+}
+
+#[tokio::test]
+async fn only_calls_safe_to_repeat_are_retried_after_a_5xx() {
+    let server = serve(|_, _| respond(500, &json!({"message": "Server Error"}))).await;
+    let c = client(&server);
+    let ann = NewAnnotation {
+        path: "src/lib.rs".into(),
+        start_line: 3,
+        end_line: 3,
+        start_column: None,
+        end_column: None,
+        annotation_level: AnnotationLevel::Failure,
+        message: "unused import".into(),
+        title: None,
+        raw_details: None,
+    };
+    let output = |annotations: Vec<NewAnnotation>| CheckRunOutputRequest {
+        title: "ci-medic".into(),
+        summary: "1 bug".into(),
+        text: None,
+        annotations,
+    };
+    let sha = "ce587453ced02b1526dfb4cb910479d431683101";
+    let mut attempts = Vec::new();
+    let mut record = |label: &str, err: GitHubError, server: &Server| {
+        assert!(
+            matches!(err, GitHubError::Server { status: 500 }) && err.is_transient(),
+            "{label}: {err:?}"
+        );
+        let before: usize = attempts.iter().map(|(_, n)| n).sum();
+        attempts.push((label.to_owned(), server.count() - before));
+    };
+
+    let e = c
+        .create_issue_comment(INST, &repo(), 1, "<!-- ci-medic:check=lint -->")
+        .await
+        .unwrap_err();
+    record("create comment", e, &server);
+    let create = CreateCheckRun {
+        name: "ci-medic".into(),
+        head_sha: sha.into(),
+        status: None,
+        conclusion: None,
+        external_id: Some("fix-1".into()),
+        details_url: None,
+        started_at: None,
+        completed_at: None,
+        output: Some(output(vec![ann.clone()])),
+    };
+    let e = c
+        .create_check_run(INST, &repo(), &create)
+        .await
+        .unwrap_err();
+    record("create check run", e, &server);
+    let e = c
+        .create_ref(INST, &repo(), "refs/heads/ci-medic/fix-1", sha)
+        .await
+        .unwrap_err();
+    record("create ref", e, &server);
+    // GitHub appends annotations on every update: a repeat would duplicate them.
+    let with_annotations = UpdateCheckRun {
+        output: Some(output(vec![ann])),
+        ..Default::default()
+    };
+    let e = c
+        .update_check_run(INST, &repo(), 4, &with_annotations)
+        .await
+        .unwrap_err();
+    record("update check run with annotations", e, &server);
+    let without = UpdateCheckRun {
+        output: Some(output(Vec::new())),
+        ..Default::default()
+    };
+    let e = c
+        .update_check_run(INST, &repo(), 4, &without)
+        .await
+        .unwrap_err();
+    record("update check run without annotations", e, &server);
+    let e = c
+        .update_issue_comment(INST, &repo(), 1, "edited")
+        .await
+        .unwrap_err();
+    record("update comment", e, &server);
+    let e = c.create_blob(INST, &repo(), b"x").await.unwrap_err();
+    record("create blob", e, &server);
+
+    let got: Vec<(&str, usize)> = attempts.iter().map(|(l, n)| (l.as_str(), *n)).collect();
     assert_eq!(
-        server.count(),
-        3,
-        "the 502 proved it did not land: retried once"
+        got,
+        [
+            ("create comment", 1),
+            ("create check run", 1),
+            ("create ref", 1),
+            ("update check run with annotations", 1),
+            // Absolute values and content-addressed objects: 1 attempt + max_retries 3.
+            ("update check run without annotations", 4),
+            ("update comment", 4),
+            ("create blob", 4),
+        ]
     );
 }
 

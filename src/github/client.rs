@@ -9,7 +9,7 @@
 //! |---|---|
 //! | every list (PR files, comments, check runs, annotations) | follows absolute `Link` URLs without the token on non-github.com hosts (GHES, test servers) → 401 |
 //! | every call | its retry policy ignores 403 secondary rate limits with `Retry-After`, and has no total-wait bound |
-//! | create comment / check run / ref | we must not retry a POST after a timeout where it may have landed |
+//! | create comment / check run / ref, annotations | we must not repeat them after a timeout or a 5xx: they may have landed |
 //! | collaborator permission | its typed enum fails on the real `permission` values |
 //! | update comment | sends POST instead of PATCH |
 //! | job logs, tarball | we stream with a byte cap and need typed 404/410 from the redirect host |

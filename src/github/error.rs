@@ -35,7 +35,9 @@ pub enum GitHubError {
     /// 422 other than the fast-forward case: validation failed (comment too long, ref exists, ...).
     #[error("GitHub rejected the request as invalid (422): {message}")]
     Unprocessable { message: String },
-    /// 5xx that persisted through every retry.
+    /// 5xx that persisted through every retry, or the first 5xx of a call that creates
+    /// something (not repeated: it may have landed, so look for the object before creating it
+    /// again, as after `Transport { may_have_landed: true }`).
     #[error("GitHub server error {status}")]
     Server { status: u16 },
     /// Any other unexpected status.

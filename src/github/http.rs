@@ -4,7 +4,7 @@
 //!
 //! It must never: follow a redirect by itself (redirect targets get no `Authorization`, and only
 //! the caller knows when a redirect is expected), send a token to a host other than the API's,
-//! retry a POST that may have landed, wait longer in total than the retry budget, or put a token
+//! repeat a creating call that may have landed (after a timeout or a 5xx), wait longer in total than the retry budget, or put a token
 //! or a request body in an error or a log line.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,7 +21,7 @@ pub const API_VERSION: &str = "2022-11-28";
 /// Sent on every request.
 pub const USER_AGENT: &str = "ci-medic";
 
-/// How hard to retry transient failures (5xx, timeouts, rate limits).
+/// How hard to retry transient failures (5xx and timeouts of calls safe to repeat, rate limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt.
@@ -99,8 +99,9 @@ pub(crate) struct Call<'a> {
     pub method: Method,
     pub url: Url,
     pub body: Option<&'a serde_json::Value>,
-    /// False for POSTs that create something: a transport failure after the request may
-    /// have been written is then returned, never retried.
+    /// False for calls that create or append something (comments, check runs, refs,
+    /// annotations): a transport failure after the request may have been written, or a 5xx,
+    /// is then returned, never retried. Rate limits are still waited out: GitHub refused those.
     pub idempotent: bool,
     pub timeout: Duration,
 }
@@ -246,12 +247,17 @@ impl Transport {
                         }
                         (err, wait)
                     } else if status.is_server_error() {
-                        (
-                            GitHubError::Server {
-                                status: status.as_u16(),
-                            },
-                            policy.backoff(retries),
-                        )
+                        let err = GitHubError::Server {
+                            status: status.as_u16(),
+                        };
+                        // A 5xx does not say the request was refused: GitHub may have stored
+                        // the comment or check run before failing. Repeating a creating call
+                        // here would duplicate it; the job layer retries the whole job instead,
+                        // and that looks for the object (by marker or external id) first.
+                        if !call.idempotent {
+                            return Err(err);
+                        }
+                        (err, policy.backoff(retries))
                     } else {
                         return Err(error_for_status(resp).await);
                     }

@@ -137,7 +137,7 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<Vec<CheckRun>>;
 
     /// `POST /repos/{o}/{r}/check-runs`. Not retried after a possibly-landed failure
-    /// (`Transport { may_have_landed: true }`): look it up by `external_id` first.
+    /// (`Transport { may_have_landed: true }` or a 5xx): look it up by `external_id` first.
     async fn create_check_run(
         &self,
         inst: InstallationId,
@@ -146,7 +146,8 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<CheckRun>;
 
     /// `PATCH /repos/{o}/{r}/check-runs/{id}`; at most 50 annotations per call (more →
-    /// `InvalidRequest`, nothing sent).
+    /// `InvalidRequest`, nothing sent). With annotations it is not retried after a
+    /// possibly-landed failure (GitHub appends them).
     async fn update_check_run(
         &self,
         inst: InstallationId,
@@ -183,7 +184,7 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<Vec<IssueComment>>;
 
     /// `POST /repos/{o}/{r}/issues/{number}/comments`. Not retried after a possibly-landed
-    /// failure: find the comment by its marker before posting again.
+    /// failure (transport or 5xx): find the comment by its marker before posting again.
     async fn create_issue_comment(
         &self,
         inst: InstallationId,
@@ -281,7 +282,8 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<GitRef>;
 
     /// `POST /repos/{o}/{r}/git/refs`, `git_ref` fully qualified (`refs/heads/x`). An existing
-    /// ref gives `Unprocessable` ("Reference already exists").
+    /// ref gives `Unprocessable` ("Reference already exists"). Not retried after a
+    /// possibly-landed failure (transport or 5xx): read the ref before creating it again.
     async fn create_ref(
         &self,
         inst: InstallationId,
