@@ -180,6 +180,7 @@ fn fast_config(api: String) -> GitHubClientConfig {
         max_total_wait: Duration::from_secs(5),
         initial_backoff: Duration::from_millis(10),
         max_backoff: Duration::from_millis(40),
+        rate_limit_min_wait: Duration::from_millis(150),
     };
     c
 }
@@ -705,7 +706,7 @@ async fn secondary_rate_limit_403_with_retry_after_waits_then_succeeds() {
 }
 
 #[tokio::test]
-async fn a_429_without_retry_after_backs_off_and_retries() {
+async fn a_429_without_retry_after_waits_the_rate_limit_minimum_and_retries() {
     let dir = require_shared!();
     let run = example(&dir, "check-run");
     let server = serve(move |_, n| {
@@ -716,11 +717,81 @@ async fn a_429_without_retry_after_backs_off_and_retries() {
         }
     })
     .await;
+    let start = Instant::now();
     client(&server)
         .get_check_run(INST, &repo(), 4)
         .await
         .unwrap();
     assert_eq!(server.count(), 3);
+    // Twice the 150 ms minimum of `fast_config`, not the 10 + 20 ms backoff.
+    assert!(start.elapsed() >= Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_403_without_headers_is_waited_out() {
+    let dir = require_shared!();
+    let run = example(&dir, "check-run");
+    // Real secondary-limit answers often carry neither `Retry-After` nor
+    // `x-ratelimit-remaining: 0`, only the message (octokit/plugin-throttling.js#566).
+    for message in [
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID C7F3:2B5C:1E2A4B8:1F1C9D3:6650A1B2.",
+        "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.",
+    ] {
+        let run = run.clone();
+        let server = serve(move |_, n| {
+            if n == 0 {
+                respond_with(
+                    403,
+                    &[("x-ratelimit-remaining", "4321")],
+                    &json!({"message": message,
+                            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}),
+                )
+            } else {
+                respond(200, &run)
+            }
+        })
+        .await;
+        let start = Instant::now();
+        client(&server)
+            .get_check_run(INST, &repo(), 4)
+            .await
+            .unwrap();
+        assert_eq!(server.count(), 2, "{message}");
+        assert!(start.elapsed() >= Duration::from_millis(150), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_permission_403_is_forbidden_at_once_and_a_limit_beyond_the_budget_is_transient() {
+    let server = serve(|seen, _| {
+        let message = if seen.uri.contains("/check-runs/") {
+            "Resource not accessible by integration"
+        } else {
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        };
+        respond(403, &json!({"message": message}))
+    })
+    .await;
+    let c = client(&server);
+    let err = c.get_check_run(INST, &repo(), 4).await.unwrap_err();
+    assert!(
+        matches!(&err, GitHubError::Forbidden { message } if message == "Resource not accessible by integration"),
+        "{err:?}"
+    );
+    assert_eq!(server.count(), 1);
+
+    // A minimum wait longer than the call's whole budget: given back at once, as a rate
+    // limit (transient: the job is retried later), never as a permanent `Forbidden`.
+    let mut cfg = fast_config(server.api());
+    cfg.retry.rate_limit_min_wait = Duration::from_secs(60);
+    let c = RestClient::with_token_provider(cfg, Arc::new(StaticToken(TOKEN.into()))).unwrap();
+    let err = c.get_repository(INST, &repo()).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::RateLimited { retry_after: None }),
+        "{err:?}"
+    );
+    assert!(err.is_transient());
+    assert_eq!(server.count(), 2);
 }
 
 #[tokio::test]
@@ -773,6 +844,7 @@ async fn total_wait_bounds_the_retries_even_with_many_allowed() {
         max_total_wait: Duration::from_millis(200),
         initial_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(50),
+        rate_limit_min_wait: Duration::from_millis(50),
     };
     let c = RestClient::with_token_provider(cfg, Arc::new(StaticToken(TOKEN.into()))).unwrap();
     assert!(c.get_check_run(INST, &repo(), 4).await.is_err());

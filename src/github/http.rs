@@ -33,6 +33,9 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// Cap of one backoff step.
     pub max_backoff: Duration,
+    /// Wait after a rate limit (a 429, or a 403 whose message says so) that names no time
+    /// in `Retry-After` or `x-ratelimit-reset`. GitHub asks for at least a minute.
+    pub rate_limit_min_wait: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -42,6 +45,7 @@ impl Default for RetryPolicy {
             max_total_wait: Duration::from_secs(90),
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(20),
+            rate_limit_min_wait: Duration::from_secs(60),
         }
     }
 }
@@ -239,27 +243,31 @@ impl Transport {
                     if status.is_success() || status.is_redirection() {
                         return Ok(resp);
                     }
-                    if let Some(asked) = rate_limit_wait(status, resp.headers()) {
-                        let wait = asked.unwrap_or_else(|| policy.backoff(retries));
-                        let err = GitHubError::RateLimited { retry_after: asked };
-                        if waited + wait > policy.max_total_wait {
-                            return Err(err);
+                    match classify_failure(resp).await {
+                        Failure::Final(err) => return Err(err),
+                        Failure::RateLimited { asked } => {
+                            // No time given: GitHub says to wait at least a minute.
+                            let wait = asked.unwrap_or_else(|| {
+                                policy.rate_limit_min_wait.max(policy.backoff(retries))
+                            });
+                            let err = GitHubError::RateLimited { retry_after: asked };
+                            if waited + wait > policy.max_total_wait {
+                                return Err(err);
+                            }
+                            (err, wait)
                         }
-                        (err, wait)
-                    } else if status.is_server_error() {
-                        let err = GitHubError::Server {
-                            status: status.as_u16(),
-                        };
-                        // A 5xx does not say the request was refused: GitHub may have stored
-                        // the comment or check run before failing. Repeating a creating call
-                        // here would duplicate it; the job layer retries the whole job instead,
-                        // and that looks for the object (by marker or external id) first.
-                        if !call.idempotent {
-                            return Err(err);
+                        Failure::Server { status } => {
+                            let err = GitHubError::Server { status };
+                            // A 5xx does not say the request was refused: GitHub may have
+                            // stored the comment or check run before failing. Repeating a
+                            // creating call here would duplicate it; the job layer retries the
+                            // whole job instead, and that looks for the object (by marker or
+                            // external id) first.
+                            if !call.idempotent {
+                                return Err(err);
+                            }
+                            (err, policy.backoff(retries))
                         }
-                        (err, policy.backoff(retries))
-                    } else {
-                        return Err(error_for_status(resp).await);
                     }
                 }
             };
@@ -359,8 +367,48 @@ pub(crate) async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) ->
     serde_json::from_slice(&bytes).map_err(|e| GitHubError::Decode(e.to_string()))
 }
 
-/// `Some(wait)` when the response is a rate limit (primary or secondary): 429, or 403 with
-/// `Retry-After` or `x-ratelimit-remaining: 0`. The inner `Option` is GitHub's requested wait.
+/// What a non-success answer means for the retry loop.
+enum Failure {
+    /// A primary or secondary rate limit; `asked` is the wait GitHub named, if any.
+    RateLimited { asked: Option<Duration> },
+    /// A 5xx: retried only when the call is safe to repeat.
+    Server { status: u16 },
+    /// Anything else: returned as it is.
+    Final(GitHubError),
+}
+
+/// Sorts a non-success answer. A 403 is a rate limit when its headers say so or, since
+/// secondary limits often come with no header at all, when its message does.
+async fn classify_failure(resp: reqwest::Response) -> Failure {
+    let status = resp.status();
+    if let Some(asked) = rate_limit_wait(status, resp.headers()) {
+        return Failure::RateLimited { asked };
+    }
+    if status.is_server_error() {
+        return Failure::Server {
+            status: status.as_u16(),
+        };
+    }
+    if status == StatusCode::FORBIDDEN {
+        let message = error_message(resp).await;
+        if mentions_rate_limit(&message) {
+            return Failure::RateLimited { asked: None };
+        }
+        return Failure::Final(GitHubError::Forbidden { message });
+    }
+    Failure::Final(error_for_status(resp).await)
+}
+
+/// True for GitHub's rate-limit wording: "You have exceeded a secondary rate limit", "API rate
+/// limit exceeded", and the older "You have triggered an abuse detection mechanism".
+fn mentions_rate_limit(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("rate limit") || lower.contains("abuse detection")
+}
+
+/// `Some(wait)` when the headers mark a rate limit (primary or secondary): 429, or 403 with
+/// `Retry-After` or `x-ratelimit-remaining: 0`. The inner `Option` is GitHub's requested wait:
+/// `Retry-After`, else the time until `x-ratelimit-reset` when the quota is spent.
 fn rate_limit_wait(status: StatusCode, headers: &HeaderMap) -> Option<Option<Duration>> {
     let header = |name: &str| {
         headers
@@ -535,11 +583,30 @@ mod tests {
             max_total_wait: Duration::from_secs(100),
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(350),
+            rate_limit_min_wait: Duration::from_secs(60),
         };
         assert_eq!(p.backoff(0), Duration::from_millis(100));
         assert_eq!(p.backoff(1), Duration::from_millis(200));
         assert_eq!(p.backoff(2), Duration::from_millis(350));
         assert_eq!(p.backoff(40), Duration::from_millis(350));
+    }
+
+    #[test]
+    fn rate_limit_wording_is_recognised() {
+        for m in [
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            "API rate limit exceeded for installation ID 1234.",
+            "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.",
+        ] {
+            assert!(mentions_rate_limit(m), "{m}");
+        }
+        for m in [
+            "Resource not accessible by integration",
+            "Must have admin rights to Repository.",
+            "",
+        ] {
+            assert!(!mentions_rate_limit(m), "{m}");
+        }
     }
 
     #[test]
