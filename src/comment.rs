@@ -107,9 +107,10 @@ pub async fn publish_check_run(
         .await?;
         return Ok(id);
     }
-    // A create whose answer was lost may have landed: find it by its external id first.
+    // A create whose answer was lost may have landed: find it by its external id first,
+    // among every run of the name (another check failing on this commit has a newer one).
     let existing_runs = gh
-        .list_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
+        .list_all_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
         .await?;
     if let Some(found) = existing_runs
         .iter()

@@ -15,6 +15,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, Request};
 use axum::response::Response;
 use chrono::{TimeZone, Utc};
+use ci_medic::comment::{CommentView, ProposalStatusView, publish_check_run};
 use ci_medic::github::{
     AnnotationLevel, AppCredentials, CheckRunOutputRequest, Clock, CreateCheckRun, CreateCommit,
     FileMode, GitHubApi, GitHubClientConfig, GitHubError, InstallationId, ManualClock,
@@ -23,6 +24,7 @@ use ci_medic::github::{
 };
 use ci_medic::log_source::{LogError, LogLimits, LogSource, fetch_log};
 use ci_medic::repo_config::Permission;
+use ci_medic_parser::{BugReport, BugType};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
@@ -1440,4 +1442,133 @@ async fn pr_files_and_prs_for_a_commit_are_paginated_lists() {
             "/api/v3/repos/octocat/Hello-World/commits/6dcb09b5b57875f334f61aebed695e2e4193db5e/pulls?per_page=100",
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// publishing (src/comment.rs) against the stateful fake GitHub
+
+const FAKE_REPO: &str = "octo-org/shop";
+
+/// The fake with `octo-org/shop`, pull request #7 from `feature`, and a client holding an
+/// installation token for it. Returns the PR head sha too.
+async fn fake_with_pull_request() -> (fake_github::FakeGitHub, RestClient, String) {
+    let fake = fake_github::FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let base = fake.add_repo("octo-org", "shop", "main", &[("app/main.py", "x = 1\n")]);
+    let head = fake
+        .commit_files(
+            FAKE_REPO,
+            "feature",
+            Some(&base),
+            &[("app/main.py", "import os\nx = 1\n")],
+            "Use os",
+        )
+        .unwrap();
+    fake.open_pull_request(fake_github::NewPullRequest {
+        repo: FAKE_REPO,
+        number: 7,
+        head_branch: "feature",
+        head_repo: FAKE_REPO,
+        base: "main",
+        author_login: "contributor",
+        title: "Use os",
+        maintainer_can_modify: true,
+    })
+    .unwrap();
+    let token = fake.issue_installation_token(1);
+    let c = RestClient::with_token_provider(
+        fast_config(fake.base_url()),
+        Arc::new(StaticToken(SecretString::from(token))),
+    )
+    .unwrap();
+    (fake, c, head)
+}
+
+fn fake_repo() -> RepoRef {
+    RepoRef::parse(FAKE_REPO).unwrap()
+}
+
+fn proposal_view(check: &str, head: &str) -> CommentView {
+    CommentView {
+        check_name: check.into(),
+        head_sha: head.into(),
+        pr_number: 7,
+        dds_id: "DDS-FIX-20260101-001".into(),
+        status: ProposalStatusView::Proposed,
+        report_lines: vec!["app/main.py:1:8 LINTING F401 `os` imported but unused (ruff)".into()],
+        fix_packet_json: Value::Null,
+        dds_json: Value::Null,
+        out_of_scope_files: vec![],
+        history: vec![],
+        log_excerpt: None,
+    }
+}
+
+fn unused_import() -> BugReport {
+    BugReport {
+        file_path: "app/main.py".into(),
+        line_number: 1,
+        error_type: BugType::Linting,
+        message: "`os` imported but unused".into(),
+        test_name: None,
+        confidence_score: 0.95,
+        column: Some(8),
+        tool: Some("ruff".into()),
+        rule: Some("F401".into()),
+    }
+}
+
+#[tokio::test]
+async fn a_check_run_whose_create_answer_was_lost_is_found_among_older_runs() {
+    let (fake, c, head) = fake_with_pull_request().await;
+    let reports = [unused_import()];
+    // Two failing checks on one commit: two ci-medic runs, told apart by external id.
+    let mut ids = Vec::new();
+    for check in ["lint", "typecheck"] {
+        let id = publish_check_run(
+            &c,
+            INST,
+            &fake_repo(),
+            &head,
+            &format!("{FAKE_REPO}#7:{check}"),
+            None,
+            &proposal_view(check, &head),
+            &reports,
+            None,
+        )
+        .await
+        .unwrap();
+        ids.push(id);
+    }
+    // The retried job for `lint` never stored its run id: it must find the older run, which
+    // GitHub's default `filter=latest` hides behind the newer run of the same name.
+    let again = publish_check_run(
+        &c,
+        INST,
+        &fake_repo(),
+        &head,
+        &format!("{FAKE_REPO}#7:lint"),
+        None,
+        &proposal_view("lint", &head),
+        &reports,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(again, ids[0]);
+    let ours: Vec<_> = fake
+        .check_runs(FAKE_REPO, &head)
+        .into_iter()
+        .filter(|r| r.name == "ci-medic")
+        .collect();
+    assert_eq!(ours.len(), 2, "no duplicate run");
+    // Found again means refreshed without re-sending the annotations (GitHub appends them).
+    assert_eq!(fake.annotations(ids[0]).len(), 1);
+
+    // The latest-only listing, for callers that want the current verdict, is unchanged.
+    let latest = c
+        .list_check_runs_for_ref(INST, &fake_repo(), &head, Some("ci-medic"))
+        .await
+        .unwrap();
+    assert_eq!(latest.iter().map(|r| r.id).collect::<Vec<_>>(), [ids[1]]);
 }

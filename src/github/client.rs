@@ -189,6 +189,26 @@ impl RestClient {
         }
         Ok(resp)
     }
+
+    /// `GET /commits/{ref}/check-runs`; `all` sends `filter=all`, otherwise GitHub's default
+    /// (`latest`) applies.
+    async fn check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+        all: bool,
+    ) -> Result<Vec<CheckRun>> {
+        let mut url = self.repo_url(repo, &["commits", git_ref, "check-runs"])?;
+        if let Some(name) = check_name {
+            url.query_pairs_mut().append_pair("check_name", name);
+        }
+        if all {
+            url.query_pairs_mut().append_pair("filter", "all");
+        }
+        self.paginate(inst, url, Some("check_runs")).await
+    }
 }
 
 /// Wraps a response body into a [`ByteStream`] that fails once more than `max_bytes` arrive.
@@ -344,11 +364,19 @@ impl GitHubApi for RestClient {
         git_ref: &str,
         check_name: Option<&str>,
     ) -> Result<Vec<CheckRun>> {
-        let mut url = self.repo_url(repo, &["commits", git_ref, "check-runs"])?;
-        if let Some(name) = check_name {
-            url.query_pairs_mut().append_pair("check_name", name);
-        }
-        self.paginate(inst, url, Some("check_runs")).await
+        self.check_runs_for_ref(inst, repo, git_ref, check_name, false)
+            .await
+    }
+
+    async fn list_all_check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+    ) -> Result<Vec<CheckRun>> {
+        self.check_runs_for_ref(inst, repo, git_ref, check_name, true)
+            .await
     }
 
     async fn create_check_run(

@@ -127,8 +127,21 @@ pub trait GitHubApi: Send + Sync {
         check_run_id: u64,
     ) -> Result<CheckRun>;
 
-    /// `GET /repos/{o}/{r}/commits/{ref}/check-runs[?check_name=]`, every page.
+    /// `GET /repos/{o}/{r}/commits/{ref}/check-runs[?check_name=]`, every page, with GitHub's
+    /// default `filter=latest`: only the newest run of each name — the current verdict. Older
+    /// runs of the same name are left out; to find a run by `external_id` use
+    /// [`Self::list_all_check_runs_for_ref`].
     async fn list_check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+    ) -> Result<Vec<CheckRun>>;
+
+    /// The same list with `filter=all`: every run on the commit, older runs of the same name
+    /// included (a commit with two failing checks has two `ci-medic` runs).
+    async fn list_all_check_runs_for_ref(
         &self,
         inst: InstallationId,
         repo: &RepoRef,

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 use common::{REPO, client, jwt, seeded};
-use fake_github::{FakeGitHub, Options};
+use fake_github::{CheckOutput, FakeGitHub, Options};
 use serde_json::{Value, json};
 
 async fn get(url: &str, token: &str) -> reqwest::Response {
@@ -438,6 +438,47 @@ async fn check_run_limits() {
         .unwrap();
     assert_eq!(r.status(), 422);
     assert!(fake.check_runs(REPO, &head).is_empty());
+}
+
+#[tokio::test]
+async fn check_runs_for_ref_filter_latest_by_default_and_all_on_request() {
+    let (fake, token) = seeded().await;
+    let head = fake.branch_head(REPO, "feature").unwrap();
+    let add = |name: &str, app: &str| {
+        fake.add_check_run(REPO, &head, name, app, "failure", CheckOutput::default())
+    };
+    let old_lint = add("lint", "github-actions");
+    let new_lint = add("lint", "github-actions");
+    let build = add("build", "github-actions");
+    // The same name from another App is its own latest run.
+    let ours = add("lint", "ci-medic");
+    let ids = |query: &'static str| {
+        let url = format!(
+            "{}/repos/{REPO}/commits/{head}/check-runs{query}",
+            fake.base_url()
+        );
+        let token = token.clone();
+        async move {
+            let v: Value = get(&url, &token).await.json().await.unwrap();
+            let mut ids: Vec<u64> = v["check_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_u64().unwrap())
+                .collect();
+            ids.sort_unstable();
+            assert_eq!(v["total_count"].as_u64(), Some(ids.len() as u64), "{query}");
+            ids
+        }
+    };
+    assert_eq!(ids("").await, [new_lint, build, ours]);
+    assert_eq!(ids("?filter=latest").await, [new_lint, build, ours]);
+    assert_eq!(ids("?filter=all").await, [old_lint, new_lint, build, ours]);
+    assert_eq!(ids("?check_name=lint").await, [new_lint, ours]);
+    assert_eq!(
+        ids("?check_name=lint&filter=all").await,
+        [old_lint, new_lint, ours]
+    );
 }
 
 #[tokio::test]
