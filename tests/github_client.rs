@@ -1001,6 +1001,230 @@ async fn only_calls_safe_to_repeat_are_retried_after_a_5xx() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// redirects (renamed and transferred repositories)
+
+/// Exchange `index` of octokit/fixtures' `rename-repository` scenario, recorded against
+/// api.github.com: 1 = `GET` old name → 301, 2 = `GET /repositories/1000` → 200,
+/// 3 = `PATCH` old name → 307, 4 = `PATCH /repositories/1000` → 200.
+fn rename_exchange(dir: &std::path::Path, index: usize) -> Value {
+    let path = dir.join("recorded/octokit-fixtures/rename-repository/normalized-fixture.json");
+    let all: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    all[index].clone()
+}
+
+/// A recorded redirect answer, its `Location` moved from api.github.com to `api`.
+fn replay_redirect(exchange: &Value, api: &str) -> Response {
+    let location = exchange["headers"]["location"]
+        .as_str()
+        .unwrap()
+        .replace("https://api.github.com", api);
+    respond_with(
+        exchange["status"].as_u64().unwrap() as u16,
+        &[("location", &location)],
+        &exchange["response"],
+    )
+}
+
+#[tokio::test]
+async fn a_renamed_repository_is_followed_on_the_api_origin_with_the_token() {
+    let dir = require_shared!();
+    let (moved, renamed, moved_patch) = (
+        rename_exchange(&dir, 1),
+        rename_exchange(&dir, 2),
+        rename_exchange(&dir, 3),
+    );
+    assert_eq!(
+        (moved["status"].as_u64(), moved_patch["status"].as_u64()),
+        (Some(301), Some(307))
+    );
+    let comment = example(&dir, "issue-comment");
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server = serve(move |seen, _| {
+        let api = a.lock().unwrap().clone();
+        match (seen.method.as_str(), seen.uri.as_str()) {
+            ("GET", "/api/v3/repos/octocat/Hello-World") => replay_redirect(&moved, &api),
+            ("GET", "/api/v3/repositories/1000") => respond(200, &renamed["response"]),
+            // GitHub answers writes to the old name with 307: same method, same body.
+            (_, "/api/v3/repos/octocat/Hello-World/issues/comments/1")
+            | (_, "/api/v3/repos/octocat/Hello-World/issues/1/comments") => {
+                let mut r = replay_redirect(&moved_patch, &api);
+                let to = r.headers()["location"].to_str().unwrap().to_owned();
+                let rest = seen
+                    .uri
+                    .trim_start_matches("/api/v3/repos/octocat/Hello-World");
+                r.headers_mut()
+                    .insert("location", format!("{to}{rest}").parse().unwrap());
+                r
+            }
+            ("PATCH", "/api/v3/repositories/1000/issues/comments/1") => respond(200, &comment),
+            ("POST", "/api/v3/repositories/1000/issues/1/comments") => respond(201, &comment),
+            _ => respond(404, &json!({"message": "Not Found"})),
+        }
+    })
+    .await;
+    *api.lock().unwrap() = server.api();
+    let c = client(&server);
+    let r = c.get_repository(INST, &repo()).await.unwrap();
+    assert_eq!(r.full_name, "octokit-fixture-org/rename-repository-newname");
+    c.update_issue_comment(INST, &repo(), 1, "edited")
+        .await
+        .unwrap();
+    c.create_issue_comment(INST, &repo(), 1, "new")
+        .await
+        .unwrap();
+
+    let reqs = server.requests();
+    let summary: Vec<_> = reqs
+        .iter()
+        .map(|r| (r.method.as_str(), r.uri.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("GET", "/api/v3/repos/octocat/Hello-World"),
+            ("GET", "/api/v3/repositories/1000"),
+            (
+                "PATCH",
+                "/api/v3/repos/octocat/Hello-World/issues/comments/1"
+            ),
+            ("PATCH", "/api/v3/repositories/1000/issues/comments/1"),
+            (
+                "POST",
+                "/api/v3/repos/octocat/Hello-World/issues/1/comments"
+            ),
+            ("POST", "/api/v3/repositories/1000/issues/1/comments"),
+        ]
+    );
+    for r in &reqs {
+        assert_api_headers(r);
+    }
+    assert_eq!(reqs[3].json(), json!({"body": "edited"}));
+    assert_eq!(reqs[5].json(), json!({"body": "new"}));
+}
+
+#[tokio::test]
+async fn redirects_off_the_api_origin_in_loops_or_301s_to_writes_are_not_followed() {
+    let elsewhere = serve(|_, _| respond(200, &json!({}))).await;
+    let other = elsewhere.origin.replace("127.0.0.1", "localhost");
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server = serve(move |seen, _| {
+        let api = a.lock().unwrap().clone();
+        let to = if seen.uri.ends_with("/pulls/1") {
+            // Another origin: the token must not go there.
+            format!("{other}/api/v3/repositories/1000/pulls/1")
+        } else {
+            // Around in circles on the API origin (and a 301 for a PATCH below).
+            format!("{api}{}", seen.uri.trim_start_matches("/api/v3"))
+        };
+        respond_with(
+            301,
+            &[("location", &to)],
+            &json!({"message": "Moved Permanently"}),
+        )
+    })
+    .await;
+    *api.lock().unwrap() = server.api();
+    let c = client(&server);
+
+    let err = c.get_pull_request(INST, &repo(), 1).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
+    assert_eq!(elsewhere.count(), 0, "nothing sent to another origin");
+    assert_eq!(server.count(), 1);
+
+    let err = c.get_repository(INST, &repo()).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        server.count(),
+        1 + 1 + 5,
+        "the first answer and 5 redirects"
+    );
+
+    // A 301 does not say "send the same write again": only 307 and 308 do.
+    let before = server.count();
+    let err = c
+        .update_issue_comment(INST, &repo(), 1, "edited")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.count() - before, 1);
+}
+
+#[tokio::test]
+async fn logs_of_a_renamed_repository_follow_the_301_with_the_token_then_the_302_without() {
+    let log = b"2025-04-16T14:48:29.1234567Z error: boom\n".to_vec();
+    let body = log.clone();
+    let blob = serve(move |_, _| {
+        Response::builder()
+            .status(200)
+            .header("content-type", "text/plain")
+            .body(Body::from(body.clone()))
+            .unwrap()
+    })
+    .await;
+    let signed = format!(
+        "{}/serviceHosts/d560/signedlogcontent/5?urlSignature=abc",
+        blob.origin.replace("127.0.0.1", "localhost")
+    );
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server =
+        serve(
+            move |seen, _| match seen.uri.strip_prefix("/api/v3/repos/octocat/Hello-World") {
+                Some(rest) => {
+                    let to = format!("{}/repositories/1000{rest}", a.lock().unwrap());
+                    respond_with(
+                        301,
+                        &[("location", &to)],
+                        &json!({"message": "Moved Permanently"}),
+                    )
+                }
+                None => Response::builder()
+                    .status(302)
+                    .header("content-length", "0")
+                    .header("location", &signed)
+                    .body(Body::empty())
+                    .unwrap(),
+            },
+        )
+        .await;
+    *api.lock().unwrap() = server.api();
+    let fetched = fetch_log(
+        &client(&server),
+        INST,
+        &repo(),
+        LogSource::ActionsJob { job_id: 5 },
+        LogLimits::default(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fetched.bytes, log);
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        [
+            "/api/v3/repos/octocat/Hello-World/actions/jobs/5/logs",
+            "/api/v3/repositories/1000/actions/jobs/5/logs",
+        ]
+    );
+    // The moved API URL is still the API: the token goes along; the log host gets none.
+    assert_api_headers(&reqs[1]);
+    assert_eq!(blob.count(), 1);
+    assert_eq!(blob.requests()[0].header("authorization"), None);
+}
+
+// ---------------------------------------------------------------------------------------------
 // App authentication
 
 const TEST_KEY: &str = include_str!("../fixtures/keys/test-app.pem");

@@ -14,8 +14,9 @@
 //! | update comment | sends POST instead of PATCH |
 //! | job logs, tarball | we stream with a byte cap and need typed 404/410 from the redirect host |
 //!
-//! Must never: send the token to a non-API origin (redirects are followed unauthenticated), force
-//! a ref update, or send more than 50 annotations in one request.
+//! Must never: send the token to a non-API origin (the downloads follow their redirect to the
+//! log or codeload host unauthenticated), force a ref update, or send more than 50 annotations
+//! in one request.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -139,9 +140,11 @@ impl RestClient {
         }
     }
 
-    /// GETs `url` as the installation and, when GitHub answers with a redirect, GETs the
-    /// `Location` without any `Authorization` (pre-signed log / codeload URLs; the token must
-    /// not leave the API host). Returns the response of the final hop, checked for size.
+    /// GETs `url` as the installation and, when GitHub answers with a redirect the transport
+    /// did not follow itself (the 302 to a pre-signed log / codeload URL; a 301 of a renamed
+    /// repository was already followed, with the token, on the API origin), GETs the
+    /// `Location` without any `Authorization`: the token must not leave the API host. Returns
+    /// the response of the final hop, checked for size.
     async fn download(
         &self,
         inst: InstallationId,

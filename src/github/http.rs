@@ -2,14 +2,19 @@
 //! standard headers, bounded retries with backoff, rate-limit handling, status → error mapping
 //! and `Link` pagination.
 //!
-//! It must never: follow a redirect by itself (redirect targets get no `Authorization`, and only
-//! the caller knows when a redirect is expected), send a token to a host other than the API's,
-//! repeat a creating call that may have landed (after a timeout or a 5xx), wait longer in total than the retry budget, or put a token
-//! or a request body in an error or a log line.
+//! Redirects GitHub gives for moved resources (301 for reads, 307/308 for any method, e.g.
+//! after a repository rename or transfer) are followed here, on the API's own origin only and a
+//! bounded number of times; any other redirect goes back to the caller (the log and tarball
+//! downloads follow their 302 themselves, without the token).
+//!
+//! It must never: follow a redirect to another origin, let reqwest follow one by itself, send a
+//! token to a host other than the API's, turn a write into a read on a 301, repeat a creating
+//! call that may have landed (after a timeout or a 5xx), wait longer in total than the retry
+//! budget, or put a token, a request body or a redirect's query in an error or a log line.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
@@ -20,6 +25,8 @@ use super::error::{GitHubError, Result};
 pub const API_VERSION: &str = "2022-11-28";
 /// Sent on every request.
 pub const USER_AGENT: &str = "ci-medic";
+/// Redirects followed for one call before it fails; GitHub moves a resource once.
+const MAX_REDIRECTS: u32 = 5;
 
 /// How hard to retry transient failures (5xx and timeouts of calls safe to repeat, rate limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,7 +149,8 @@ impl Transport {
             .user_agent(USER_AGENT)
             .default_headers(headers)
             .connect_timeout(config.connect_timeout)
-            // Redirects are followed by hand so the token never travels to the redirect host.
+            // Redirects are followed by hand (`execute`, `RestClient::download`) so the token
+            // never travels to another host.
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| GitHubError::InvalidRequest(format!("building HTTP client: {e}")))?;
@@ -201,8 +209,9 @@ impl Transport {
         }
     }
 
-    /// Sends `call`, retrying within the policy. Returns the response when it is 2xx or 3xx;
-    /// any other status becomes a typed error.
+    /// Sends `call`, retrying within the policy and following the redirects
+    /// [`Self::redirect_target`] accepts. Returns the response when it is 2xx or a redirect it
+    /// does not follow; any other status becomes a typed error.
     pub(crate) async fn execute(
         &self,
         call: &Call<'_>,
@@ -211,10 +220,12 @@ impl Transport {
         let policy = &self.config.retry;
         let mut retries = 0u32;
         let mut waited = Duration::ZERO;
+        let mut url = call.url.clone();
+        let mut redirects = 0u32;
         loop {
             let mut req = self
                 .client
-                .request(call.method.clone(), call.url.clone())
+                .request(call.method.clone(), url.clone())
                 .timeout(call.timeout);
             if let Auth::Bearer(token) = auth {
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret()))
@@ -240,8 +251,30 @@ impl Transport {
                 }
                 Ok(resp) => {
                     let status = resp.status();
-                    if status.is_success() || status.is_redirection() {
+                    if status.is_success() {
                         return Ok(resp);
+                    }
+                    if status.is_redirection() {
+                        let Some(target) = self.redirect_target(&call.method, &resp) else {
+                            return Ok(resp);
+                        };
+                        redirects += 1;
+                        if redirects > MAX_REDIRECTS {
+                            return Err(GitHubError::UnexpectedStatus {
+                                status: status.as_u16(),
+                                message: format!("more than {MAX_REDIRECTS} redirects"),
+                            });
+                        }
+                        tracing::debug!(
+                            method = %call.method,
+                            from = url.path(),
+                            to = target.path(),
+                            status = status.as_u16(),
+                            "following a GitHub redirect"
+                        );
+                        // A redirect is not a failure: it costs no retry and no wait.
+                        url = target;
+                        continue;
                     }
                     match classify_failure(resp).await {
                         Failure::Final(err) => return Err(err),
@@ -276,7 +309,7 @@ impl Transport {
             }
             tracing::debug!(
                 method = %call.method,
-                path = call.url.path(),
+                path = url.path(),
                 retry = retries + 1,
                 wait_ms = wait.as_millis() as u64,
                 error = %err,
@@ -286,6 +319,24 @@ impl Transport {
             waited += wait;
             retries += 1;
         }
+    }
+
+    /// Where to send `method` again after the redirect `resp`, when it is one we follow: 301
+    /// for `GET`/`HEAD`, 307 or 308 for any method (same method, same body, as they require),
+    /// to a `Location` on the API's own origin, so the token may go along. `None` for the
+    /// rest: 302/303 (the downloads' signed URLs), another origin, a 301 to a write.
+    fn redirect_target(&self, method: &Method, resp: &reqwest::Response) -> Option<Url> {
+        let follow = match resp.status() {
+            StatusCode::MOVED_PERMANENTLY => matches!(*method, Method::GET | Method::HEAD),
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT => true,
+            _ => false,
+        };
+        if !follow {
+            return None;
+        }
+        let location = resp.headers().get(LOCATION)?.to_str().ok()?;
+        let target = resp.url().join(location).ok()?;
+        self.same_origin(&target).then_some(target)
     }
 
     /// `execute` + decode the JSON body.
@@ -358,8 +409,18 @@ impl Transport {
     }
 }
 
-/// Decodes a JSON body, reporting the field path on a mismatch.
+/// Decodes a JSON body, reporting the field path on a mismatch. A redirect `execute` did not
+/// follow has no answer in it: that is an error, not a body to decode.
 pub(crate) async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T> {
+    let status = resp.status();
+    if status.is_redirection() {
+        // Never the Location: it may be a signed URL.
+        return Err(GitHubError::UnexpectedStatus {
+            status: status.as_u16(),
+            message: "redirect not followed (only 301 for reads, 307 and 308 on the API origin)"
+                .into(),
+        });
+    }
     let bytes = resp.bytes().await.map_err(|e| GitHubError::Transport {
         message: without_url(&e),
         may_have_landed: false,
