@@ -15,7 +15,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, Request};
 use axum::response::Response;
 use chrono::{TimeZone, Utc};
-use ci_medic::comment::{CommentView, ProposalStatusView, publish_check_run};
+use ci_medic::comment::{
+    CommentView, ProposalStatusView, marker, publish_check_run, render_comment, upsert_comment,
+};
 use ci_medic::github::{
     AnnotationLevel, AppCredentials, CheckRunOutputRequest, Clock, CreateCheckRun, CreateCommit,
     FileMode, GitHubApi, GitHubClientConfig, GitHubError, InstallationId, ManualClock,
@@ -1795,4 +1797,34 @@ async fn a_check_run_whose_create_answer_was_lost_is_found_among_older_runs() {
         .await
         .unwrap();
     assert_eq!(latest.iter().map(|r| r.id).collect::<Vec<_>>(), [ids[1]]);
+}
+
+#[tokio::test]
+async fn the_comment_found_by_marker_is_never_another_apps() {
+    let (fake, c, head) = fake_with_pull_request().await;
+    let marked = |text: &str| format!("{}\n{text}", marker("lint"));
+    // The same marker from a workflow and from a second install of ci-medic (staging).
+    let workflow = fake.add_app_comment(FAKE_REPO, 7, 15368, "github-actions", &marked("wf"));
+    let staging = fake.add_app_comment(FAKE_REPO, 7, 4243, "ci-medic-staging", &marked("stg"));
+    let body = render_comment(&proposal_view("lint", &head));
+    let first = upsert_comment(&c, INST, &fake_repo(), 7, "lint", 4242, None, &body)
+        .await
+        .unwrap();
+    assert!(first.id != workflow && first.id != staging);
+    assert_eq!(
+        first.performed_via_github_app.as_ref().and_then(|a| a.id),
+        Some(4242)
+    );
+    // A retried job that lost the id finds its own comment again, and only that one.
+    let edited = body.replace("DDS-FIX-20260101-001", "DDS-FIX-20260101-002");
+    let again = upsert_comment(&c, INST, &fake_repo(), 7, "lint", 4242, None, &edited)
+        .await
+        .unwrap();
+    assert_eq!(again.id, first.id);
+    let comments = fake.comments(FAKE_REPO, 7);
+    assert_eq!(comments.len(), 3);
+    let text = |id: u64| comments.iter().find(|x| x.id == id).unwrap().body.clone();
+    assert_eq!(text(workflow), marked("wf"));
+    assert_eq!(text(staging), marked("stg"));
+    assert_eq!(text(first.id), edited);
 }

@@ -482,6 +482,61 @@ async fn check_runs_for_ref_filter_latest_by_default_and_all_on_request() {
 }
 
 #[tokio::test]
+async fn comments_name_the_app_they_were_made_through() {
+    let (fake, token) = seeded().await;
+    fake.set_app(4242, "ci-medic");
+    let url = format!("{}/repos/{REPO}/issues/7/comments", fake.base_url());
+    let r = client()
+        .post(&url)
+        .header("authorization", format!("token {token}"))
+        .json(&json!({"body": "ours"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    fake.add_comment(REPO, 7, "alice", "a person");
+    fake.add_app_comment(REPO, 7, 15368, "github-actions", "a workflow");
+    fake.add_app_comment(REPO, 7, 4243, "ci-medic-staging", "a second install");
+    let v: Value = get(&url, &token).await.json().await.unwrap();
+    let seen: Vec<(String, String, Value, Value)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let app = &c["performed_via_github_app"];
+            (
+                c["body"].as_str().unwrap().to_owned(),
+                c["user"]["login"].as_str().unwrap().to_owned(),
+                app["id"].clone(),
+                app["slug"].clone(),
+            )
+        })
+        .collect();
+    let row = |b: &str, u: &str, id: Value, slug: Value| (b.to_owned(), u.to_owned(), id, slug);
+    assert_eq!(
+        seen,
+        [
+            row("ours", "ci-medic[bot]", json!(4242), json!("ci-medic")),
+            row("a person", "alice", Value::Null, Value::Null),
+            row(
+                "a workflow",
+                "github-actions[bot]",
+                json!(15368),
+                json!("github-actions")
+            ),
+            row(
+                "a second install",
+                "ci-medic-staging[bot]",
+                json!(4243),
+                json!("ci-medic-staging")
+            ),
+        ]
+    );
+    assert_eq!(v[2]["user"]["type"], "Bot");
+    assert_eq!(v[2]["performed_via_github_app"]["owner"]["login"], "github");
+}
+
+#[tokio::test]
 async fn ghes_base_path() {
     let fake = FakeGitHub::start_with(Options {
         base_path: "/api/v3".into(),
