@@ -21,21 +21,33 @@ use crate::github::{
 /// Name of the check run that carries ci-medic's annotations.
 pub const CHECK_RUN_NAME: &str = "ci-medic";
 
-fn is_bot(c: &IssueComment) -> bool {
-    c.user.as_ref().and_then(|u| u.kind.as_deref()) == Some("Bot")
+/// A comment ci-medic may take as its own: written by a bot, and not through an App other than
+/// ours (`app_id`). The marker alone proves nothing: a workflow (`github-actions[bot]`) or a
+/// second install of ci-medic can write the same one, and editing theirs would overwrite their
+/// comment, or fail with a 403 that parks the job.
+fn is_ours(c: &IssueComment, app_id: u64) -> bool {
+    let by_bot = c.user.as_ref().and_then(|u| u.kind.as_deref()) == Some("Bot");
+    let other_app = c
+        .performed_via_github_app
+        .as_ref()
+        .and_then(|a| a.id)
+        .is_some_and(|id| id != app_id);
+    by_bot && !other_app
 }
 
 /// Edits ci-medic's comment for `check_name` on the pull request, or creates it.
 ///
 /// `known_id` is the id stored from a previous call. Without it (or when that comment was
-/// deleted) the pull request's comments are searched for a bot comment carrying the marker,
-/// which also recovers from a create whose answer was lost.
+/// deleted) the pull request's comments are searched for a bot comment carrying the marker and
+/// made through our App (`app_id`), which also recovers from a create whose answer was lost.
+#[allow(clippy::too_many_arguments)]
 pub async fn upsert_comment(
     gh: &dyn GitHubApi,
     inst: InstallationId,
     repo: &RepoRef,
     pr: u64,
     check_name: &str,
+    app_id: u64,
     known_id: Option<u64>,
     body: &str,
 ) -> Result<IssueComment, GitHubError> {
@@ -48,7 +60,7 @@ pub async fn upsert_comment(
     }
     let existing = gh.list_issue_comments(inst, repo, pr).await?;
     let ours = existing.iter().find(|c| {
-        is_bot(c) && c.body.as_deref().and_then(find_marker).as_deref() == Some(check_name)
+        is_ours(c, app_id) && c.body.as_deref().and_then(find_marker).as_deref() == Some(check_name)
     });
     match ours {
         Some(c) => gh.update_issue_comment(inst, repo, c.id, body).await,
@@ -107,9 +119,10 @@ pub async fn publish_check_run(
         .await?;
         return Ok(id);
     }
-    // A create whose answer was lost may have landed: find it by its external id first.
+    // A create whose answer was lost may have landed: find it by its external id first,
+    // among every run of the name (another check failing on this commit has a newer one).
     let existing_runs = gh
-        .list_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
+        .list_all_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
         .await?;
     if let Some(found) = existing_runs
         .iter()

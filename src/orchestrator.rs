@@ -579,6 +579,7 @@ impl Orchestrator {
             repo,
             run.pr_number,
             &run.check_name,
+            ctx.app_id,
             run.comment_id,
             &body,
         )

@@ -15,6 +15,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, Request};
 use axum::response::Response;
 use chrono::{TimeZone, Utc};
+use ci_medic::comment::{
+    CommentView, ProposalStatusView, marker, publish_check_run, render_comment, upsert_comment,
+};
 use ci_medic::github::{
     AnnotationLevel, AppCredentials, CheckRunOutputRequest, Clock, CreateCheckRun, CreateCommit,
     FileMode, GitHubApi, GitHubClientConfig, GitHubError, InstallationId, ManualClock,
@@ -23,6 +26,7 @@ use ci_medic::github::{
 };
 use ci_medic::log_source::{LogError, LogLimits, LogSource, fetch_log};
 use ci_medic::repo_config::Permission;
+use ci_medic_parser::{BugReport, BugType};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
@@ -180,6 +184,7 @@ fn fast_config(api: String) -> GitHubClientConfig {
         max_total_wait: Duration::from_secs(5),
         initial_backoff: Duration::from_millis(10),
         max_backoff: Duration::from_millis(40),
+        rate_limit_min_wait: Duration::from_millis(150),
     };
     c
 }
@@ -705,7 +710,7 @@ async fn secondary_rate_limit_403_with_retry_after_waits_then_succeeds() {
 }
 
 #[tokio::test]
-async fn a_429_without_retry_after_backs_off_and_retries() {
+async fn a_429_without_retry_after_waits_the_rate_limit_minimum_and_retries() {
     let dir = require_shared!();
     let run = example(&dir, "check-run");
     let server = serve(move |_, n| {
@@ -716,11 +721,81 @@ async fn a_429_without_retry_after_backs_off_and_retries() {
         }
     })
     .await;
+    let start = Instant::now();
     client(&server)
         .get_check_run(INST, &repo(), 4)
         .await
         .unwrap();
     assert_eq!(server.count(), 3);
+    // Twice the 150 ms minimum of `fast_config`, not the 10 + 20 ms backoff.
+    assert!(start.elapsed() >= Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_403_without_headers_is_waited_out() {
+    let dir = require_shared!();
+    let run = example(&dir, "check-run");
+    // Real secondary-limit answers often carry neither `Retry-After` nor
+    // `x-ratelimit-remaining: 0`, only the message (octokit/plugin-throttling.js#566).
+    for message in [
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID C7F3:2B5C:1E2A4B8:1F1C9D3:6650A1B2.",
+        "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.",
+    ] {
+        let run = run.clone();
+        let server = serve(move |_, n| {
+            if n == 0 {
+                respond_with(
+                    403,
+                    &[("x-ratelimit-remaining", "4321")],
+                    &json!({"message": message,
+                            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}),
+                )
+            } else {
+                respond(200, &run)
+            }
+        })
+        .await;
+        let start = Instant::now();
+        client(&server)
+            .get_check_run(INST, &repo(), 4)
+            .await
+            .unwrap();
+        assert_eq!(server.count(), 2, "{message}");
+        assert!(start.elapsed() >= Duration::from_millis(150), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_permission_403_is_forbidden_at_once_and_a_limit_beyond_the_budget_is_transient() {
+    let server = serve(|seen, _| {
+        let message = if seen.uri.contains("/check-runs/") {
+            "Resource not accessible by integration"
+        } else {
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        };
+        respond(403, &json!({"message": message}))
+    })
+    .await;
+    let c = client(&server);
+    let err = c.get_check_run(INST, &repo(), 4).await.unwrap_err();
+    assert!(
+        matches!(&err, GitHubError::Forbidden { message } if message == "Resource not accessible by integration"),
+        "{err:?}"
+    );
+    assert_eq!(server.count(), 1);
+
+    // A minimum wait longer than the call's whole budget: given back at once, as a rate
+    // limit (transient: the job is retried later), never as a permanent `Forbidden`.
+    let mut cfg = fast_config(server.api());
+    cfg.retry.rate_limit_min_wait = Duration::from_secs(60);
+    let c = RestClient::with_token_provider(cfg, Arc::new(StaticToken(TOKEN.into()))).unwrap();
+    let err = c.get_repository(INST, &repo()).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::RateLimited { retry_after: None }),
+        "{err:?}"
+    );
+    assert!(err.is_transient());
+    assert_eq!(server.count(), 2);
 }
 
 #[tokio::test]
@@ -773,6 +848,7 @@ async fn total_wait_bounds_the_retries_even_with_many_allowed() {
         max_total_wait: Duration::from_millis(200),
         initial_backoff: Duration::from_millis(50),
         max_backoff: Duration::from_millis(50),
+        rate_limit_min_wait: Duration::from_millis(50),
     };
     let c = RestClient::with_token_provider(cfg, Arc::new(StaticToken(TOKEN.into()))).unwrap();
     assert!(c.get_check_run(INST, &repo(), 4).await.is_err());
@@ -780,17 +856,17 @@ async fn total_wait_bounds_the_retries_even_with_many_allowed() {
 }
 
 #[tokio::test]
-async fn a_post_that_timed_out_is_not_retried_but_a_post_502_is() {
+async fn a_post_that_timed_out_or_got_a_5xx_is_returned_not_retried() {
     let dir = require_shared!();
     let comment = example(&dir, "issue-comment");
-    let server = serve(move |seen, n| {
+    let server = serve(move |seen, _| {
         if seen.uri.ends_with("/issues/1/comments") {
             // Answer late: the request has landed, the client cannot know.
             respond_with(201, &[("x-test-delay-ms", "600")], &comment)
-        } else if n == 1 {
-            respond(502, &json!({}))
         } else {
-            respond(201, &comment)
+            // A 5xx proves nothing either: GitHub may have stored the comment before failing
+            // (probot/probot#921: one createComment posted four times by retries).
+            respond(502, &json!({"message": "Server Error"}))
         }
     })
     .await;
@@ -812,14 +888,342 @@ async fn a_post_that_timed_out_is_not_retried_but_a_post_502_is() {
         "{err:?}"
     );
     assert_eq!(server.count(), 1);
-    c.create_issue_comment(INST, &repo(), 2, "body")
+    let err = c
+        .create_issue_comment(INST, &repo(), 2, "body")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, GitHubError::Server { status: 502 }),
+        "{err:?}"
+    );
+    // Transient, so the job layer retries the whole job, which looks for the comment first.
+    assert!(err.is_transient());
+    assert_eq!(server.count(), 2, "the 502 may have landed: not retried");
+}
+
+#[tokio::test]
+async fn only_calls_safe_to_repeat_are_retried_after_a_5xx() {
+    let server = serve(|_, _| respond(500, &json!({"message": "Server Error"}))).await;
+    let c = client(&server);
+    let ann = NewAnnotation {
+        path: "src/lib.rs".into(),
+        start_line: 3,
+        end_line: 3,
+        start_column: None,
+        end_column: None,
+        annotation_level: AnnotationLevel::Failure,
+        message: "unused import".into(),
+        title: None,
+        raw_details: None,
+    };
+    let output = |annotations: Vec<NewAnnotation>| CheckRunOutputRequest {
+        title: "ci-medic".into(),
+        summary: "1 bug".into(),
+        text: None,
+        annotations,
+    };
+    let sha = "ce587453ced02b1526dfb4cb910479d431683101";
+    let mut attempts = Vec::new();
+    let mut record = |label: &str, err: GitHubError, server: &Server| {
+        assert!(
+            matches!(err, GitHubError::Server { status: 500 }) && err.is_transient(),
+            "{label}: {err:?}"
+        );
+        let before: usize = attempts.iter().map(|(_, n)| n).sum();
+        attempts.push((label.to_owned(), server.count() - before));
+    };
+
+    let e = c
+        .create_issue_comment(INST, &repo(), 1, "<!-- ci-medic:check=lint -->")
+        .await
+        .unwrap_err();
+    record("create comment", e, &server);
+    let create = CreateCheckRun {
+        name: "ci-medic".into(),
+        head_sha: sha.into(),
+        status: None,
+        conclusion: None,
+        external_id: Some("fix-1".into()),
+        details_url: None,
+        started_at: None,
+        completed_at: None,
+        output: Some(output(vec![ann.clone()])),
+    };
+    let e = c
+        .create_check_run(INST, &repo(), &create)
+        .await
+        .unwrap_err();
+    record("create check run", e, &server);
+    let e = c
+        .create_ref(INST, &repo(), "refs/heads/ci-medic/fix-1", sha)
+        .await
+        .unwrap_err();
+    record("create ref", e, &server);
+    // GitHub appends annotations on every update: a repeat would duplicate them.
+    let with_annotations = UpdateCheckRun {
+        output: Some(output(vec![ann])),
+        ..Default::default()
+    };
+    let e = c
+        .update_check_run(INST, &repo(), 4, &with_annotations)
+        .await
+        .unwrap_err();
+    record("update check run with annotations", e, &server);
+    let without = UpdateCheckRun {
+        output: Some(output(Vec::new())),
+        ..Default::default()
+    };
+    let e = c
+        .update_check_run(INST, &repo(), 4, &without)
+        .await
+        .unwrap_err();
+    record("update check run without annotations", e, &server);
+    let e = c
+        .update_issue_comment(INST, &repo(), 1, "edited")
+        .await
+        .unwrap_err();
+    record("update comment", e, &server);
+    let e = c.create_blob(INST, &repo(), b"x").await.unwrap_err();
+    record("create blob", e, &server);
+
+    let got: Vec<(&str, usize)> = attempts.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    assert_eq!(
+        got,
+        [
+            ("create comment", 1),
+            ("create check run", 1),
+            ("create ref", 1),
+            ("update check run with annotations", 1),
+            // Absolute values and content-addressed objects: 1 attempt + max_retries 3.
+            ("update check run without annotations", 4),
+            ("update comment", 4),
+            ("create blob", 4),
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// redirects (renamed and transferred repositories)
+
+/// Exchange `index` of octokit/fixtures' `rename-repository` scenario, recorded against
+/// api.github.com: 1 = `GET` old name → 301, 2 = `GET /repositories/1000` → 200,
+/// 3 = `PATCH` old name → 307, 4 = `PATCH /repositories/1000` → 200.
+fn rename_exchange(dir: &std::path::Path, index: usize) -> Value {
+    let path = dir.join("recorded/octokit-fixtures/rename-repository/normalized-fixture.json");
+    let all: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    all[index].clone()
+}
+
+/// A recorded redirect answer, its `Location` moved from api.github.com to `api`.
+fn replay_redirect(exchange: &Value, api: &str) -> Response {
+    let location = exchange["headers"]["location"]
+        .as_str()
+        .unwrap()
+        .replace("https://api.github.com", api);
+    respond_with(
+        exchange["status"].as_u64().unwrap() as u16,
+        &[("location", &location)],
+        &exchange["response"],
+    )
+}
+
+#[tokio::test]
+async fn a_renamed_repository_is_followed_on_the_api_origin_with_the_token() {
+    let dir = require_shared!();
+    let (moved, renamed, moved_patch) = (
+        rename_exchange(&dir, 1),
+        rename_exchange(&dir, 2),
+        rename_exchange(&dir, 3),
+    );
+    assert_eq!(
+        (moved["status"].as_u64(), moved_patch["status"].as_u64()),
+        (Some(301), Some(307))
+    );
+    let comment = example(&dir, "issue-comment");
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server = serve(move |seen, _| {
+        let api = a.lock().unwrap().clone();
+        match (seen.method.as_str(), seen.uri.as_str()) {
+            ("GET", "/api/v3/repos/octocat/Hello-World") => replay_redirect(&moved, &api),
+            ("GET", "/api/v3/repositories/1000") => respond(200, &renamed["response"]),
+            // GitHub answers writes to the old name with 307: same method, same body.
+            (_, "/api/v3/repos/octocat/Hello-World/issues/comments/1")
+            | (_, "/api/v3/repos/octocat/Hello-World/issues/1/comments") => {
+                let mut r = replay_redirect(&moved_patch, &api);
+                let to = r.headers()["location"].to_str().unwrap().to_owned();
+                let rest = seen
+                    .uri
+                    .trim_start_matches("/api/v3/repos/octocat/Hello-World");
+                r.headers_mut()
+                    .insert("location", format!("{to}{rest}").parse().unwrap());
+                r
+            }
+            ("PATCH", "/api/v3/repositories/1000/issues/comments/1") => respond(200, &comment),
+            ("POST", "/api/v3/repositories/1000/issues/1/comments") => respond(201, &comment),
+            _ => respond(404, &json!({"message": "Not Found"})),
+        }
+    })
+    .await;
+    *api.lock().unwrap() = server.api();
+    let c = client(&server);
+    let r = c.get_repository(INST, &repo()).await.unwrap();
+    assert_eq!(r.full_name, "octokit-fixture-org/rename-repository-newname");
+    c.update_issue_comment(INST, &repo(), 1, "edited")
         .await
         .unwrap();
+    c.create_issue_comment(INST, &repo(), 1, "new")
+        .await
+        .unwrap();
+
+    let reqs = server.requests();
+    let summary: Vec<_> = reqs
+        .iter()
+        .map(|r| (r.method.as_str(), r.uri.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("GET", "/api/v3/repos/octocat/Hello-World"),
+            ("GET", "/api/v3/repositories/1000"),
+            (
+                "PATCH",
+                "/api/v3/repos/octocat/Hello-World/issues/comments/1"
+            ),
+            ("PATCH", "/api/v3/repositories/1000/issues/comments/1"),
+            (
+                "POST",
+                "/api/v3/repos/octocat/Hello-World/issues/1/comments"
+            ),
+            ("POST", "/api/v3/repositories/1000/issues/1/comments"),
+        ]
+    );
+    for r in &reqs {
+        assert_api_headers(r);
+    }
+    assert_eq!(reqs[3].json(), json!({"body": "edited"}));
+    assert_eq!(reqs[5].json(), json!({"body": "new"}));
+}
+
+#[tokio::test]
+async fn redirects_off_the_api_origin_in_loops_or_301s_to_writes_are_not_followed() {
+    let elsewhere = serve(|_, _| respond(200, &json!({}))).await;
+    let other = elsewhere.origin.replace("127.0.0.1", "localhost");
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server = serve(move |seen, _| {
+        let api = a.lock().unwrap().clone();
+        let to = if seen.uri.ends_with("/pulls/1") {
+            // Another origin: the token must not go there.
+            format!("{other}/api/v3/repositories/1000/pulls/1")
+        } else {
+            // Around in circles on the API origin (and a 301 for a PATCH below).
+            format!("{api}{}", seen.uri.trim_start_matches("/api/v3"))
+        };
+        respond_with(
+            301,
+            &[("location", &to)],
+            &json!({"message": "Moved Permanently"}),
+        )
+    })
+    .await;
+    *api.lock().unwrap() = server.api();
+    let c = client(&server);
+
+    let err = c.get_pull_request(INST, &repo(), 1).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
+    assert_eq!(elsewhere.count(), 0, "nothing sent to another origin");
+    assert_eq!(server.count(), 1);
+
+    let err = c.get_repository(INST, &repo()).await.unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
     assert_eq!(
         server.count(),
-        3,
-        "the 502 proved it did not land: retried once"
+        1 + 1 + 5,
+        "the first answer and 5 redirects"
     );
+
+    // A 301 does not say "send the same write again": only 307 and 308 do.
+    let before = server.count();
+    let err = c
+        .update_issue_comment(INST, &repo(), 1, "edited")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, GitHubError::UnexpectedStatus { status: 301, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.count() - before, 1);
+}
+
+#[tokio::test]
+async fn logs_of_a_renamed_repository_follow_the_301_with_the_token_then_the_302_without() {
+    let log = b"2025-04-16T14:48:29.1234567Z error: boom\n".to_vec();
+    let body = log.clone();
+    let blob = serve(move |_, _| {
+        Response::builder()
+            .status(200)
+            .header("content-type", "text/plain")
+            .body(Body::from(body.clone()))
+            .unwrap()
+    })
+    .await;
+    let signed = format!(
+        "{}/serviceHosts/d560/signedlogcontent/5?urlSignature=abc",
+        blob.origin.replace("127.0.0.1", "localhost")
+    );
+    let api = Arc::new(Mutex::new(String::new()));
+    let a = api.clone();
+    let server =
+        serve(
+            move |seen, _| match seen.uri.strip_prefix("/api/v3/repos/octocat/Hello-World") {
+                Some(rest) => {
+                    let to = format!("{}/repositories/1000{rest}", a.lock().unwrap());
+                    respond_with(
+                        301,
+                        &[("location", &to)],
+                        &json!({"message": "Moved Permanently"}),
+                    )
+                }
+                None => Response::builder()
+                    .status(302)
+                    .header("content-length", "0")
+                    .header("location", &signed)
+                    .body(Body::empty())
+                    .unwrap(),
+            },
+        )
+        .await;
+    *api.lock().unwrap() = server.api();
+    let fetched = fetch_log(
+        &client(&server),
+        INST,
+        &repo(),
+        LogSource::ActionsJob { job_id: 5 },
+        LogLimits::default(),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fetched.bytes, log);
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        [
+            "/api/v3/repos/octocat/Hello-World/actions/jobs/5/logs",
+            "/api/v3/repositories/1000/actions/jobs/5/logs",
+        ]
+    );
+    // The moved API URL is still the API: the token goes along; the log host gets none.
+    assert_api_headers(&reqs[1]);
+    assert_eq!(blob.count(), 1);
+    assert_eq!(blob.requests()[0].header("authorization"), None);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1264,4 +1668,163 @@ async fn pr_files_and_prs_for_a_commit_are_paginated_lists() {
             "/api/v3/repos/octocat/Hello-World/commits/6dcb09b5b57875f334f61aebed695e2e4193db5e/pulls?per_page=100",
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// publishing (src/comment.rs) against the stateful fake GitHub
+
+const FAKE_REPO: &str = "octo-org/shop";
+
+/// The fake with `octo-org/shop`, pull request #7 from `feature`, and a client holding an
+/// installation token for it. Returns the PR head sha too.
+async fn fake_with_pull_request() -> (fake_github::FakeGitHub, RestClient, String) {
+    let fake = fake_github::FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let base = fake.add_repo("octo-org", "shop", "main", &[("app/main.py", "x = 1\n")]);
+    let head = fake
+        .commit_files(
+            FAKE_REPO,
+            "feature",
+            Some(&base),
+            &[("app/main.py", "import os\nx = 1\n")],
+            "Use os",
+        )
+        .unwrap();
+    fake.open_pull_request(fake_github::NewPullRequest {
+        repo: FAKE_REPO,
+        number: 7,
+        head_branch: "feature",
+        head_repo: FAKE_REPO,
+        base: "main",
+        author_login: "contributor",
+        title: "Use os",
+        maintainer_can_modify: true,
+    })
+    .unwrap();
+    let token = fake.issue_installation_token(1);
+    let c = RestClient::with_token_provider(
+        fast_config(fake.base_url()),
+        Arc::new(StaticToken(SecretString::from(token))),
+    )
+    .unwrap();
+    (fake, c, head)
+}
+
+fn fake_repo() -> RepoRef {
+    RepoRef::parse(FAKE_REPO).unwrap()
+}
+
+fn proposal_view(check: &str, head: &str) -> CommentView {
+    CommentView {
+        check_name: check.into(),
+        head_sha: head.into(),
+        pr_number: 7,
+        dds_id: "DDS-FIX-20260101-001".into(),
+        status: ProposalStatusView::Proposed,
+        report_lines: vec!["app/main.py:1:8 LINTING F401 `os` imported but unused (ruff)".into()],
+        fix_packet_json: Value::Null,
+        dds_json: Value::Null,
+        out_of_scope_files: vec![],
+        history: vec![],
+        log_excerpt: None,
+    }
+}
+
+fn unused_import() -> BugReport {
+    BugReport {
+        file_path: "app/main.py".into(),
+        line_number: 1,
+        error_type: BugType::Linting,
+        message: "`os` imported but unused".into(),
+        test_name: None,
+        confidence_score: 0.95,
+        column: Some(8),
+        tool: Some("ruff".into()),
+        rule: Some("F401".into()),
+    }
+}
+
+#[tokio::test]
+async fn a_check_run_whose_create_answer_was_lost_is_found_among_older_runs() {
+    let (fake, c, head) = fake_with_pull_request().await;
+    let reports = [unused_import()];
+    // Two failing checks on one commit: two ci-medic runs, told apart by external id.
+    let mut ids = Vec::new();
+    for check in ["lint", "typecheck"] {
+        let id = publish_check_run(
+            &c,
+            INST,
+            &fake_repo(),
+            &head,
+            &format!("{FAKE_REPO}#7:{check}"),
+            None,
+            &proposal_view(check, &head),
+            &reports,
+            None,
+        )
+        .await
+        .unwrap();
+        ids.push(id);
+    }
+    // The retried job for `lint` never stored its run id: it must find the older run, which
+    // GitHub's default `filter=latest` hides behind the newer run of the same name.
+    let again = publish_check_run(
+        &c,
+        INST,
+        &fake_repo(),
+        &head,
+        &format!("{FAKE_REPO}#7:lint"),
+        None,
+        &proposal_view("lint", &head),
+        &reports,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(again, ids[0]);
+    let ours: Vec<_> = fake
+        .check_runs(FAKE_REPO, &head)
+        .into_iter()
+        .filter(|r| r.name == "ci-medic")
+        .collect();
+    assert_eq!(ours.len(), 2, "no duplicate run");
+    // Found again means refreshed without re-sending the annotations (GitHub appends them).
+    assert_eq!(fake.annotations(ids[0]).len(), 1);
+
+    // The latest-only listing, for callers that want the current verdict, is unchanged.
+    let latest = c
+        .list_check_runs_for_ref(INST, &fake_repo(), &head, Some("ci-medic"))
+        .await
+        .unwrap();
+    assert_eq!(latest.iter().map(|r| r.id).collect::<Vec<_>>(), [ids[1]]);
+}
+
+#[tokio::test]
+async fn the_comment_found_by_marker_is_never_another_apps() {
+    let (fake, c, head) = fake_with_pull_request().await;
+    let marked = |text: &str| format!("{}\n{text}", marker("lint"));
+    // The same marker from a workflow and from a second install of ci-medic (staging).
+    let workflow = fake.add_app_comment(FAKE_REPO, 7, 15368, "github-actions", &marked("wf"));
+    let staging = fake.add_app_comment(FAKE_REPO, 7, 4243, "ci-medic-staging", &marked("stg"));
+    let body = render_comment(&proposal_view("lint", &head));
+    let first = upsert_comment(&c, INST, &fake_repo(), 7, "lint", 4242, None, &body)
+        .await
+        .unwrap();
+    assert!(first.id != workflow && first.id != staging);
+    assert_eq!(
+        first.performed_via_github_app.as_ref().and_then(|a| a.id),
+        Some(4242)
+    );
+    // A retried job that lost the id finds its own comment again, and only that one.
+    let edited = body.replace("DDS-FIX-20260101-001", "DDS-FIX-20260101-002");
+    let again = upsert_comment(&c, INST, &fake_repo(), 7, "lint", 4242, None, &edited)
+        .await
+        .unwrap();
+    assert_eq!(again.id, first.id);
+    let comments = fake.comments(FAKE_REPO, 7);
+    assert_eq!(comments.len(), 3);
+    let text = |id: u64| comments.iter().find(|x| x.id == id).unwrap().body.clone();
+    assert_eq!(text(workflow), marked("wf"));
+    assert_eq!(text(staging), marked("stg"));
+    assert_eq!(text(first.id), edited);
 }

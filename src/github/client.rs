@@ -9,13 +9,14 @@
 //! |---|---|
 //! | every list (PR files, comments, check runs, annotations) | follows absolute `Link` URLs without the token on non-github.com hosts (GHES, test servers) → 401 |
 //! | every call | its retry policy ignores 403 secondary rate limits with `Retry-After`, and has no total-wait bound |
-//! | create comment / check run / ref | we must not retry a POST after a timeout where it may have landed |
+//! | create comment / check run / ref, annotations | we must not repeat them after a timeout or a 5xx: they may have landed |
 //! | collaborator permission | its typed enum fails on the real `permission` values |
 //! | update comment | sends POST instead of PATCH |
 //! | job logs, tarball | we stream with a byte cap and need typed 404/410 from the redirect host |
 //!
-//! Must never: send the token to a non-API origin (redirects are followed unauthenticated), force
-//! a ref update, or send more than 50 annotations in one request.
+//! Must never: send the token to a non-API origin (the downloads follow their redirect to the
+//! log or codeload host unauthenticated), force a ref update, or send more than 50 annotations
+//! in one request.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -139,9 +140,11 @@ impl RestClient {
         }
     }
 
-    /// GETs `url` as the installation and, when GitHub answers with a redirect, GETs the
-    /// `Location` without any `Authorization` (pre-signed log / codeload URLs; the token must
-    /// not leave the API host). Returns the response of the final hop, checked for size.
+    /// GETs `url` as the installation and, when GitHub answers with a redirect the transport
+    /// did not follow itself (the 302 to a pre-signed log / codeload URL; a 301 of a renamed
+    /// repository was already followed, with the token, on the API origin), GETs the
+    /// `Location` without any `Authorization`: the token must not leave the API host. Returns
+    /// the response of the final hop, checked for size.
     async fn download(
         &self,
         inst: InstallationId,
@@ -188,6 +191,26 @@ impl RestClient {
             return Err(GitHubError::TooLarge { limit: max_bytes });
         }
         Ok(resp)
+    }
+
+    /// `GET /commits/{ref}/check-runs`; `all` sends `filter=all`, otherwise GitHub's default
+    /// (`latest`) applies.
+    async fn check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+        all: bool,
+    ) -> Result<Vec<CheckRun>> {
+        let mut url = self.repo_url(repo, &["commits", git_ref, "check-runs"])?;
+        if let Some(name) = check_name {
+            url.query_pairs_mut().append_pair("check_name", name);
+        }
+        if all {
+            url.query_pairs_mut().append_pair("filter", "all");
+        }
+        self.paginate(inst, url, Some("check_runs")).await
     }
 }
 
@@ -344,11 +367,19 @@ impl GitHubApi for RestClient {
         git_ref: &str,
         check_name: Option<&str>,
     ) -> Result<Vec<CheckRun>> {
-        let mut url = self.repo_url(repo, &["commits", git_ref, "check-runs"])?;
-        if let Some(name) = check_name {
-            url.query_pairs_mut().append_pair("check_name", name);
-        }
-        self.paginate(inst, url, Some("check_runs")).await
+        self.check_runs_for_ref(inst, repo, git_ref, check_name, false)
+            .await
+    }
+
+    async fn list_all_check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+    ) -> Result<Vec<CheckRun>> {
+        self.check_runs_for_ref(inst, repo, git_ref, check_name, true)
+            .await
     }
 
     async fn create_check_run(

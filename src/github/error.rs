@@ -19,11 +19,14 @@ pub enum GitHubError {
     /// 401: the token or JWT was rejected (expired, revoked, wrong key).
     #[error("GitHub rejected the credentials (401): {message}")]
     Unauthorized { message: String },
-    /// 403 that is not a rate limit: the App lacks a permission, the branch is protected, ...
+    /// 403 that is not a rate limit (neither by its headers nor by its message): the App lacks
+    /// a permission, the branch is protected, ...
     #[error("GitHub refused the request (403): {message}")]
     Forbidden { message: String },
-    /// Rate limited (primary or secondary) and the wait GitHub asked for does not fit in the
-    /// retry budget; `retry_after` is the wait GitHub asked for, when it said.
+    /// Rate limited (primary or secondary: a 429, or a 403 whose headers or message say so)
+    /// and the wait does not fit in the retry budget — GitHub's `Retry-After` or reset time,
+    /// else at least `RetryPolicy::rate_limit_min_wait`. `retry_after` is the wait GitHub
+    /// asked for, when it said.
     #[error("rate limited by GitHub (retry after {retry_after:?})")]
     RateLimited { retry_after: Option<Duration> },
     /// 422 `Update is not a fast forward`: the branch moved since we read it.
@@ -35,7 +38,9 @@ pub enum GitHubError {
     /// 422 other than the fast-forward case: validation failed (comment too long, ref exists, ...).
     #[error("GitHub rejected the request as invalid (422): {message}")]
     Unprocessable { message: String },
-    /// 5xx that persisted through every retry.
+    /// 5xx that persisted through every retry, or the first 5xx of a call that creates
+    /// something (not repeated: it may have landed, so look for the object before creating it
+    /// again, as after `Transport { may_have_landed: true }`).
     #[error("GitHub server error {status}")]
     Server { status: u16 },
     /// Any other unexpected status.

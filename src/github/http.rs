@@ -2,14 +2,19 @@
 //! standard headers, bounded retries with backoff, rate-limit handling, status → error mapping
 //! and `Link` pagination.
 //!
-//! It must never: follow a redirect by itself (redirect targets get no `Authorization`, and only
-//! the caller knows when a redirect is expected), send a token to a host other than the API's,
-//! retry a POST that may have landed, wait longer in total than the retry budget, or put a token
-//! or a request body in an error or a log line.
+//! Redirects GitHub gives for moved resources (301 for reads, 307/308 for any method, e.g.
+//! after a repository rename or transfer) are followed here, on the API's own origin only and a
+//! bounded number of times; any other redirect goes back to the caller (the log and tarball
+//! downloads follow their 302 themselves, without the token).
+//!
+//! It must never: follow a redirect to another origin, let reqwest follow one by itself, send a
+//! token to a host other than the API's, turn a write into a read on a 301, repeat a creating
+//! call that may have landed (after a timeout or a 5xx), wait longer in total than the retry
+//! budget, or put a token, a request body or a redirect's query in an error or a log line.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
@@ -20,8 +25,10 @@ use super::error::{GitHubError, Result};
 pub const API_VERSION: &str = "2022-11-28";
 /// Sent on every request.
 pub const USER_AGENT: &str = "ci-medic";
+/// Redirects followed for one call before it fails; GitHub moves a resource once.
+const MAX_REDIRECTS: u32 = 5;
 
-/// How hard to retry transient failures (5xx, timeouts, rate limits).
+/// How hard to retry transient failures (5xx and timeouts of calls safe to repeat, rate limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Retries after the first attempt.
@@ -33,6 +40,9 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// Cap of one backoff step.
     pub max_backoff: Duration,
+    /// Wait after a rate limit (a 429, or a 403 whose message says so) that names no time
+    /// in `Retry-After` or `x-ratelimit-reset`. GitHub asks for at least a minute.
+    pub rate_limit_min_wait: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -42,6 +52,7 @@ impl Default for RetryPolicy {
             max_total_wait: Duration::from_secs(90),
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(20),
+            rate_limit_min_wait: Duration::from_secs(60),
         }
     }
 }
@@ -99,8 +110,9 @@ pub(crate) struct Call<'a> {
     pub method: Method,
     pub url: Url,
     pub body: Option<&'a serde_json::Value>,
-    /// False for POSTs that create something: a transport failure after the request may
-    /// have been written is then returned, never retried.
+    /// False for calls that create or append something (comments, check runs, refs,
+    /// annotations): a transport failure after the request may have been written, or a 5xx,
+    /// is then returned, never retried. Rate limits are still waited out: GitHub refused those.
     pub idempotent: bool,
     pub timeout: Duration,
 }
@@ -137,7 +149,8 @@ impl Transport {
             .user_agent(USER_AGENT)
             .default_headers(headers)
             .connect_timeout(config.connect_timeout)
-            // Redirects are followed by hand so the token never travels to the redirect host.
+            // Redirects are followed by hand (`execute`, `RestClient::download`) so the token
+            // never travels to another host.
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| GitHubError::InvalidRequest(format!("building HTTP client: {e}")))?;
@@ -196,8 +209,9 @@ impl Transport {
         }
     }
 
-    /// Sends `call`, retrying within the policy. Returns the response when it is 2xx or 3xx;
-    /// any other status becomes a typed error.
+    /// Sends `call`, retrying within the policy and following the redirects
+    /// [`Self::redirect_target`] accepts. Returns the response when it is 2xx or a redirect it
+    /// does not follow; any other status becomes a typed error.
     pub(crate) async fn execute(
         &self,
         call: &Call<'_>,
@@ -206,10 +220,12 @@ impl Transport {
         let policy = &self.config.retry;
         let mut retries = 0u32;
         let mut waited = Duration::ZERO;
+        let mut url = call.url.clone();
+        let mut redirects = 0u32;
         loop {
             let mut req = self
                 .client
-                .request(call.method.clone(), call.url.clone())
+                .request(call.method.clone(), url.clone())
                 .timeout(call.timeout);
             if let Auth::Bearer(token) = auth {
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret()))
@@ -235,25 +251,56 @@ impl Transport {
                 }
                 Ok(resp) => {
                     let status = resp.status();
-                    if status.is_success() || status.is_redirection() {
+                    if status.is_success() {
                         return Ok(resp);
                     }
-                    if let Some(asked) = rate_limit_wait(status, resp.headers()) {
-                        let wait = asked.unwrap_or_else(|| policy.backoff(retries));
-                        let err = GitHubError::RateLimited { retry_after: asked };
-                        if waited + wait > policy.max_total_wait {
-                            return Err(err);
-                        }
-                        (err, wait)
-                    } else if status.is_server_error() {
-                        (
-                            GitHubError::Server {
+                    if status.is_redirection() {
+                        let Some(target) = self.redirect_target(&call.method, &resp) else {
+                            return Ok(resp);
+                        };
+                        redirects += 1;
+                        if redirects > MAX_REDIRECTS {
+                            return Err(GitHubError::UnexpectedStatus {
                                 status: status.as_u16(),
-                            },
-                            policy.backoff(retries),
-                        )
-                    } else {
-                        return Err(error_for_status(resp).await);
+                                message: format!("more than {MAX_REDIRECTS} redirects"),
+                            });
+                        }
+                        tracing::debug!(
+                            method = %call.method,
+                            from = url.path(),
+                            to = target.path(),
+                            status = status.as_u16(),
+                            "following a GitHub redirect"
+                        );
+                        // A redirect is not a failure: it costs no retry and no wait.
+                        url = target;
+                        continue;
+                    }
+                    match classify_failure(resp).await {
+                        Failure::Final(err) => return Err(err),
+                        Failure::RateLimited { asked } => {
+                            // No time given: GitHub says to wait at least a minute.
+                            let wait = asked.unwrap_or_else(|| {
+                                policy.rate_limit_min_wait.max(policy.backoff(retries))
+                            });
+                            let err = GitHubError::RateLimited { retry_after: asked };
+                            if waited + wait > policy.max_total_wait {
+                                return Err(err);
+                            }
+                            (err, wait)
+                        }
+                        Failure::Server { status } => {
+                            let err = GitHubError::Server { status };
+                            // A 5xx does not say the request was refused: GitHub may have
+                            // stored the comment or check run before failing. Repeating a
+                            // creating call here would duplicate it; the job layer retries the
+                            // whole job instead, and that looks for the object (by marker or
+                            // external id) first.
+                            if !call.idempotent {
+                                return Err(err);
+                            }
+                            (err, policy.backoff(retries))
+                        }
                     }
                 }
             };
@@ -262,7 +309,7 @@ impl Transport {
             }
             tracing::debug!(
                 method = %call.method,
-                path = call.url.path(),
+                path = url.path(),
                 retry = retries + 1,
                 wait_ms = wait.as_millis() as u64,
                 error = %err,
@@ -272,6 +319,24 @@ impl Transport {
             waited += wait;
             retries += 1;
         }
+    }
+
+    /// Where to send `method` again after the redirect `resp`, when it is one we follow: 301
+    /// for `GET`/`HEAD`, 307 or 308 for any method (same method, same body, as they require),
+    /// to a `Location` on the API's own origin, so the token may go along. `None` for the
+    /// rest: 302/303 (the downloads' signed URLs), another origin, a 301 to a write.
+    fn redirect_target(&self, method: &Method, resp: &reqwest::Response) -> Option<Url> {
+        let follow = match resp.status() {
+            StatusCode::MOVED_PERMANENTLY => matches!(*method, Method::GET | Method::HEAD),
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT => true,
+            _ => false,
+        };
+        if !follow {
+            return None;
+        }
+        let location = resp.headers().get(LOCATION)?.to_str().ok()?;
+        let target = resp.url().join(location).ok()?;
+        self.same_origin(&target).then_some(target)
     }
 
     /// `execute` + decode the JSON body.
@@ -344,8 +409,18 @@ impl Transport {
     }
 }
 
-/// Decodes a JSON body, reporting the field path on a mismatch.
+/// Decodes a JSON body, reporting the field path on a mismatch. A redirect `execute` did not
+/// follow has no answer in it: that is an error, not a body to decode.
 pub(crate) async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T> {
+    let status = resp.status();
+    if status.is_redirection() {
+        // Never the Location: it may be a signed URL.
+        return Err(GitHubError::UnexpectedStatus {
+            status: status.as_u16(),
+            message: "redirect not followed (only 301 for reads, 307 and 308 on the API origin)"
+                .into(),
+        });
+    }
     let bytes = resp.bytes().await.map_err(|e| GitHubError::Transport {
         message: without_url(&e),
         may_have_landed: false,
@@ -353,8 +428,48 @@ pub(crate) async fn decode_json<T: DeserializeOwned>(resp: reqwest::Response) ->
     serde_json::from_slice(&bytes).map_err(|e| GitHubError::Decode(e.to_string()))
 }
 
-/// `Some(wait)` when the response is a rate limit (primary or secondary): 429, or 403 with
-/// `Retry-After` or `x-ratelimit-remaining: 0`. The inner `Option` is GitHub's requested wait.
+/// What a non-success answer means for the retry loop.
+enum Failure {
+    /// A primary or secondary rate limit; `asked` is the wait GitHub named, if any.
+    RateLimited { asked: Option<Duration> },
+    /// A 5xx: retried only when the call is safe to repeat.
+    Server { status: u16 },
+    /// Anything else: returned as it is.
+    Final(GitHubError),
+}
+
+/// Sorts a non-success answer. A 403 is a rate limit when its headers say so or, since
+/// secondary limits often come with no header at all, when its message does.
+async fn classify_failure(resp: reqwest::Response) -> Failure {
+    let status = resp.status();
+    if let Some(asked) = rate_limit_wait(status, resp.headers()) {
+        return Failure::RateLimited { asked };
+    }
+    if status.is_server_error() {
+        return Failure::Server {
+            status: status.as_u16(),
+        };
+    }
+    if status == StatusCode::FORBIDDEN {
+        let message = error_message(resp).await;
+        if mentions_rate_limit(&message) {
+            return Failure::RateLimited { asked: None };
+        }
+        return Failure::Final(GitHubError::Forbidden { message });
+    }
+    Failure::Final(error_for_status(resp).await)
+}
+
+/// True for GitHub's rate-limit wording: "You have exceeded a secondary rate limit", "API rate
+/// limit exceeded", and the older "You have triggered an abuse detection mechanism".
+fn mentions_rate_limit(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("rate limit") || lower.contains("abuse detection")
+}
+
+/// `Some(wait)` when the headers mark a rate limit (primary or secondary): 429, or 403 with
+/// `Retry-After` or `x-ratelimit-remaining: 0`. The inner `Option` is GitHub's requested wait:
+/// `Retry-After`, else the time until `x-ratelimit-reset` when the quota is spent.
 fn rate_limit_wait(status: StatusCode, headers: &HeaderMap) -> Option<Option<Duration>> {
     let header = |name: &str| {
         headers
@@ -529,11 +644,30 @@ mod tests {
             max_total_wait: Duration::from_secs(100),
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(350),
+            rate_limit_min_wait: Duration::from_secs(60),
         };
         assert_eq!(p.backoff(0), Duration::from_millis(100));
         assert_eq!(p.backoff(1), Duration::from_millis(200));
         assert_eq!(p.backoff(2), Duration::from_millis(350));
         assert_eq!(p.backoff(40), Duration::from_millis(350));
+    }
+
+    #[test]
+    fn rate_limit_wording_is_recognised() {
+        for m in [
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            "API rate limit exceeded for installation ID 1234.",
+            "You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.",
+        ] {
+            assert!(mentions_rate_limit(m), "{m}");
+        }
+        for m in [
+            "Resource not accessible by integration",
+            "Must have admin rights to Repository.",
+            "",
+        ] {
+            assert!(!mentions_rate_limit(m), "{m}");
+        }
     }
 
     #[test]

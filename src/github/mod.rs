@@ -127,7 +127,10 @@ pub trait GitHubApi: Send + Sync {
         check_run_id: u64,
     ) -> Result<CheckRun>;
 
-    /// `GET /repos/{o}/{r}/commits/{ref}/check-runs[?check_name=]`, every page.
+    /// `GET /repos/{o}/{r}/commits/{ref}/check-runs[?check_name=]`, every page, with GitHub's
+    /// default `filter=latest`: only the newest run of each name — the current verdict. Older
+    /// runs of the same name are left out; to find a run by `external_id` use
+    /// [`Self::list_all_check_runs_for_ref`].
     async fn list_check_runs_for_ref(
         &self,
         inst: InstallationId,
@@ -136,8 +139,18 @@ pub trait GitHubApi: Send + Sync {
         check_name: Option<&str>,
     ) -> Result<Vec<CheckRun>>;
 
+    /// The same list with `filter=all`: every run on the commit, older runs of the same name
+    /// included (a commit with two failing checks has two `ci-medic` runs).
+    async fn list_all_check_runs_for_ref(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        git_ref: &str,
+        check_name: Option<&str>,
+    ) -> Result<Vec<CheckRun>>;
+
     /// `POST /repos/{o}/{r}/check-runs`. Not retried after a possibly-landed failure
-    /// (`Transport { may_have_landed: true }`): look it up by `external_id` first.
+    /// (`Transport { may_have_landed: true }` or a 5xx): look it up by `external_id` first.
     async fn create_check_run(
         &self,
         inst: InstallationId,
@@ -146,7 +159,8 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<CheckRun>;
 
     /// `PATCH /repos/{o}/{r}/check-runs/{id}`; at most 50 annotations per call (more →
-    /// `InvalidRequest`, nothing sent).
+    /// `InvalidRequest`, nothing sent). With annotations it is not retried after a
+    /// possibly-landed failure (GitHub appends them).
     async fn update_check_run(
         &self,
         inst: InstallationId,
@@ -183,7 +197,7 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<Vec<IssueComment>>;
 
     /// `POST /repos/{o}/{r}/issues/{number}/comments`. Not retried after a possibly-landed
-    /// failure: find the comment by its marker before posting again.
+    /// failure (transport or 5xx): find the comment by its marker before posting again.
     async fn create_issue_comment(
         &self,
         inst: InstallationId,
@@ -281,7 +295,8 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<GitRef>;
 
     /// `POST /repos/{o}/{r}/git/refs`, `git_ref` fully qualified (`refs/heads/x`). An existing
-    /// ref gives `Unprocessable` ("Reference already exists").
+    /// ref gives `Unprocessable` ("Reference already exists"). Not retried after a
+    /// possibly-landed failure (transport or 5xx): read the ref before creating it again.
     async fn create_ref(
         &self,
         inst: InstallationId,

@@ -151,7 +151,8 @@ impl CheckConclusion {
     }
 }
 
-/// The App that owns a check run.
+/// A GitHub App as other objects embed it (`integration`): the owner of a check run, the App a
+/// comment was made through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckApp {
     #[serde(default)]
@@ -330,6 +331,10 @@ pub struct IssueComment {
     pub updated_at: String,
     #[serde(default)]
     pub author_association: Option<String>,
+    /// The App the comment was made through (`nullable-integration`): ours for comments we
+    /// post, `github-actions` for a workflow's, null for a person's.
+    #[serde(default)]
+    pub performed_via_github_app: Option<CheckApp>,
 }
 
 /// Reaction kinds GitHub accepts.

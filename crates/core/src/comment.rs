@@ -103,8 +103,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?s)-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
             "-----BEGIN PRIVATE KEY----- [REDACTED] -----END PRIVATE KEY-----",
         ),
+        // GitHub tokens: the classic 40-character form, and the stateless installation token
+        // `ghs_APPID_JWT` (its dotted JWT taken whole, even when a log line cut it short).
         rule(
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]+_[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]+)*|gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})",
             REDACTED,
         ),
         rule(
@@ -118,8 +120,9 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(r"\bxox[abposr]-[A-Za-z0-9-]{10,}", REDACTED),
         rule(r"\bnpm_[A-Za-z0-9]{36}\b", REDACTED),
         rule(r"\bpypi-AgE[A-Za-z0-9_-]{50,}", REDACTED),
+        // No `\b` before it: a JWT glued to a word by `_` (`session_eyJ…`) has no boundary.
         rule(
-            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
             REDACTED,
         ),
         rule(
@@ -142,7 +145,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 });
 
 /// Replaces secrets with `[REDACTED]`: GitHub tokens (`ghp_`, `ghs_`, `gho_`, `ghu_`, `ghr_`,
-/// `github_pat_`), AWS access key ids and secret keys, private key blocks, bearer/basic
+/// `github_pat_`, and the stateless `ghs_APPID_JWT` installation tokens), AWS access key ids and secret keys, private key blocks, bearer/basic
 /// credentials, credentials in URLs, Slack/npm/PyPI tokens, JWTs, and the values of
 /// `password=`, `token=`, `secret=`, `api_key=` and similar assignments. Errs on the side of
 /// hiding: a false positive costs a word of a log, a miss leaks a credential.
@@ -1162,6 +1165,57 @@ mod tests {
         assert!(s.contains("\\<script\\>"));
         assert!(!s.contains("@octocat"));
         assert_eq!(escape_inline(&"x".repeat(10), 3), "xxx…");
+    }
+
+    /// GitHub's stateless installation tokens, `ghs_APPID_JWT` (rolled out from 2026-04-27, see
+    /// `apps/create-installation-access-token`).
+    const STATELESS: &str =
+        "ghs_123456_eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiIxMjM0NTYifQ.c2lnbmF0dXJlc2lnbmF0dXJl";
+
+    #[test]
+    fn stateless_installation_tokens_are_redacted() {
+        let leaks = |out: &str| {
+            [
+                "ghs_123456",
+                "eyJhbGciOiJSUzI1NiJ9",
+                "eyJpc3MiOiIxMjM0NTYifQ",
+                "c2lnbmF0dXJl",
+            ]
+            .into_iter()
+            .any(|part| out.contains(part))
+        };
+        for text in [
+            format!("git push with {STATELESS} failed."),
+            format!("remote: using {STATELESS}\n"),
+            format!("https://x-access-token:{STATELESS}@github.com/o/r.git"),
+            format!("{{\"token\": \"{STATELESS}\"}}"),
+            // Cut off by a truncated log line.
+            format!("auth {}", &STATELESS[..40]),
+        ] {
+            let out = redact(&text);
+            assert!(!leaks(&out), "{text:?} -> {out:?}");
+            assert_eq!(redact(&out), out);
+        }
+        assert_eq!(
+            redact(&format!("git push with {STATELESS} failed.")),
+            "git push with [REDACTED] failed."
+        );
+    }
+
+    #[test]
+    fn a_jwt_glued_to_a_word_by_an_underscore_is_redacted() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N";
+        for text in [
+            format!("session_{jwt}"),
+            format!("X_{jwt} end"),
+            format!("({jwt})"),
+        ] {
+            let out = redact(&text);
+            assert!(
+                !out.contains("dozjgNryP4J3jVmNHl0w5N"),
+                "{text:?} -> {out:?}"
+            );
+        }
     }
 
     #[test]

@@ -482,6 +482,38 @@ impl FakeGitHub {
                 created_at: now.clone(),
                 updated_at: now,
                 via_app: false,
+                via_other_app: None,
+            },
+        );
+        id
+    }
+
+    /// A comment posted through another GitHub App (`app_id`, `app_slug`): written by
+    /// `{app_slug}[bot]` with `performed_via_github_app` naming that App, as GitHub shows a
+    /// `github-actions[bot]` comment (app 15368) or one by a second install of ci-medic.
+    pub fn add_app_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        app_id: u64,
+        app_slug: &str,
+        body: &str,
+    ) -> u64 {
+        let mut st = self.st();
+        let id = st.next_id();
+        let now = st.now_str();
+        st.comments.insert(
+            id,
+            IssueComment {
+                id,
+                repo: repo.into(),
+                issue_number: number,
+                user: format!("{app_slug}[bot]"),
+                body: body.into(),
+                created_at: now.clone(),
+                updated_at: now,
+                via_app: false,
+                via_other_app: Some((app_id, app_slug.into())),
             },
         );
         id

@@ -743,6 +743,7 @@ fn repo_route(
                 created_at: now.clone(),
                 updated_at: now,
                 via_app: true,
+                via_other_app: None,
             };
             let v = st.comment_json(&c);
             st.comments.insert(id, c);

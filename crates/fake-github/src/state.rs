@@ -89,6 +89,9 @@ pub struct IssueComment {
     pub updated_at: String,
     /// Set when the comment was made by the App through the API.
     pub via_app: bool,
+    /// Set when another App made it (a second install of ci-medic, `github-actions`):
+    /// `(app id, slug)`. Its author is that App's bot, `{slug}[bot]`.
+    pub via_other_app: Option<(u64, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -628,7 +631,11 @@ impl State {
             "updated_at": c.updated_at,
             "issue_url": format!("{a}/issues/{}", c.issue_number),
             "author_association": self.author_association(&c.repo, &c.user),
-            "performed_via_github_app": if c.via_app { json::app(&self.urls, self.app_id, &self.app_slug, &self.app_owner) } else { Value::Null },
+            "performed_via_github_app": match (&c.via_other_app, c.via_app) {
+                (Some((id, slug)), _) => json::app(&self.urls, *id, slug, if slug == "github-actions" { "github" } else { slug }),
+                (None, true) => json::app(&self.urls, self.app_id, &self.app_slug, &self.app_owner),
+                (None, false) => Value::Null,
+            },
             "reactions": json::reaction_rollup(&format!("{a}/issues/comments/{}/reactions", c.id), &contents),
         })
     }

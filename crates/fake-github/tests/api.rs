@@ -8,7 +8,7 @@ use std::io::Read;
 use std::sync::{Arc, Mutex};
 
 use common::{REPO, client, jwt, seeded};
-use fake_github::{FakeGitHub, Options};
+use fake_github::{CheckOutput, FakeGitHub, Options};
 use serde_json::{Value, json};
 
 async fn get(url: &str, token: &str) -> reqwest::Response {
@@ -438,6 +438,102 @@ async fn check_run_limits() {
         .unwrap();
     assert_eq!(r.status(), 422);
     assert!(fake.check_runs(REPO, &head).is_empty());
+}
+
+#[tokio::test]
+async fn check_runs_for_ref_filter_latest_by_default_and_all_on_request() {
+    let (fake, token) = seeded().await;
+    let head = fake.branch_head(REPO, "feature").unwrap();
+    let add = |name: &str, app: &str| {
+        fake.add_check_run(REPO, &head, name, app, "failure", CheckOutput::default())
+    };
+    let old_lint = add("lint", "github-actions");
+    let new_lint = add("lint", "github-actions");
+    let build = add("build", "github-actions");
+    // The same name from another App is its own latest run.
+    let ours = add("lint", "ci-medic");
+    let ids = |query: &'static str| {
+        let url = format!(
+            "{}/repos/{REPO}/commits/{head}/check-runs{query}",
+            fake.base_url()
+        );
+        let token = token.clone();
+        async move {
+            let v: Value = get(&url, &token).await.json().await.unwrap();
+            let mut ids: Vec<u64> = v["check_runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_u64().unwrap())
+                .collect();
+            ids.sort_unstable();
+            assert_eq!(v["total_count"].as_u64(), Some(ids.len() as u64), "{query}");
+            ids
+        }
+    };
+    assert_eq!(ids("").await, [new_lint, build, ours]);
+    assert_eq!(ids("?filter=latest").await, [new_lint, build, ours]);
+    assert_eq!(ids("?filter=all").await, [old_lint, new_lint, build, ours]);
+    assert_eq!(ids("?check_name=lint").await, [new_lint, ours]);
+    assert_eq!(
+        ids("?check_name=lint&filter=all").await,
+        [old_lint, new_lint, ours]
+    );
+}
+
+#[tokio::test]
+async fn comments_name_the_app_they_were_made_through() {
+    let (fake, token) = seeded().await;
+    fake.set_app(4242, "ci-medic");
+    let url = format!("{}/repos/{REPO}/issues/7/comments", fake.base_url());
+    let r = client()
+        .post(&url)
+        .header("authorization", format!("token {token}"))
+        .json(&json!({"body": "ours"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    fake.add_comment(REPO, 7, "alice", "a person");
+    fake.add_app_comment(REPO, 7, 15368, "github-actions", "a workflow");
+    fake.add_app_comment(REPO, 7, 4243, "ci-medic-staging", "a second install");
+    let v: Value = get(&url, &token).await.json().await.unwrap();
+    let seen: Vec<(String, String, Value, Value)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let app = &c["performed_via_github_app"];
+            (
+                c["body"].as_str().unwrap().to_owned(),
+                c["user"]["login"].as_str().unwrap().to_owned(),
+                app["id"].clone(),
+                app["slug"].clone(),
+            )
+        })
+        .collect();
+    let row = |b: &str, u: &str, id: Value, slug: Value| (b.to_owned(), u.to_owned(), id, slug);
+    assert_eq!(
+        seen,
+        [
+            row("ours", "ci-medic[bot]", json!(4242), json!("ci-medic")),
+            row("a person", "alice", Value::Null, Value::Null),
+            row(
+                "a workflow",
+                "github-actions[bot]",
+                json!(15368),
+                json!("github-actions")
+            ),
+            row(
+                "a second install",
+                "ci-medic-staging[bot]",
+                json!(4243),
+                json!("ci-medic-staging")
+            ),
+        ]
+    );
+    assert_eq!(v[2]["user"]["type"], "Bot");
+    assert_eq!(v[2]["performed_via_github_app"]["owner"]["login"], "github");
 }
 
 #[tokio::test]
