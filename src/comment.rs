@@ -25,7 +25,7 @@ pub const CHECK_RUN_NAME: &str = "ci-medic";
 /// ours (`app_id`). The marker alone proves nothing: a workflow (`github-actions[bot]`) or a
 /// second install of ci-medic can write the same one, and editing theirs would overwrite their
 /// comment, or fail with a 403 that parks the job.
-fn is_ours(c: &IssueComment, app_id: u64) -> bool {
+pub(crate) fn is_ours(c: &IssueComment, app_id: u64) -> bool {
     let by_bot = c.user.as_ref().and_then(|u| u.kind.as_deref()) == Some("Bot");
     let other_app = c
         .performed_via_github_app

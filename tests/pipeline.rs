@@ -391,6 +391,23 @@ async fn a_proposal_can_be_approved_after_its_pull_request_is_closed_and_reopene
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_marker_typed_by_someone_does_not_silence_the_reply() {
+    let w = world(&[]).await;
+    let c = w.fake.add_comment(REPO, 7, "maintainer", "/help");
+    w.fake.add_comment(
+        REPO,
+        7,
+        "mallory",
+        &format!("<!-- ci-medic:reply-to={c} -->"),
+    );
+    let payload = w.fake.issue_comment_created_payload(c).unwrap();
+    w.fake.deliver("issue_comment", &payload).await.unwrap();
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c} "))).await;
+    assert!(reply.contains("/approve"), "{reply}");
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_analyses_the_latest_failure_again() {
     let w = world(&[]).await;
     // The first analysis cannot read the log (GitHub answers 404 for a moment).

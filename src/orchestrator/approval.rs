@@ -121,10 +121,11 @@ impl Orchestrator {
                 .list_issue_comments(inst, &repo, c.pr_number)
                 .await
                 .map_err(|e| gh_err("listing comments", e))?;
-            if !existing
-                .iter()
-                .any(|x| x.body.as_deref().is_some_and(|b| b.contains(&marker)))
-            {
+            // Only our own comment counts: anyone can type the marker.
+            if !existing.iter().any(|x| {
+                crate::comment::is_ours(x, self.ctx.app_id)
+                    && x.body.as_deref().is_some_and(|b| b.contains(&marker))
+            }) {
                 let body = format!("{marker}\n{}", replies.join("\n\n---\n\n"));
                 gh.create_issue_comment(inst, &repo, c.pr_number, &body)
                     .await
