@@ -34,7 +34,14 @@ pub enum JobError {
     /// Will fail the same way every time: parked at once.
     #[error("{0}")]
     Permanent(String),
+    /// Told to come back later (GitHub's rate limit names the moment): queued again for then,
+    /// without spending an attempt, since waiting is not failing.
+    #[error("{message}")]
+    Wait { message: String, after: Duration },
 }
+
+/// Longest wait a [`JobError::Wait`] is honoured for (GitHub's primary limit resets hourly).
+const MAX_WAIT: Duration = Duration::from_secs(3600);
 
 /// What a worker hands to the handler.
 #[derive(Debug, Clone)]
@@ -301,6 +308,19 @@ impl Queue {
                     info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
                     self.release_key(&key, None);
                 }
+                Err(JobError::Wait { message, after }) => {
+                    let after = after.min(MAX_WAIT);
+                    let not_before = Utc::now() + chrono::Duration::from_std(after).unwrap_or_default();
+                    warn!(retry_in_s = after.as_secs_f64(), reason = %message, "job told to wait; queued again");
+                    job.attempts -= 1;
+                    job.state = JobState::Queued;
+                    job.not_before = Some(not_before);
+                    job.last_error = Some(message);
+                    if let Err(e) = self.store.put_job(&job) {
+                        error!(error = %e, "cannot record job wait");
+                    }
+                    self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: Some(not_before) })));
+                }
                 Err(err) => {
                     self.metrics.job_failures.get_or_create(&labels).inc();
                     let permanent = matches!(err, JobError::Permanent(_));
@@ -453,6 +473,50 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Answers `Wait` to its first `waits` runs, then succeeds.
+    struct Limited {
+        calls: std::sync::atomic::AtomicU32,
+        waits: u32,
+    }
+
+    #[async_trait]
+    impl JobHandler for Limited {
+        async fn handle(&self, _: JobInput) -> Result<(), JobError> {
+            use std::sync::atomic::Ordering::SeqCst;
+            if self.calls.fetch_add(1, SeqCst) < self.waits {
+                return Err(JobError::Wait {
+                    message: "GitHub rate limit".into(),
+                    after: Duration::from_millis(20),
+                });
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_told_to_wait_is_never_parked_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let metrics = Metrics::new();
+        let q = Queue::load(store.clone(), metrics.clone(), policy()).unwrap();
+        // More waits than the policy's attempts.
+        let limited = Arc::new(Limited {
+            calls: Default::default(),
+            waits: policy().max_attempts + 2,
+        });
+        accept(&store, &q, "limited-1", "k1");
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(1, q.clone(), limited.clone(), shutdown.clone());
+        wait_until(|| store.jobs().unwrap().is_empty()).await;
+        assert_eq!(
+            limited.calls.load(std::sync::atomic::Ordering::SeqCst),
+            policy().max_attempts + 3
+        );
+        assert_eq!(metrics.jobs_parked.get(), 0);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
     }
 
     fn policy() -> RetryPolicy {

@@ -123,6 +123,14 @@ impl Orchestrator {
 /// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
 fn gh_err(what: &str, e: GitHubError) -> JobError {
     match e {
+        // GitHub named when to come back: the queue waits that long instead of burning the
+        // job's attempts on a limit that lasts until its reset.
+        GitHubError::RateLimited {
+            retry_after: Some(after),
+        } => JobError::Wait {
+            message: format!("{what}: {e}"),
+            after,
+        },
         GitHubError::NotFound
         | GitHubError::Gone
         | GitHubError::Unauthorized { .. }

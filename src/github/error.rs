@@ -25,8 +25,9 @@ pub enum GitHubError {
     Forbidden { message: String },
     /// Rate limited (primary or secondary: a 429, or a 403 whose headers or message say so)
     /// and the wait does not fit in the retry budget — GitHub's `Retry-After` or reset time,
-    /// else at least `RetryPolicy::rate_limit_min_wait`. `retry_after` is the wait GitHub
-    /// asked for, when it said.
+    /// else at least `RetryPolicy::rate_limit_min_wait`. `retry_after` is how long to wait
+    /// before trying again: what GitHub asked for, or that minimum when it named no time (the
+    /// job queue waits it out instead of spending attempts).
     #[error("rate limited by GitHub (retry after {retry_after:?})")]
     RateLimited { retry_after: Option<Duration> },
     /// 422 `Update is not a fast forward`: the branch moved since we read it.

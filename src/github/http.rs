@@ -283,7 +283,9 @@ impl Transport {
                             let wait = asked.unwrap_or_else(|| {
                                 policy.rate_limit_min_wait.max(policy.backoff(retries))
                             });
-                            let err = GitHubError::RateLimited { retry_after: asked };
+                            let err = GitHubError::RateLimited {
+                                retry_after: Some(wait),
+                            };
                             if waited + wait > policy.max_total_wait {
                                 return Err(err);
                             }
