@@ -106,7 +106,7 @@ pub async fn publish_check_run(
         text: out.text.clone(),
         annotations,
     };
-    if let Some(id) = existing {
+    let refresh = |id: u64| async move {
         gh.update_check_run(
             inst,
             repo,
@@ -116,62 +116,71 @@ pub async fn publish_check_run(
                 ..Default::default()
             },
         )
-        .await?;
-        return Ok(id);
-    }
-    // A create whose answer was lost may have landed: find it by its external id first,
-    // among every run of the name (another check failing on this commit has a newer one).
-    let existing_runs = gh
+        .await
+    };
+    let (id, held) = if let Some(id) = existing {
+        refresh(id).await?;
+        // All of them went with the creation unless there were more than one request holds.
+        let held = if reports.len() > ANNOTATIONS_PER_REQUEST {
+            gh.get_check_run(inst, repo, id)
+                .await?
+                .output
+                .annotations_count
+        } else {
+            reports.len() as u64
+        };
+        (id, held)
+    } else if let Some(found) = gh
+        // A create whose answer was lost may have landed: find it by its external id first,
+        // among every run of the name (another check failing on this commit has a newer one).
         .list_all_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
-        .await?;
-    if let Some(found) = existing_runs
-        .iter()
+        .await?
+        .into_iter()
         .find(|r| r.external_id.as_deref() == Some(external_id))
     {
+        refresh(found.id).await?;
+        (found.id, found.output.annotations_count)
+    } else {
+        let first: Vec<NewAnnotation> = reports
+            .iter()
+            .take(ANNOTATIONS_PER_REQUEST)
+            .map(|r| api_annotation(&annotation(r)))
+            .collect();
+        let held = first.len() as u64;
+        let run = gh
+            .create_check_run(
+                inst,
+                repo,
+                &CreateCheckRun {
+                    name: CHECK_RUN_NAME.to_string(),
+                    head_sha: head_sha.to_string(),
+                    status: Some(CheckStatus::Completed),
+                    conclusion: Some(CheckConclusion::Neutral),
+                    external_id: Some(external_id.to_string()),
+                    details_url: comment_url.map(str::to_string),
+                    started_at: None,
+                    completed_at: Some(
+                        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    ),
+                    output: Some(output(first)),
+                },
+            )
+            .await?;
+        (run.id, held)
+    };
+    // GitHub appends every batch, and batches go out in report order, so the count it holds
+    // says which are still missing: a later batch that failed is sent by the retried job,
+    // and none is sent twice.
+    let missing: Vec<&BugReport> = reports.iter().skip(held as usize).collect();
+    for batch in missing.chunks(ANNOTATIONS_PER_REQUEST) {
+        let annotations = batch
+            .iter()
+            .map(|r| api_annotation(&annotation(r)))
+            .collect();
         gh.update_check_run(
             inst,
             repo,
-            found.id,
-            &UpdateCheckRun {
-                output: Some(output(Vec::new())),
-                ..Default::default()
-            },
-        )
-        .await?;
-        return Ok(found.id);
-    }
-    let mut batches = annotation_batches(reports).into_iter();
-    let first: Vec<NewAnnotation> = batches
-        .next()
-        .unwrap_or_default()
-        .iter()
-        .map(api_annotation)
-        .collect();
-    let run = gh
-        .create_check_run(
-            inst,
-            repo,
-            &CreateCheckRun {
-                name: CHECK_RUN_NAME.to_string(),
-                head_sha: head_sha.to_string(),
-                status: Some(CheckStatus::Completed),
-                conclusion: Some(CheckConclusion::Neutral),
-                external_id: Some(external_id.to_string()),
-                details_url: comment_url.map(str::to_string),
-                started_at: None,
-                completed_at: Some(
-                    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                ),
-                output: Some(output(first)),
-            },
-        )
-        .await?;
-    for batch in batches {
-        let annotations = batch.iter().map(api_annotation).collect();
-        gh.update_check_run(
-            inst,
-            repo,
-            run.id,
+            id,
             &UpdateCheckRun {
                 output: Some(output(annotations)),
                 ..Default::default()
@@ -179,5 +188,5 @@ pub async fn publish_check_run(
         )
         .await?;
     }
-    Ok(run.id)
+    Ok(id)
 }

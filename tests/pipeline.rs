@@ -260,6 +260,43 @@ async fn an_error_in_the_middle_of_a_50_mb_log_is_found() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_annotation_arrives_once_when_a_later_batch_fails() {
+    let registry =
+        String::from_utf8(corpus("src/python/ruff_many_unused/app/registry.py")).unwrap();
+    let w = world_with(&[], &[("app/registry.py", &registry)]).await;
+    // 60 findings: 50 go with the check run's creation, 10 with an update, which fails once
+    // (a 502 on a call that appends is not repeated by the client; the job is).
+    w.fake
+        .fail_next("PATCH", "/repos/octo-org/shop/check-runs/", 502, &[], 1);
+    let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_many_unused.log"));
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let ours = w
+        .fake
+        .wait_for(Duration::from_secs(30), |f| {
+            f.check_runs(REPO, &w.head)
+                .into_iter()
+                .find(|r| r.name == "ci-medic" && f.annotations(r.id).len() >= 60)
+        })
+        .await
+        .expect("all annotations on the ci-medic check run");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut lines: Vec<u64> = w
+        .fake
+        .annotations(ours.id)
+        .iter()
+        .map(|a| a["start_line"].as_u64().unwrap())
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        (2..=61).collect::<Vec<u64>>(),
+        "each import line once"
+    );
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_logs_are_reported_on_the_comment() {
     let w = world(&[]).await;
     let id = fail_check(&w, &w.head, b"irrelevant");

@@ -885,19 +885,10 @@ const ANNOTATION_TITLE_CHARS: usize = 255;
 /// Annotation messages are kept short: the comment holds the details.
 const ANNOTATION_MESSAGE_CHARS: usize = 4_000;
 
-/// One `failure` annotation per report, in batches of at most [`ANNOTATIONS_PER_REQUEST`]:
-/// the first batch goes with the check run's creation, the others with updates.
-pub fn annotation_batches(reports: &[BugReport]) -> Vec<Vec<Annotation>> {
-    reports
-        .iter()
-        .map(annotation)
-        .collect::<Vec<_>>()
-        .chunks(ANNOTATIONS_PER_REQUEST)
-        .map(<[Annotation]>::to_vec)
-        .collect()
-}
-
-fn annotation(report: &BugReport) -> Annotation {
+/// The `failure` annotation of one report. They are sent in report order, at most
+/// [`ANNOTATIONS_PER_REQUEST`] a request: the first batch with the check run's creation, the
+/// others with updates.
+pub fn annotation(report: &BugReport) -> Annotation {
     let line = report.line_number.max(1);
     let mut title = report.error_type.as_str().to_string();
     if let Some(rule) = &report.rule {

@@ -421,15 +421,11 @@ fn report(i: u32, column: Option<u32>) -> BugReport {
 }
 
 #[test]
-fn annotations_in_batches_of_fifty() {
-    let reports: Vec<BugReport> = (0..120)
+fn one_annotation_per_report() {
+    let reports: Vec<BugReport> = (0..2)
         .map(|i| report(i, (i % 2 == 0).then_some(4)))
         .collect();
-    let batches = annotation_batches(&reports);
-    assert_eq!(
-        batches.iter().map(Vec::len).collect::<Vec<_>>(),
-        vec![50, 50, 20]
-    );
+    let batches = [reports.iter().map(annotation).collect::<Vec<_>>()];
     let first = &batches[0][0];
     assert_eq!(first.path, "src/m0.rs");
     assert_eq!((first.start_line, first.end_line), (1, 1));
@@ -442,7 +438,6 @@ fn annotations_in_batches_of_fifty() {
     assert_eq!(json["start_column"], 4);
     let without = serde_json::to_value(&batches[0][1]).unwrap();
     assert!(without.get("start_column").is_none() && without.get("end_column").is_none());
-    assert!(annotation_batches(&[]).is_empty());
     insta::assert_json_snapshot!("annotation", json);
 }
 
