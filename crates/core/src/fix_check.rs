@@ -25,8 +25,8 @@ pub use fixers::{
     UnusedImport,
 };
 pub use guard::{
-    Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, ProtectedBy, WORKFLOWS_DIR,
-    check_patch, path_matches,
+    ALWAYS_PROTECTED, Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, ProtectedBy,
+    WORKFLOWS_DIR, check_patch, path_matches,
 };
 
 use ci_medic_parser::BugReport;

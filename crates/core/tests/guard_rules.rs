@@ -187,6 +187,28 @@ fn allowed_and_protected_paths() {
         ),
         "{r:?}"
     );
+    // So is ci-medic's own configuration, whatever `protected_paths` the repository lists.
+    let p = GuardPolicy {
+        allowed_paths: vec![".github/".into()],
+        protected_paths: vec!["vendor/".into()],
+        reported_lines: vec![(".github/ci-medic.yml".into(), 10)],
+        ..policy()
+    };
+    let r = check_patch(
+        &p,
+        &one(".github/ci-medic.yml", &f, &with_line(&f, 10, "y: 0")),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &r[0],
+            GuardViolation::Protected {
+                by: ProtectedBy::Config,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
     for bad in [
         "../src/app.py",
         "/src/app.py",
