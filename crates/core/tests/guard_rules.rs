@@ -383,6 +383,69 @@ fn new_dependencies() {
     );
 }
 
+/// Removing an unused import of an assertion library removes no assertion: import lines are
+/// not counted, while the assertions that use the library still are.
+#[test]
+fn an_unused_assertion_import_is_not_an_assertion() {
+    let go = "package x\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\nfunc TestA(t *testing.T) {\n\trequire.True(t, true)\n}\n";
+    let p = GuardPolicy {
+        reported_lines: vec![("src/x_test.go".into(), 6)],
+        ..policy()
+    };
+    let go_fixed = go.replace("\t\"github.com/stretchr/testify/assert\"\n", "");
+    assert_eq!(
+        rules(check_patch(&p, &one("src/x_test.go", go, &go_fixed))),
+        Vec::<&str>::new()
+    );
+    let p = GuardPolicy {
+        reported_lines: vec![("src/x_test.go".into(), 11)],
+        ..policy()
+    };
+    assert_eq!(
+        rules(check_patch(
+            &p,
+            &one(
+                "src/x_test.go",
+                go,
+                &go.replace("\trequire.True(t, true)\n", "")
+            )
+        )),
+        vec!["deleted_assertion"],
+        "the assertion itself still counts"
+    );
+
+    let js = "const assert = require('assert');\nimport { strict as assert2 } from 'node:assert';\nconst x = 1;\nexpect(require('./y')).toBe(1);\n";
+    let p = GuardPolicy {
+        reported_lines: vec![("src/a.test.js".into(), 2)],
+        ..policy()
+    };
+    for line in [
+        "const assert = require('assert');\n",
+        "import { strict as assert2 } from 'node:assert';\n",
+    ] {
+        assert_eq!(
+            rules(check_patch(
+                &p,
+                &one("src/a.test.js", js, &js.replace(line, ""))
+            )),
+            Vec::<&str>::new(),
+            "{line}"
+        );
+    }
+    // A line that asserts on what it requires is an assertion, not an import.
+    assert_eq!(
+        rules(check_patch(
+            &p,
+            &one(
+                "src/a.test.js",
+                js,
+                &js.replace("expect(require('./y')).toBe(1);\n", "")
+            )
+        )),
+        vec!["deleted_assertion"]
+    );
+}
+
 #[test]
 fn deleted_assertions_added_skips_and_continue_on_error() {
     let t = "def test_a():\n    x = 1\n    assert x == 1\n    y = 2\n    assert y == 2\n";

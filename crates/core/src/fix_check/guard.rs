@@ -11,7 +11,9 @@
 //! import) and with it the note on that line; the built-in fixers keep trailing comments on every
 //! line they edit rather than delete.
 
-use super::deps::{Imported, external_imports, imports_on_line, is_dependency_manifest};
+use super::deps::{
+    Imported, external_imports, imports_on_line, is_dependency_manifest, is_import_statement,
+};
 use super::diff::touched;
 use super::text::{Lang, is_comment_line, lang_of, split_comment, split_lines};
 use crate::repo_config::CONFIG_PATH;
@@ -481,8 +483,15 @@ static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// Assertions in `content`, import lines left out: removing an unused
+/// `"github.com/stretchr/testify/assert"` or `const assert = require('assert');` deletes a
+/// name, not a check, and must not read as a weakened test.
 fn count_assertions(content: &str, lang: Lang) -> usize {
-    count_matches(&ASSERTION, content, lang)
+    content
+        .lines()
+        .filter(|l| !is_import_statement(l, lang))
+        .map(|l| ASSERTION.find_iter(code_of(l, lang)).count())
+        .sum()
 }
 
 static SKIP: LazyLock<Regex> = LazyLock::new(|| {
