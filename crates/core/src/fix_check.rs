@@ -117,6 +117,36 @@ pub fn snippet_around(content: &str, line: u32, radius: u32) -> String {
     out
 }
 
+/// `patched` with `original`'s dominant line ending on every line and `original`'s final-newline
+/// state (present or absent).
+///
+/// For patches written by a model: it sees the file through a prompt, answers with `\n`
+/// whatever the file uses, and adds or drops the final newline at will, so its answer for a CRLF
+/// file differs on every line and the guard refuses it. The deterministic fixers never need
+/// this (they keep every line's own ending); a file mixing CRLF and LF lines gets its dominant
+/// ending throughout, which the guard then sees as changed lines if they are far from the error.
+pub fn match_line_endings(original: &str, patched: &str) -> String {
+    let eol = text::dominant_eol(original);
+    let body = patched.replace("\r\n", "\n");
+    let body = body.trim_end_matches('\n');
+    if body.is_empty() {
+        return String::new();
+    }
+    let mut out = if eol == "\n" {
+        body.to_string()
+    } else {
+        body.replace('\n', eol)
+    };
+    // As many line endings at the end as the original had: its final newline, and any blank
+    // lines after the last line, are not the model's to change.
+    let trailing = original.replace("\r\n", "\n").len()
+        - original.replace("\r\n", "\n").trim_end_matches('\n').len();
+    for _ in 0..trailing {
+        out.push_str(eol);
+    }
+    out
+}
+
 /// A fixer that needs no network: recognises one kind of error and either fixes it exactly or
 /// declines.
 pub trait DeterministicFixer: Send + Sync {
@@ -171,6 +201,22 @@ mod tests {
         );
         assert_eq!(snippet_around(c, 99, 3), "");
         assert_eq!(snippet_around("x\r\ny\r\n", 1, 0), "> 1 | x\n");
+    }
+
+    #[test]
+    fn line_endings_and_the_final_newline_follow_the_original() {
+        let crlf = "a\r\nb\r\n";
+        assert_eq!(match_line_endings(crlf, "a\nc"), "a\r\nc\r\n");
+        assert_eq!(match_line_endings(crlf, "a\r\nc\r\n"), "a\r\nc\r\n");
+        assert_eq!(match_line_endings("a\nb", "a\nc\n"), "a\nc");
+        assert_eq!(match_line_endings("a\nb\n", "a\r\nc"), "a\nc\n");
+        // Blank lines at the end are as many as the original had.
+        assert_eq!(match_line_endings("a\nb\n", "a\nc\n\n"), "a\nc\n");
+        assert_eq!(
+            match_line_endings("a\r\nb\r\n\r\n", "a\nc"),
+            "a\r\nc\r\n\r\n"
+        );
+        assert_eq!(match_line_endings("a\n", ""), "");
     }
 
     #[test]
