@@ -25,7 +25,11 @@ fn scripted_ci(w: &World) {
 }
 
 async fn propose_and_approve(w: &World, approver: &str) -> String {
-    let check = fail_check(w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    propose_and_approve_log(w, approver, &corpus("logs/actions/ruff_unused_import.log")).await
+}
+
+async fn propose_and_approve_log(w: &World, approver: &str, log: &[u8]) -> String {
+    let check = fail_check(w, &w.head, log);
     deliver_check(w, check).await;
     let body = wait_comment(w, |b| b.contains("DDS-FIX-")).await;
     let dds: ci_medic::proposal::CodeFixDds =
@@ -272,5 +276,70 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     let new_head = w.fake.branch_head(REPO, "feature").unwrap();
     let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app.py").unwrap()).unwrap();
     assert!(fixed.starts_with("def greet(name):\n"), "{fixed}");
+    assert!(w.server.terminate().success());
+}
+
+fn entry<'a>(path: &'a str, mode: &'a str, content: &'a [u8]) -> FileEntry<'a> {
+    FileEntry {
+        path,
+        mode,
+        content,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executable_keeps_its_mode_through_the_fix() {
+    let main = src("app/main.py");
+    let w = world_full(
+        &[],
+        &[entry("app/main.py", "100755", main.as_bytes())],
+        vec![],
+    )
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    assert_eq!(
+        w.fake.mode_at(REPO, &new_head, "app/main.py").as_deref(),
+        Some("100755")
+    );
+    assert!(w.server.terminate().success());
+}
+
+/// GitHub's contents API answers for a link's target; writing that back would replace the
+/// link with a patched copy of its target.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_file_is_declined_and_the_link_stays() {
+    let main = src("app/main.py");
+    let w = world_full(
+        &[],
+        &[
+            entry("lib/main.py", "100644", main.as_bytes()),
+            entry("app/main.py", "120000", b"../lib/main.py"),
+        ],
+        vec![],
+    )
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let body = wait_comment(&w, |b| {
+        status_line(b).contains("refused") || status_line(b).contains("executed")
+    })
+    .await;
+    assert!(status_line(&body).contains("refused"), "{body}");
+    assert!(
+        body.contains("unsupported_file") && body.contains("symbolic link"),
+        "{body}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
     assert!(w.server.terminate().success());
 }

@@ -19,7 +19,7 @@ use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::{Orchestrator, gh_err, now_string, short, store_err};
 use crate::events::CheckRunCompleted;
-use crate::git_agent::{GitAgent, GitAgentError, target_for};
+use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::store::runs::{FixRun, Phase};
@@ -85,6 +85,13 @@ impl Orchestrator {
                             Err(GitAgentError::GitHub(e)) => {
                                 return Err(gh_err("writing the fix commit", e));
                             }
+                            Err(e @ GitAgentError::NotARegularFile { .. }) => {
+                                let refusal = Refusal {
+                                    rule: "file_mode".into(),
+                                    detail: e.to_string(),
+                                };
+                                return self.refuse(inst, repo, run, &fix_id, refusal).await;
+                            }
                             Err(e) => return Err(JobError::Retry(e.to_string())),
                         };
                         run.pending_commit = Some(commit.clone());
@@ -133,6 +140,10 @@ impl Orchestrator {
                 return self.publish(inst, repo, &mut run, &reports).await;
             }
             Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
+            // Only `prepare` checks paths; a stored commit has passed it already.
+            Err(e @ GitAgentError::NotARegularFile { .. }) => {
+                return Err(JobError::Permanent(e.to_string()));
+            }
         }
         ctx.metrics.stage("push", "pushed");
         let now = Utc::now();
@@ -204,7 +215,30 @@ impl Orchestrator {
         let mut changes = Vec::new();
         let mut reasons = Vec::new();
         let mut confidence: f64 = 1.0;
+        // Files left alone, each with why: a maintainer reads these on the comment.
+        let mut declined: Vec<String> = Vec::new();
+        let tree = gh
+            .get_git_commit(inst, read_from, &run.proposed_for_sha)
+            .await
+            .map_err(|e| gh_err("reading the proposal's commit", e))?
+            .tree
+            .sha;
         for (path, mut reports) in by_file {
+            // Links, submodules and directories first, from the tree: the contents API would
+            // answer for a link's target, and the fix would replace the link with a copy.
+            match tree_entry(gh, inst, read_from, &tree, &path)
+                .await
+                .map_err(|e| gh_err("reading the tree of the file to fix", e))?
+            {
+                PathKind::Absent => continue,
+                PathKind::Other(what) => {
+                    declined.push(format!(
+                        "`{path}` is {what}; ci-medic only rewrites regular files"
+                    ));
+                    continue;
+                }
+                PathKind::File(_) => {}
+            }
             let Some(file) = gh
                 .get_file_content(inst, read_from, &path, &run.proposed_for_sha)
                 .await
@@ -212,6 +246,13 @@ impl Orchestrator {
             else {
                 continue;
             };
+            if file.path != path {
+                declined.push(format!(
+                    "`{path}` is a symbolic link (GitHub answered with `{}`); ci-medic only rewrites regular files",
+                    file.path
+                ));
+                continue;
+            }
             let before = String::from_utf8_lossy(&file.content).into_owned();
             let mut current = before.clone();
             // Bottom-up, so earlier fixes do not shift the lines of later ones.
@@ -236,6 +277,13 @@ impl Orchestrator {
                 });
             }
         }
+        if changes.is_empty() && !declined.is_empty() {
+            return Ok(Err(Refusal {
+                rule: "unsupported_file".into(),
+                detail: declined.join("; "),
+            }));
+        }
+        reasons.extend(declined.iter().map(|d| format!("left alone: {d}")));
         if changes.is_empty() {
             return Ok(Err(Refusal {
                 rule: "no_fix".into(),
