@@ -343,3 +343,34 @@ async fn a_symlinked_file_is_declined_and_the_link_stays() {
     );
     assert!(w.server.terminate().success());
 }
+
+/// A Latin-1 file: decoding it lossily and pushing the fix would turn `caf\xe9` on line 2 into
+/// `caf\xef\xbf\xbd`. It is declined with the reason, and nothing is pushed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_is_not_utf8_is_declined_never_rewritten() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fix_loop");
+    let latin1 = std::fs::read(dir.join("latin1/app/legacy.py")).unwrap();
+    assert!(std::str::from_utf8(&latin1).is_err());
+    let w = world_full(&[], &[entry("app/legacy.py", "100644", &latin1)], vec![]).await;
+    let log = std::fs::read(dir.join("flake8_latin1.log")).unwrap();
+    propose_and_approve_log(&w, "maintainer", &log).await;
+    let body = wait_comment(&w, |b| {
+        status_line(b).contains("refused") || status_line(b).contains("executed")
+    })
+    .await;
+    assert!(status_line(&body).contains("refused"), "{body}");
+    assert!(
+        body.contains("unsupported_file") && body.contains("Latin"),
+        "{body}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
+    assert_eq!(
+        w.fake.file_at(REPO, "feature", "app/legacy.py").unwrap(),
+        latin1
+    );
+    assert!(w.server.terminate().success());
+}

@@ -10,7 +10,7 @@ use tracing::{info, warn};
 
 use ci_medic_core::comment::{HistoryEntry, ProposalStatusView};
 use ci_medic_core::fix_check::{
-    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch,
+    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
 };
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
@@ -253,7 +253,17 @@ impl Orchestrator {
                 ));
                 continue;
             }
-            let before = String::from_utf8_lossy(&file.content).into_owned();
+            // Pushed back as the UTF-8 bytes of the patched text: anything else would come back
+            // with every byte it could not decode replaced, far outside the edit.
+            let before = match source_text(&file.content) {
+                Ok(text) => text.to_string(),
+                Err(not_text) => {
+                    declined.push(format!(
+                        "`{path}` is {not_text}; ci-medic only rewrites UTF-8 text"
+                    ));
+                    continue;
+                }
+            };
             let mut current = before.clone();
             // Bottom-up, so earlier fixes do not shift the lines of later ones.
             reports.sort_by_key(|r| std::cmp::Reverse(r.line_number));

@@ -9,6 +9,8 @@
 //!   Python block needs), and **declines** (returns `None`) whenever the text is not exactly what
 //!   it expects. They never guess.
 //! - [`check_patch`] is the guard; [`unified_diff`] renders a patch for the comment.
+//! - [`source_text`] decides whether a file's bytes are text a fixer may rewrite (UTF-8 only),
+//!   and [`match_line_endings`] gives a model's answer the file's own line endings back.
 //!
 //! Nothing here performs I/O, reads a clock or draws random numbers.
 
@@ -147,6 +149,34 @@ pub fn match_line_endings(original: &str, patched: &str) -> String {
     out
 }
 
+/// Why a file's bytes are not text a fixer may rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotText {
+    #[error("UTF-16 text")]
+    Utf16,
+    #[error("binary (it contains NUL bytes)")]
+    Binary,
+    #[error("not valid UTF-8 (Latin-1 or another legacy encoding)")]
+    NotUtf8,
+}
+
+/// The file as text the fixers may edit, or why it is not.
+///
+/// Only UTF-8 is: a fix is pushed as the UTF-8 bytes of the patched text, so any other
+/// encoding decoded lossily would come back with every byte it could not read replaced by
+/// U+FFFD — outside the edit too, where the guard (comparing text with text) cannot see it.
+/// UTF-16 is recognised by its byte-order mark, and NUL bytes mean binary (or BOM-less UTF-16,
+/// which is valid UTF-8 with a NUL after every ASCII character).
+pub fn source_text(bytes: &[u8]) -> Result<&str, NotText> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(NotText::Utf16);
+    }
+    if bytes.contains(&0) {
+        return Err(NotText::Binary);
+    }
+    std::str::from_utf8(bytes).map_err(|_| NotText::NotUtf8)
+}
+
 /// A fixer that needs no network: recognises one kind of error and either fixes it exactly or
 /// declines.
 pub trait DeterministicFixer: Send + Sync {
@@ -201,6 +231,18 @@ mod tests {
         );
         assert_eq!(snippet_around(c, 99, 3), "");
         assert_eq!(snippet_around("x\r\ny\r\n", 1, 0), "> 1 | x\n");
+    }
+
+    #[test]
+    fn only_utf8_text_is_source_text() {
+        assert_eq!(source_text(b"import os\n"), Ok("import os\n"));
+        // A UTF-8 byte-order mark is still UTF-8, kept as it is.
+        assert_eq!(source_text(b"\xEF\xBB\xBFx\n"), Ok("\u{feff}x\n"));
+        let latin1 = b"# -*- coding: latin-1 -*-\nname = \"caf\xe9\"\nimport os\n";
+        assert_eq!(source_text(latin1), Err(NotText::NotUtf8));
+        assert_eq!(source_text(b"\xFF\xFEi\0m\0"), Err(NotText::Utf16));
+        assert_eq!(source_text(b"i\0m\0p\0"), Err(NotText::Binary));
+        assert_eq!(source_text(b"\x7fELF\x02\x01\x01\0"), Err(NotText::Binary));
     }
 
     #[test]
