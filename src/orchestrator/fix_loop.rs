@@ -19,6 +19,7 @@ use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::{Orchestrator, gh_err, now_string, short, store_err};
 use crate::events::CheckRunCompleted;
+use crate::fix_agent::Proposal;
 use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
@@ -28,6 +29,31 @@ use crate::store::runs::{FixRun, Phase};
 struct Refusal {
     rule: String,
     detail: String,
+}
+
+/// A guarded patch ready for the git agent.
+struct WrittenPatch {
+    changes: Vec<FileChange>,
+    /// Every fix's reason, and what was left alone and why: the commit message's body.
+    reason: String,
+    /// The fixers whose patches went in, in order, each once.
+    fixers: Vec<String>,
+}
+
+impl WrittenPatch {
+    /// What the next attempt must not repeat if CI still fails on this patch: its fixers, and
+    /// its content when it changed one file (the only case a next patch can be compared with).
+    fn attempt(&self) -> PreviousAttempt {
+        PreviousAttempt {
+            fixer: (!self.fixers.is_empty()).then(|| self.fixers.join(", ")),
+            fix_reason: self.reason.clone(),
+            failure: String::new(),
+            patched_content: match self.changes.as_slice() {
+                [one] => Some(one.after.clone()),
+                _ => None,
+            },
+        }
+    }
 }
 
 impl Orchestrator {
@@ -74,12 +100,13 @@ impl Orchestrator {
                     .await?
                 {
                     Err(refusal) => return self.refuse(inst, repo, run, &fix_id, refusal).await,
-                    Ok((changes, reason)) => {
-                        let files: Vec<(String, String)> = changes
+                    Ok(patch) => {
+                        let files: Vec<(String, String)> = patch
+                            .changes
                             .iter()
                             .map(|c| (c.path.clone(), c.after.clone()))
                             .collect();
-                        let message = commit_message(&run, &fix_id, &reason);
+                        let message = commit_message(&run, &fix_id, &patch.reason);
                         let commit = match agent.prepare(&target, &parent, &files, &message).await {
                             Ok(c) => c,
                             Err(GitAgentError::GitHub(e)) => {
@@ -96,12 +123,7 @@ impl Orchestrator {
                         };
                         run.pending_commit = Some(commit.clone());
                         run.push_target = Some(target.clone());
-                        run.previous_attempt = Some(PreviousAttempt {
-                            fixer: None,
-                            fix_reason: reason,
-                            failure: String::new(),
-                            patched_content: None,
-                        });
+                        run.previous_attempt = Some(patch.attempt());
                         ctx.runs.put(&run).map_err(store_err)?;
                         (commit, files.into_iter().map(|(p, _)| p).collect())
                     }
@@ -178,7 +200,9 @@ impl Orchestrator {
         self.publish(inst, repo, &mut run, &reports).await
     }
 
-    /// Runs the fix agent on every allowed report and checks the candidate with the guard.
+    /// Runs the fix agent on every allowed report, each candidate guarded on its own (a refused
+    /// one is skipped and the next fixer, or the LLM, gets its turn), then guards the whole
+    /// patch. Files that are not regular UTF-8 files are left alone with the reason.
     async fn write_patch(
         &self,
         inst: InstallationId,
@@ -186,7 +210,7 @@ impl Orchestrator {
         run: &FixRun,
         fix_id: &str,
         config: &RepoConfig,
-    ) -> Result<Result<(Vec<FileChange>, String), Refusal>, JobError> {
+    ) -> Result<Result<WrittenPatch, Refusal>, JobError> {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
         let stored = ctx
@@ -212,9 +236,27 @@ impl Orchestrator {
                 detail: "no reported error is in a file this proposal may change".into(),
             }));
         }
+        let policy = GuardPolicy {
+            allowed_paths: stored.dds.allowed_paths.clone(),
+            protected_paths: config.constraints.protected_paths.clone(),
+            do_not_touch: config.constraints.do_not_touch.clone(),
+            max_files_changed: stored.dds.constraints.max_files_changed,
+            no_new_dependencies: stored.dds.constraints.no_new_dependencies,
+            allowed_dependencies: config.constraints.allowed_dependencies.clone(),
+            confidence_threshold: config.fix.confidence_threshold,
+            reported_lines: run
+                .reports
+                .iter()
+                .map(|r| (r.file_path.clone(), r.line_number))
+                .collect(),
+        };
         let mut changes = Vec::new();
         let mut reasons = Vec::new();
         let mut confidence: f64 = 1.0;
+        // The fixers whose patches went in, in order, each once.
+        let mut fixers: Vec<String> = Vec::new();
+        // The first candidate the guard refused: what the comment names when nothing is left.
+        let mut rejected: Option<Refusal> = None;
         // Files left alone, each with why: a maintainer reads these on the comment.
         let mut declined: Vec<String> = Vec::new();
         let tree = gh
@@ -273,10 +315,38 @@ impl Orchestrator {
                     .previous_attempt
                     .clone()
                     .filter(|p| !p.failure.is_empty());
-                if let Some(out) = ctx.fix_agent.propose(&input).await {
-                    confidence = confidence.min(out.confidence_score);
-                    reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
-                    current = out.patched_content;
+                // Each report's candidate is guarded on its own, so a refused built-in patch
+                // gives the LLM its turn and refuses that candidate, not the whole proposal.
+                match ctx.fix_agent.propose_checked(&input, &policy).await {
+                    Proposal::Accepted(out) => {
+                        confidence = confidence.min(out.confidence_score);
+                        reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
+                        if !fixers.contains(&out.fixer) {
+                            fixers.push(out.fixer.clone());
+                        }
+                        current = out.patched_content;
+                    }
+                    Proposal::Rejected { output, violations } => {
+                        let what = format_report_line(&report);
+                        reasons.push(format!(
+                            "not fixed: {what} (the {} patch broke `{}`)",
+                            output.fixer,
+                            violations[0].rule()
+                        ));
+                        rejected.get_or_insert_with(|| Refusal {
+                            rule: violations[0].rule().to_string(),
+                            detail: format!(
+                                "{what}: the {} patch was refused: {}",
+                                output.fixer,
+                                violations
+                                    .iter()
+                                    .map(ToString::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join("; ")
+                            ),
+                        });
+                    }
+                    Proposal::NoFix => {}
                 }
             }
             if current != before {
@@ -285,6 +355,14 @@ impl Orchestrator {
                     before: Some(before),
                     after: current,
                 });
+            }
+        }
+        if changes.is_empty() {
+            if let Some(mut refusal) = rejected {
+                for d in &declined {
+                    refusal.detail.push_str(&format!("; {d}"));
+                }
+                return Ok(Err(refusal));
             }
         }
         if changes.is_empty() && !declined.is_empty() {
@@ -300,20 +378,6 @@ impl Orchestrator {
                 detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
             }));
         }
-        let policy = GuardPolicy {
-            allowed_paths: stored.dds.allowed_paths.clone(),
-            protected_paths: config.constraints.protected_paths.clone(),
-            do_not_touch: config.constraints.do_not_touch.clone(),
-            max_files_changed: stored.dds.constraints.max_files_changed,
-            no_new_dependencies: stored.dds.constraints.no_new_dependencies,
-            allowed_dependencies: config.constraints.allowed_dependencies.clone(),
-            confidence_threshold: config.fix.confidence_threshold,
-            reported_lines: run
-                .reports
-                .iter()
-                .map(|r| (r.file_path.clone(), r.line_number))
-                .collect(),
-        };
         let candidate = Candidate {
             changes,
             confidence,
@@ -337,7 +401,11 @@ impl Orchestrator {
                 return Ok(Err(refusal));
             }
         }
-        Ok(Ok((candidate.changes, reasons.join("; "))))
+        Ok(Ok(WrittenPatch {
+            changes: candidate.changes,
+            reason: reasons.join("; "),
+            fixers,
+        }))
     }
 
     /// A patch that cannot be pushed: the proposal fails, and the comment names the rule.

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 /// What went wrong with the previous attempt on the same error, when there was one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreviousAttempt {
-    /// The fixer that produced it (`unused-import`, `llm`…); a deterministic fixer is not asked
-    /// again to repeat a patch that already failed.
+    /// The fixer that produced it (`unused-import`, `llm`…), or the fixers, joined by `, `,
+    /// when a patch combined several; a deterministic fixer named here is not asked again.
     pub fixer: Option<String>,
     pub fix_reason: String,
     /// Why it failed: the guard's rule, or the CI verdict and the error it still showed.
@@ -202,9 +202,13 @@ pub fn builtin_fixers() -> Vec<Box<dyn DeterministicFixer>> {
 /// failed attempt.
 pub fn fix_deterministic(input: &FixInput) -> Option<FixOutput> {
     let prev = input.previous_attempt.as_ref();
+    let failed = |name: &str| {
+        prev.and_then(|p| p.fixer.as_deref())
+            .is_some_and(|list| list.split(", ").any(|f| f == name))
+    };
     builtin_fixers()
         .iter()
-        .filter(|f| prev.and_then(|p| p.fixer.as_deref()) != Some(f.name()))
+        .filter(|f| !failed(f.name()))
         .filter_map(|f| f.try_fix(input))
         .find(|out| {
             out.patched_content != input.file_content
@@ -282,6 +286,14 @@ mod tests {
             fix_reason: first.fix_reason.clone(),
             failure: "CI still failed".into(),
             patched_content: Some(first.patched_content.clone()),
+        });
+        assert_eq!(fix_deterministic(&input), None);
+        // A patch that combined several fixers names each of them.
+        input.previous_attempt = Some(PreviousAttempt {
+            fixer: Some("final-newline, unused-import".into()),
+            fix_reason: String::new(),
+            failure: "CI still failed".into(),
+            patched_content: None,
         });
         assert_eq!(fix_deterministic(&input), None);
     }
