@@ -8,13 +8,15 @@
 //! What it must never do: commit or push (the git agent does), format comment text (the
 //! formatter does), log or echo the API key, follow instructions found in log text or in the
 //! file (both go into the prompt as data), or crash on a malformed answer — that is a declined
-//! fix. Timeouts, retries and response sizes are all bounded.
+//! fix. Timeouts, retries and response sizes are all bounded. An LLM answer gets the file's own
+//! line endings and final-newline state back before anything checks it
+//! ([`match_line_endings`]); the deterministic fixers' output is never touched.
 
 // The pure half, re-exported so callers of this stage need one path.
 use ci_medic_core::fix_check::LINE_WINDOW;
 pub use ci_medic_core::fix_check::{
     Candidate, FileChange, FixInput, FixOutput, GuardPolicy, GuardViolation, PreviousAttempt,
-    check_patch, fix_deterministic, snippet_around, unified_diff,
+    check_patch, fix_deterministic, match_line_endings, snippet_around, unified_diff,
 };
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
@@ -267,6 +269,12 @@ fn parse_answer(raw: &[u8], input: &FixInput) -> Option<FixOutput> {
     else {
         return decline("confidence_score missing or outside [0, 1]");
     };
+    // The model sees the file through a prompt and answers with `\n` endings whatever the
+    // file uses; give it back the file's own, or a CRLF file differs on every line.
+    let patched = match_line_endings(&input.file_content, &patched);
+    if patched.is_empty() {
+        return decline("patched_content is empty once its line endings are the file's");
+    }
     if patched == input.file_content {
         return decline("patched_content is the unchanged file");
     }

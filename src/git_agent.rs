@@ -10,10 +10,15 @@
 //! [`GitAgent::prepare`] before calling [`GitAgent::publish`], and `publish` treats a branch
 //! already at that commit as done, so a restart never pushes twice. It never decides what to
 //! change (the fix agent does) and never checks the patch (the guard does).
+//!
+//! Each file keeps the mode it has in the parent commit's tree (an executable stays
+//! executable), read with [`tree_entry`]. It never writes through a symbolic link, over a
+//! submodule or over a directory: such a path is [`GitAgentError::NotARegularFile`] and nothing
+//! is created.
 
 use crate::github::{
-    CreateCommit, FileMode, GitHubApi, GitHubError, InstallationId, RepoRef, TreeEntry,
-    TreeEntryContent,
+    CreateCommit, FileMode, GitHubApi, GitHubError, GitTreeItem, InstallationId, RepoRef,
+    TreeEntry, TreeEntryContent,
 };
 
 /// Where the commit goes.
@@ -38,8 +43,72 @@ pub enum GitAgentError {
         expected: String,
         actual: String,
     },
+    /// The path is not a regular file in the parent commit: ci-medic does not rewrite links,
+    /// submodules or directories.
+    #[error(
+        "`{path}` is {what} in the commit the fix builds on; ci-medic only rewrites regular files, so nothing was pushed"
+    )]
+    NotARegularFile { path: String, what: String },
     #[error(transparent)]
     GitHub(#[from] GitHubError),
+}
+
+/// What a path is in a tree, as far as writing a fix into it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathKind {
+    /// Not in the tree (nor anything in its way).
+    Absent,
+    /// A regular file (`100644`) or an executable (`100755`).
+    File(FileMode),
+    /// Anything else, said in words: a symbolic link, a submodule, a directory, or a path that
+    /// goes through a link or a file.
+    Other(String),
+}
+
+impl PathKind {
+    fn of(item: &GitTreeItem) -> PathKind {
+        match (item.mode.as_str(), item.kind.as_str()) {
+            ("100644", "blob") => PathKind::File(FileMode::Regular),
+            ("100755", "blob") => PathKind::File(FileMode::Executable),
+            ("120000", _) => PathKind::Other("a symbolic link".into()),
+            ("160000", _) | (_, "commit") => PathKind::Other("a submodule".into()),
+            (_, "tree") => PathKind::Other("a directory".into()),
+            (mode, kind) => PathKind::Other(format!("a {kind} of mode {mode}")),
+        }
+    }
+}
+
+/// What `path` is in the tree `root_tree`, walking its directories one level at a time
+/// (`GET /git/trees/{sha}`), so a path through a symbolic link is not mistaken for a file.
+pub async fn tree_entry(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    root_tree: &str,
+    path: &str,
+) -> Result<PathKind, GitHubError> {
+    let mut tree = root_tree.to_string();
+    let mut parts = path.split('/').peekable();
+    while let Some(name) = parts.next() {
+        let listing = gh.get_git_tree(inst, repo, &tree).await?;
+        let Some(item) = listing.tree.into_iter().find(|i| i.path == name) else {
+            return Ok(PathKind::Absent);
+        };
+        if parts.peek().is_none() {
+            return Ok(PathKind::of(&item));
+        }
+        if item.kind != "tree" {
+            return Ok(PathKind::Other(format!(
+                "reached through `{name}`, which is {}",
+                match PathKind::of(&item) {
+                    PathKind::Other(what) => what,
+                    _ => "a file".to_string(),
+                }
+            )));
+        }
+        tree = item.sha;
+    }
+    Ok(PathKind::Absent)
 }
 
 /// Chooses where to push: the head branch, or the fallback branch for a fork that does not
@@ -88,15 +157,31 @@ impl GitAgent<'_> {
     ) -> Result<String, GitAgentError> {
         let repo = &target.repo;
         let base = self.gh.get_git_commit(self.inst, repo, parent).await?;
+        // Every path is checked before any object is created.
+        let mut modes = Vec::with_capacity(files.len());
+        for (path, _) in files {
+            let mode = match tree_entry(self.gh, self.inst, repo, &base.tree.sha, path).await? {
+                PathKind::File(mode) => mode,
+                // A new file; the guard decides whether a patch may create one.
+                PathKind::Absent => FileMode::Regular,
+                PathKind::Other(what) => {
+                    return Err(GitAgentError::NotARegularFile {
+                        path: path.clone(),
+                        what,
+                    });
+                }
+            };
+            modes.push(mode);
+        }
         let mut entries = Vec::new();
-        for (path, content) in files {
+        for ((path, content), mode) in files.iter().zip(modes) {
             let blob = self
                 .gh
                 .create_blob(self.inst, repo, content.as_bytes())
                 .await?;
             entries.push(TreeEntry {
                 path: path.clone(),
-                mode: FileMode::Regular,
+                mode,
                 content: TreeEntryContent::BlobSha(blob.sha),
             });
         }

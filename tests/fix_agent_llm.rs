@@ -392,3 +392,37 @@ async fn every_llm_patch_passes_the_guard() {
         Proposal::NoFix
     );
 }
+
+/// Models answer with `\n` line endings whatever the file uses, and add or drop the final
+/// newline at will; the answer takes the file's own endings back before the guard sees it.
+#[tokio::test]
+async fn an_llm_answer_keeps_the_files_line_endings_and_final_newline() {
+    let crlf = SOURCE.replace('\n', "\r\n");
+    let mut input = logic_input();
+    input.file_content = crlf.clone();
+    // LF endings and no final newline, as a model typically returns them.
+    let (url, _) = serve(vec![ok(&answer(FIXED.trim_end(), 0.9))]).await;
+    let agent = FixAgent::new(Some(fixer(&url, Duration::from_secs(5), 0)));
+    match agent.propose_checked(&input, &policy()).await {
+        Proposal::Accepted(o) => assert_eq!(o.patched_content, FIXED.replace('\n', "\r\n")),
+        other => panic!("{other:?}"),
+    }
+    // A file without a final newline does not gain one.
+    let mut input = logic_input();
+    input.file_content = SOURCE.trim_end().to_string();
+    let (url, _) = serve(vec![ok(&answer(FIXED, 0.9))]).await;
+    let agent = FixAgent::new(Some(fixer(&url, Duration::from_secs(5), 0)));
+    match agent.propose_checked(&input, &policy()).await {
+        Proposal::Accepted(o) => assert_eq!(o.patched_content, FIXED.trim_end()),
+        other => panic!("{other:?}"),
+    }
+    // An answer that differs only in its line endings is no fix at all.
+    let (url, _) = serve(vec![ok(&answer(SOURCE, 0.9))]).await;
+    let agent = FixAgent::new(Some(fixer(&url, Duration::from_secs(5), 0)));
+    let mut input = logic_input();
+    input.file_content = crlf;
+    assert_eq!(
+        agent.propose_checked(&input, &policy()).await,
+        Proposal::NoFix
+    );
+}

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::world::*;
@@ -25,7 +26,11 @@ fn scripted_ci(w: &World) {
 }
 
 async fn propose_and_approve(w: &World, approver: &str) -> String {
-    let check = fail_check(w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    propose_and_approve_log(w, approver, &corpus("logs/actions/ruff_unused_import.log")).await
+}
+
+async fn propose_and_approve_log(w: &World, approver: &str, log: &[u8]) -> String {
+    let check = fail_check(w, &w.head, log);
     deliver_check(w, check).await;
     let body = wait_comment(w, |b| b.contains("DDS-FIX-")).await;
     let dds: ci_medic::proposal::CodeFixDds =
@@ -139,7 +144,25 @@ async fn a_fix_that_still_fails_leads_to_a_second_proposal_referencing_the_first
             .count(),
         1
     );
+    // What was tried is recorded, so the next attempt does not repeat it.
+    let pushed = w.fake.file_at(REPO, "feature", "app/main.py").unwrap();
+    let dir = w.server.data_dir.clone();
     assert!(w.server.terminate().success());
+    let store = open_store(&dir).await;
+    let run = ci_medic::store::runs::RunStore::open(&store)
+        .unwrap()
+        .get(REPO, 7, CHECK)
+        .unwrap()
+        .unwrap();
+    let prev = run
+        .previous_attempt
+        .expect("the failed attempt is recorded");
+    assert_eq!(prev.fixer.as_deref(), Some("unused-import"));
+    assert_eq!(
+        prev.patched_content.as_deref().map(str::as_bytes),
+        Some(pushed.as_slice())
+    );
+    assert!(prev.failure.contains("still failed"), "{prev:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -370,5 +393,197 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     let new_head = w.fake.branch_head(REPO, "feature").unwrap();
     let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app.py").unwrap()).unwrap();
     assert!(fixed.starts_with("def greet(name):\n"), "{fixed}");
+    assert!(w.server.terminate().success());
+}
+
+fn entry<'a>(path: &'a str, mode: &'a str, content: &'a [u8]) -> FileEntry<'a> {
+    FileEntry {
+        path,
+        mode,
+        content,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executable_keeps_its_mode_through_the_fix() {
+    let main = src("app/main.py");
+    let w = world_full(
+        &[],
+        &[entry("app/main.py", "100755", main.as_bytes())],
+        vec![],
+    )
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    assert_eq!(
+        w.fake.mode_at(REPO, &new_head, "app/main.py").as_deref(),
+        Some("100755")
+    );
+    assert!(w.server.terminate().success());
+}
+
+/// GitHub's contents API answers for a link's target; writing that back would replace the
+/// link with a patched copy of its target.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_file_is_declined_and_the_link_stays() {
+    let main = src("app/main.py");
+    let w = world_full(
+        &[],
+        &[
+            entry("lib/main.py", "100644", main.as_bytes()),
+            entry("app/main.py", "120000", b"../lib/main.py"),
+        ],
+        vec![],
+    )
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let body = wait_comment(&w, |b| {
+        status_line(b).contains("refused") || status_line(b).contains("executed")
+    })
+    .await;
+    assert!(status_line(&body).contains("refused"), "{body}");
+    assert!(
+        body.contains("unsupported_file") && body.contains("symbolic link"),
+        "{body}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
+    assert!(w.server.terminate().success());
+}
+
+/// A Latin-1 file: decoding it lossily and pushing the fix would turn `caf\xe9` on line 2 into
+/// `caf\xef\xbf\xbd`. It is declined with the reason, and nothing is pushed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_is_not_utf8_is_declined_never_rewritten() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fix_loop");
+    let latin1 = std::fs::read(dir.join("latin1/app/legacy.py")).unwrap();
+    assert!(std::str::from_utf8(&latin1).is_err());
+    let w = world_full(&[], &[entry("app/legacy.py", "100644", &latin1)], vec![]).await;
+    let log = std::fs::read(dir.join("flake8_latin1.log")).unwrap();
+    propose_and_approve_log(&w, "maintainer", &log).await;
+    let body = wait_comment(&w, |b| {
+        status_line(b).contains("refused") || status_line(b).contains("executed")
+    })
+    .await;
+    assert!(status_line(&body).contains("refused"), "{body}");
+    assert!(
+        body.contains("unsupported_file") && body.contains("Latin"),
+        "{body}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
+    assert_eq!(
+        w.fake.file_at(REPO, "feature", "app/legacy.py").unwrap(),
+        latin1
+    );
+    assert!(w.server.terminate().success());
+}
+
+/// An OpenAI-compatible chat-completions endpoint standing in for a model: it answers every
+/// request by deleting the reported line from the file it was sent, with `confidence`, and
+/// keeps each prompt.
+async fn fake_llm(confidence: f64) -> (String, Arc<Mutex<Vec<String>>>) {
+    let prompts: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = prompts.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
+            let seen = seen.clone();
+            async move {
+                let prompt = body["messages"][1]["content"].as_str().unwrap().to_string();
+                seen.lock().unwrap().push(prompt.clone());
+                let line: usize = prompt
+                    .split("- line: ")
+                    .nth(1)
+                    .and_then(|r| r.split('\n').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap();
+                let start = prompt.find("<<<UNTRUSTED FILE CONTENT\n").unwrap() + 26;
+                let file = &prompt[start..start + prompt[start..].find("\n>>>").unwrap()];
+                let patched: String = file
+                    .split_inclusive('\n')
+                    .enumerate()
+                    .filter(|(i, _)| i + 1 != line)
+                    .map(|(_, l)| l)
+                    .collect();
+                let answer = serde_json::json!({
+                    "patched_content": patched,
+                    "fix_reason": "Deleted the reported line.",
+                    "confidence_score": confidence,
+                });
+                axum::Json(serde_json::json!({
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer.to_string()}}],
+                }))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/v1"), prompts)
+}
+
+fn llm_env(url: &str) -> Vec<(String, String)> {
+    [
+        ("LLM_API_URL", url),
+        ("LLM_API_KEY", "sk-test"),
+        ("LLM_MODEL", "m"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The built-in fixer's patch is refused by the guard (this repository wants more confidence
+/// than it claims); that refuses one candidate, not the proposal: the LLM gets its turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixer_patch_the_guard_refuses_gives_the_llm_its_turn() {
+    let (url, prompts) = fake_llm(0.99).await;
+    let main = src("app/main.py");
+    let w = world_full(
+        &[(
+            ".github/ci-medic.yml",
+            "fix:\n  confidence_threshold: 0.96\n",
+        )],
+        &[entry("app/main.py", "100644", main.as_bytes())],
+        llm_env(&url),
+    )
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    assert_eq!(
+        prompts.lock().unwrap().len(),
+        2,
+        "one turn per reported error"
+    );
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let commit = w.fake.commit(REPO, &new_head).unwrap();
+    assert!(commit.message.contains("(llm)"), "{}", commit.message);
+    let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app/main.py").unwrap()).unwrap();
+    assert_eq!(
+        fixed,
+        main.replace("import os\n", "")
+            .replace("from typing import List\n", "")
+    );
     assert!(w.server.terminate().success());
 }

@@ -5,7 +5,7 @@ use ci_medic::git_agent::{GitAgent, GitAgentError, target_for};
 use ci_medic::github::{
     GitHubApi, GitHubClientConfig, InstallationId, RepoRef, RestClient, StaticToken,
 };
-use fake_github::FakeGitHub;
+use fake_github::{FakeGitHub, FileEntry};
 use secrecy::SecretString;
 
 async fn client(fake: &FakeGitHub) -> RestClient {
@@ -135,4 +135,140 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
             .unwrap(),
         commit
     );
+}
+
+/// A repository on `feature` with an executable, a symbolic link to a file, a link to a
+/// directory and a submodule; returns the head commit.
+fn repo_with_modes(fake: &FakeGitHub) -> String {
+    let base = fake.add_repo("o", "r", "main", &[("README.md", "# r\n")]);
+    let entry = |path, mode, content: &'static str| FileEntry {
+        path,
+        mode,
+        content: content.as_bytes(),
+    };
+    fake.commit_entries(
+        "o/r",
+        "feature",
+        Some(&base),
+        &[
+            entry(
+                "scripts/tool.py",
+                "100755",
+                "#!/usr/bin/env python3\nimport os\nprint(1)\n",
+            ),
+            entry("bin/tool", "120000", "../scripts/tool.py"),
+            entry("lib", "120000", "scripts"),
+            entry(
+                "vendor/dep",
+                "160000",
+                "0123456789abcdef0123456789abcdef01234567",
+            ),
+        ],
+        "modes",
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_tree_api_gives_modes_as_github_does() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let head = repo_with_modes(&fake);
+    let gh = client(&fake).await;
+    let repo = RepoRef::new("o", "r");
+    let commit = gh
+        .get_git_commit(InstallationId(1), &repo, &head)
+        .await
+        .unwrap();
+    let root = gh
+        .get_git_tree(InstallationId(1), &repo, &commit.tree.sha)
+        .await
+        .unwrap();
+    let seen: Vec<(&str, &str, &str)> = root
+        .tree
+        .iter()
+        .map(|i| (i.path.as_str(), i.mode.as_str(), i.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("README.md", "100644", "blob"),
+            ("bin", "040000", "tree"),
+            ("lib", "120000", "blob"),
+            ("scripts", "040000", "tree"),
+            ("vendor", "040000", "tree"),
+        ]
+    );
+    let vendor = &root.tree[4].sha;
+    let sub = gh
+        .get_git_tree(InstallationId(1), &repo, vendor)
+        .await
+        .unwrap();
+    assert_eq!(
+        (sub.tree[0].mode.as_str(), sub.tree[0].kind.as_str()),
+        ("160000", "commit")
+    );
+}
+
+#[tokio::test]
+async fn an_executable_keeps_its_mode() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let head = repo_with_modes(&fake);
+    let gh = client(&fake).await;
+    let repo = RepoRef::new("o", "r");
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
+    let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
+    let files = vec![(
+        "scripts/tool.py".to_string(),
+        "#!/usr/bin/env python3\nprint(1)\n".to_string(),
+    )];
+    let commit = agent.prepare(&target, &head, &files, "fix").await.unwrap();
+    agent.publish(&target, &head, &commit).await.unwrap();
+    assert_eq!(
+        fake.mode_at("o/r", &commit, "scripts/tool.py").as_deref(),
+        Some("100755")
+    );
+    assert_eq!(
+        fake.mode_at("o/r", &commit, "bin/tool").as_deref(),
+        Some("120000"),
+        "the link beside it is untouched"
+    );
+}
+
+#[tokio::test]
+async fn links_submodules_and_directories_are_never_written() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let head = repo_with_modes(&fake);
+    let gh = client(&fake).await;
+    let repo = RepoRef::new("o", "r");
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
+    let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
+    for (path, what) in [
+        ("bin/tool", "symbolic link"),
+        ("vendor/dep", "submodule"),
+        ("lib/tool.py", "reached through `lib`"),
+        ("scripts", "directory"),
+    ] {
+        fake.clear_request_log();
+        let files = vec![(path.to_string(), "print(1)\n".to_string())];
+        let err = agent
+            .prepare(&target, &head, &files, "fix")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, GitAgentError::NotARegularFile { path: p, .. } if p == path),
+            "{path}: {err}"
+        );
+        assert!(err.to_string().contains(what), "{path}: {err}");
+        assert!(
+            fake.request_log().iter().all(|r| r.method == "GET"),
+            "{path}: nothing was created"
+        );
+    }
+    assert_eq!(fake.branch_head("o/r", "feature").unwrap(), head);
 }

@@ -577,6 +577,16 @@ impl GitHubApi for RestClient {
         self.get(inst, url).await
     }
 
+    async fn get_git_tree(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        tree_sha: &str,
+    ) -> Result<GitTreeListing> {
+        let url = self.repo_url(repo, &["git", "trees", tree_sha])?;
+        self.get(inst, url).await
+    }
+
     async fn create_blob(
         &self,
         inst: InstallationId,

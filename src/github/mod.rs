@@ -259,6 +259,15 @@ pub trait GitHubApi: Send + Sync {
         sha: &str,
     ) -> Result<GitCommit>;
 
+    /// `GET /repos/{o}/{r}/git/trees/{tree_sha}`, one level (not recursive): each entry's
+    /// name, mode and type, for keeping a file's mode and spotting links and submodules.
+    async fn get_git_tree(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        tree_sha: &str,
+    ) -> Result<GitTreeListing>;
+
     /// `POST /repos/{o}/{r}/git/blobs` (base64). Content-addressed, so safe to retry.
     async fn create_blob(
         &self,

@@ -534,6 +534,29 @@ pub struct GitTree {
     pub truncated: bool,
 }
 
+/// A git tree as `GET /git/trees/{sha}` lists it (one level).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitTreeListing {
+    pub sha: String,
+    pub tree: Vec<GitTreeItem>,
+    /// True when GitHub cut the listing short (over 100,000 entries or 7 MB).
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// One entry of a [`GitTreeListing`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitTreeItem {
+    /// The entry's name (a plain name in a one-level listing).
+    pub path: String,
+    /// `100644`, `100755`, `120000` (symbolic link), `160000` (submodule) or `040000` (tree).
+    pub mode: String,
+    /// `blob`, `tree` or `commit` (a submodule).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub sha: String,
+}
+
 /// The answer of `POST /app-manifests/{code}/conversions` (setup flow). Secrets stay secret.
 #[derive(Debug, Clone, Deserialize)]
 pub struct AppManifestConversion {

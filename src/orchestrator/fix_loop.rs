@@ -10,7 +10,7 @@ use tracing::{info, warn};
 
 use ci_medic_core::comment::{HistoryEntry, ProposalStatusView};
 use ci_medic_core::fix_check::{
-    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch,
+    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
 };
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
@@ -19,7 +19,8 @@ use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::{Orchestrator, gh_err, now_string, short, store_err};
 use crate::events::CheckRunCompleted;
-use crate::git_agent::{GitAgent, GitAgentError, target_for};
+use crate::fix_agent::Proposal;
+use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::store::runs::{FixRun, Phase};
@@ -28,6 +29,31 @@ use crate::store::runs::{FixRun, Phase};
 struct Refusal {
     rule: String,
     detail: String,
+}
+
+/// A guarded patch ready for the git agent.
+struct WrittenPatch {
+    changes: Vec<FileChange>,
+    /// Every fix's reason, and what was left alone and why: the commit message's body.
+    reason: String,
+    /// The fixers whose patches went in, in order, each once.
+    fixers: Vec<String>,
+}
+
+impl WrittenPatch {
+    /// What the next attempt must not repeat if CI still fails on this patch: its fixers, and
+    /// its content when it changed one file (the only case a next patch can be compared with).
+    fn attempt(&self) -> PreviousAttempt {
+        PreviousAttempt {
+            fixer: (!self.fixers.is_empty()).then(|| self.fixers.join(", ")),
+            fix_reason: self.reason.clone(),
+            failure: String::new(),
+            patched_content: match self.changes.as_slice() {
+                [one] => Some(one.after.clone()),
+                _ => None,
+            },
+        }
+    }
 }
 
 impl Orchestrator {
@@ -74,27 +100,30 @@ impl Orchestrator {
                     .await?
                 {
                     Err(refusal) => return self.refuse(inst, repo, run, &fix_id, refusal).await,
-                    Ok((changes, reason)) => {
-                        let files: Vec<(String, String)> = changes
+                    Ok(patch) => {
+                        let files: Vec<(String, String)> = patch
+                            .changes
                             .iter()
                             .map(|c| (c.path.clone(), c.after.clone()))
                             .collect();
-                        let message = commit_message(&run, &fix_id, &reason);
+                        let message = commit_message(&run, &fix_id, &patch.reason);
                         let commit = match agent.prepare(&target, &parent, &files, &message).await {
                             Ok(c) => c,
                             Err(GitAgentError::GitHub(e)) => {
                                 return Err(gh_err("writing the fix commit", e));
                             }
+                            Err(e @ GitAgentError::NotARegularFile { .. }) => {
+                                let refusal = Refusal {
+                                    rule: "file_mode".into(),
+                                    detail: e.to_string(),
+                                };
+                                return self.refuse(inst, repo, run, &fix_id, refusal).await;
+                            }
                             Err(e) => return Err(JobError::Retry(e.to_string())),
                         };
                         run.pending_commit = Some(commit.clone());
                         run.push_target = Some(target.clone());
-                        run.previous_attempt = Some(PreviousAttempt {
-                            fixer: None,
-                            fix_reason: reason,
-                            failure: String::new(),
-                            patched_content: None,
-                        });
+                        run.previous_attempt = Some(patch.attempt());
                         ctx.runs.put(&run).map_err(store_err)?;
                         (commit, files.into_iter().map(|(p, _)| p).collect())
                     }
@@ -133,6 +162,10 @@ impl Orchestrator {
                 return self.publish(inst, repo, &mut run, &reports).await;
             }
             Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
+            // Only `prepare` checks paths; a stored commit has passed it already.
+            Err(e @ GitAgentError::NotARegularFile { .. }) => {
+                return Err(JobError::Permanent(e.to_string()));
+            }
         }
         ctx.metrics.stage("push", "pushed");
         let now = Utc::now();
@@ -167,7 +200,9 @@ impl Orchestrator {
         self.publish(inst, repo, &mut run, &reports).await
     }
 
-    /// Runs the fix agent on every allowed report and checks the candidate with the guard.
+    /// Runs the fix agent on every allowed report, each candidate guarded on its own (a refused
+    /// one is skipped and the next fixer, or the LLM, gets its turn), then guards the whole
+    /// patch. Files that are not regular UTF-8 files are left alone with the reason.
     async fn write_patch(
         &self,
         inst: InstallationId,
@@ -175,7 +210,7 @@ impl Orchestrator {
         run: &FixRun,
         fix_id: &str,
         config: &RepoConfig,
-    ) -> Result<Result<(Vec<FileChange>, String), Refusal>, JobError> {
+    ) -> Result<Result<WrittenPatch, Refusal>, JobError> {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
         let stored = ctx
@@ -201,47 +236,6 @@ impl Orchestrator {
                 detail: "no reported error is in a file this proposal may change".into(),
             }));
         }
-        let mut changes = Vec::new();
-        let mut reasons = Vec::new();
-        let mut confidence: f64 = 1.0;
-        for (path, mut reports) in by_file {
-            let Some(file) = gh
-                .get_file_content(inst, read_from, &path, &run.proposed_for_sha)
-                .await
-                .map_err(|e| gh_err("reading the file to fix", e))?
-            else {
-                continue;
-            };
-            let before = String::from_utf8_lossy(&file.content).into_owned();
-            let mut current = before.clone();
-            // Bottom-up, so earlier fixes do not shift the lines of later ones.
-            reports.sort_by_key(|r| std::cmp::Reverse(r.line_number));
-            for report in reports {
-                let mut input = FixInput::new(report.clone(), current.clone());
-                input.previous_attempt = run
-                    .previous_attempt
-                    .clone()
-                    .filter(|p| !p.failure.is_empty());
-                if let Some(out) = ctx.fix_agent.propose(&input).await {
-                    confidence = confidence.min(out.confidence_score);
-                    reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
-                    current = out.patched_content;
-                }
-            }
-            if current != before {
-                changes.push(FileChange {
-                    path,
-                    before: Some(before),
-                    after: current,
-                });
-            }
-        }
-        if changes.is_empty() {
-            return Ok(Err(Refusal {
-                rule: "no_fix".into(),
-                detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
-            }));
-        }
         let policy = GuardPolicy {
             allowed_paths: stored.dds.allowed_paths.clone(),
             protected_paths: config.constraints.protected_paths.clone(),
@@ -256,6 +250,134 @@ impl Orchestrator {
                 .map(|r| (r.file_path.clone(), r.line_number))
                 .collect(),
         };
+        let mut changes = Vec::new();
+        let mut reasons = Vec::new();
+        let mut confidence: f64 = 1.0;
+        // The fixers whose patches went in, in order, each once.
+        let mut fixers: Vec<String> = Vec::new();
+        // The first candidate the guard refused: what the comment names when nothing is left.
+        let mut rejected: Option<Refusal> = None;
+        // Files left alone, each with why: a maintainer reads these on the comment.
+        let mut declined: Vec<String> = Vec::new();
+        let tree = gh
+            .get_git_commit(inst, read_from, &run.proposed_for_sha)
+            .await
+            .map_err(|e| gh_err("reading the proposal's commit", e))?
+            .tree
+            .sha;
+        for (path, mut reports) in by_file {
+            // Links, submodules and directories first, from the tree: the contents API would
+            // answer for a link's target, and the fix would replace the link with a copy.
+            match tree_entry(gh, inst, read_from, &tree, &path)
+                .await
+                .map_err(|e| gh_err("reading the tree of the file to fix", e))?
+            {
+                PathKind::Absent => continue,
+                PathKind::Other(what) => {
+                    declined.push(format!(
+                        "`{path}` is {what}; ci-medic only rewrites regular files"
+                    ));
+                    continue;
+                }
+                PathKind::File(_) => {}
+            }
+            let Some(file) = gh
+                .get_file_content(inst, read_from, &path, &run.proposed_for_sha)
+                .await
+                .map_err(|e| gh_err("reading the file to fix", e))?
+            else {
+                continue;
+            };
+            if file.path != path {
+                declined.push(format!(
+                    "`{path}` is a symbolic link (GitHub answered with `{}`); ci-medic only rewrites regular files",
+                    file.path
+                ));
+                continue;
+            }
+            // Pushed back as the UTF-8 bytes of the patched text: anything else would come back
+            // with every byte it could not decode replaced, far outside the edit.
+            let before = match source_text(&file.content) {
+                Ok(text) => text.to_string(),
+                Err(not_text) => {
+                    declined.push(format!(
+                        "`{path}` is {not_text}; ci-medic only rewrites UTF-8 text"
+                    ));
+                    continue;
+                }
+            };
+            let mut current = before.clone();
+            // Bottom-up, so earlier fixes do not shift the lines of later ones.
+            reports.sort_by_key(|r| std::cmp::Reverse(r.line_number));
+            for report in reports {
+                let mut input = FixInput::new(report.clone(), current.clone());
+                input.previous_attempt = run
+                    .previous_attempt
+                    .clone()
+                    .filter(|p| !p.failure.is_empty());
+                // Each report's candidate is guarded on its own, so a refused built-in patch
+                // gives the LLM its turn and refuses that candidate, not the whole proposal.
+                match ctx.fix_agent.propose_checked(&input, &policy).await {
+                    Proposal::Accepted(out) => {
+                        confidence = confidence.min(out.confidence_score);
+                        reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
+                        if !fixers.contains(&out.fixer) {
+                            fixers.push(out.fixer.clone());
+                        }
+                        current = out.patched_content;
+                    }
+                    Proposal::Rejected { output, violations } => {
+                        let what = format_report_line(&report);
+                        reasons.push(format!(
+                            "not fixed: {what} (the {} patch broke `{}`)",
+                            output.fixer,
+                            violations[0].rule()
+                        ));
+                        rejected.get_or_insert_with(|| Refusal {
+                            rule: violations[0].rule().to_string(),
+                            detail: format!(
+                                "{what}: the {} patch was refused: {}",
+                                output.fixer,
+                                violations
+                                    .iter()
+                                    .map(ToString::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join("; ")
+                            ),
+                        });
+                    }
+                    Proposal::NoFix => {}
+                }
+            }
+            if current != before {
+                changes.push(FileChange {
+                    path,
+                    before: Some(before),
+                    after: current,
+                });
+            }
+        }
+        if changes.is_empty() {
+            if let Some(mut refusal) = rejected {
+                for d in &declined {
+                    refusal.detail.push_str(&format!("; {d}"));
+                }
+                return Ok(Err(refusal));
+            }
+        }
+        if changes.is_empty() && !declined.is_empty() {
+            return Ok(Err(Refusal {
+                rule: "unsupported_file".into(),
+                detail: declined.join("; "),
+            }));
+        }
+        reasons.extend(declined.iter().map(|d| format!("left alone: {d}")));
+        if changes.is_empty() {
+            return Ok(Err(Refusal {
+                rule: "no_fix".into(),
+                detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
+            }));
+        }
         let candidate = Candidate {
             changes,
             confidence,
@@ -279,7 +401,11 @@ impl Orchestrator {
                 return Ok(Err(refusal));
             }
         }
-        Ok(Ok((candidate.changes, reasons.join("; "))))
+        Ok(Ok(WrittenPatch {
+            changes: candidate.changes,
+            reason: reasons.join("; "),
+            fixers,
+        }))
     }
 
     /// A patch that cannot be pushed: the proposal fails, and the comment names the rule.

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
+pub use fake_github::FileEntry;
 use fake_github::{CheckOutput, FakeGitHub, NewPullRequest, Permission};
 use serde_json::Value;
 
@@ -48,6 +49,24 @@ pub async fn world(main_files: &[(&str, &str)]) -> World {
 
 /// [`world`] with other files committed on the pull request's branch.
 pub async fn world_with(main_files: &[(&str, &str)], feature_files: &[(&str, &str)]) -> World {
+    let entries: Vec<FileEntry<'_>> = feature_files
+        .iter()
+        .map(|(path, content)| FileEntry {
+            path,
+            mode: "100644",
+            content: content.as_bytes(),
+        })
+        .collect();
+    world_full(main_files, &entries, vec![]).await
+}
+
+/// [`world_with`] with any mode and bytes on the pull request's branch (executables, links,
+/// files that are not UTF-8), and extra environment for the server (`LLM_*`).
+pub async fn world_full(
+    main_files: &[(&str, &str)],
+    feature_files: &[FileEntry<'_>],
+    extra_env: Vec<(String, String)>,
+) -> World {
     let fake = FakeGitHub::start().await.unwrap();
     fake.set_app(4242, "ci-medic");
     let pubkey =
@@ -58,7 +77,7 @@ pub async fn world_with(main_files: &[(&str, &str)], feature_files: &[(&str, &st
     files.extend_from_slice(main_files);
     let base = fake.add_repo("octo-org", "shop", "main", &files);
     let head = fake
-        .commit_files(
+        .commit_entries(
             REPO,
             "feature",
             Some(&base),
@@ -87,7 +106,7 @@ pub async fn world_with(main_files: &[(&str, &str)], feature_files: &[(&str, &st
         data_dir: dir.path(),
         workers: 2,
         github_api_url: &fake.base_url(),
-        extra_env: vec![],
+        extra_env,
     });
     fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
     World {

@@ -9,6 +9,8 @@
 //!   Python block needs), and **declines** (returns `None`) whenever the text is not exactly what
 //!   it expects. They never guess.
 //! - [`check_patch`] is the guard; [`unified_diff`] renders a patch for the comment.
+//! - [`source_text`] decides whether a file's bytes are text a fixer may rewrite (UTF-8 only),
+//!   and [`match_line_endings`] gives a model's answer the file's own line endings back.
 //!
 //! Nothing here performs I/O, reads a clock or draws random numbers.
 
@@ -25,8 +27,8 @@ pub use fixers::{
     UnusedImport,
 };
 pub use guard::{
-    Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, ProtectedBy, WORKFLOWS_DIR,
-    check_patch, path_matches,
+    ALWAYS_PROTECTED, Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, ProtectedBy,
+    WORKFLOWS_DIR, check_patch, path_matches,
 };
 
 use ci_medic_parser::BugReport;
@@ -35,8 +37,8 @@ use serde::{Deserialize, Serialize};
 /// What went wrong with the previous attempt on the same error, when there was one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreviousAttempt {
-    /// The fixer that produced it (`unused-import`, `llm`…); a deterministic fixer is not asked
-    /// again to repeat a patch that already failed.
+    /// The fixer that produced it (`unused-import`, `llm`…), or the fixers, joined by `, `,
+    /// when a patch combined several; a deterministic fixer named here is not asked again.
     pub fixer: Option<String>,
     pub fix_reason: String,
     /// Why it failed: the guard's rule, or the CI verdict and the error it still showed.
@@ -117,6 +119,64 @@ pub fn snippet_around(content: &str, line: u32, radius: u32) -> String {
     out
 }
 
+/// `patched` with `original`'s dominant line ending on every line and `original`'s final-newline
+/// state (present or absent).
+///
+/// For patches written by a model: it sees the file through a prompt, answers with `\n`
+/// whatever the file uses, and adds or drops the final newline at will, so its answer for a CRLF
+/// file differs on every line and the guard refuses it. The deterministic fixers never need
+/// this (they keep every line's own ending); a file mixing CRLF and LF lines gets its dominant
+/// ending throughout, which the guard then sees as changed lines if they are far from the error.
+pub fn match_line_endings(original: &str, patched: &str) -> String {
+    let eol = text::dominant_eol(original);
+    let body = patched.replace("\r\n", "\n");
+    let body = body.trim_end_matches('\n');
+    if body.is_empty() {
+        return String::new();
+    }
+    let mut out = if eol == "\n" {
+        body.to_string()
+    } else {
+        body.replace('\n', eol)
+    };
+    // As many line endings at the end as the original had: its final newline, and any blank
+    // lines after the last line, are not the model's to change.
+    let trailing = original.replace("\r\n", "\n").len()
+        - original.replace("\r\n", "\n").trim_end_matches('\n').len();
+    for _ in 0..trailing {
+        out.push_str(eol);
+    }
+    out
+}
+
+/// Why a file's bytes are not text a fixer may rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotText {
+    #[error("UTF-16 text")]
+    Utf16,
+    #[error("binary (it contains NUL bytes)")]
+    Binary,
+    #[error("not valid UTF-8 (Latin-1 or another legacy encoding)")]
+    NotUtf8,
+}
+
+/// The file as text the fixers may edit, or why it is not.
+///
+/// Only UTF-8 is: a fix is pushed as the UTF-8 bytes of the patched text, so any other
+/// encoding decoded lossily would come back with every byte it could not read replaced by
+/// U+FFFD — outside the edit too, where the guard (comparing text with text) cannot see it.
+/// UTF-16 is recognised by its byte-order mark, and NUL bytes mean binary (or BOM-less UTF-16,
+/// which is valid UTF-8 with a NUL after every ASCII character).
+pub fn source_text(bytes: &[u8]) -> Result<&str, NotText> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(NotText::Utf16);
+    }
+    if bytes.contains(&0) {
+        return Err(NotText::Binary);
+    }
+    std::str::from_utf8(bytes).map_err(|_| NotText::NotUtf8)
+}
+
 /// A fixer that needs no network: recognises one kind of error and either fixes it exactly or
 /// declines.
 pub trait DeterministicFixer: Send + Sync {
@@ -142,9 +202,13 @@ pub fn builtin_fixers() -> Vec<Box<dyn DeterministicFixer>> {
 /// failed attempt.
 pub fn fix_deterministic(input: &FixInput) -> Option<FixOutput> {
     let prev = input.previous_attempt.as_ref();
+    let failed = |name: &str| {
+        prev.and_then(|p| p.fixer.as_deref())
+            .is_some_and(|list| list.split(", ").any(|f| f == name))
+    };
     builtin_fixers()
         .iter()
-        .filter(|f| prev.and_then(|p| p.fixer.as_deref()) != Some(f.name()))
+        .filter(|f| !failed(f.name()))
         .filter_map(|f| f.try_fix(input))
         .find(|out| {
             out.patched_content != input.file_content
@@ -174,6 +238,34 @@ mod tests {
     }
 
     #[test]
+    fn only_utf8_text_is_source_text() {
+        assert_eq!(source_text(b"import os\n"), Ok("import os\n"));
+        // A UTF-8 byte-order mark is still UTF-8, kept as it is.
+        assert_eq!(source_text(b"\xEF\xBB\xBFx\n"), Ok("\u{feff}x\n"));
+        let latin1 = b"# -*- coding: latin-1 -*-\nname = \"caf\xe9\"\nimport os\n";
+        assert_eq!(source_text(latin1), Err(NotText::NotUtf8));
+        assert_eq!(source_text(b"\xFF\xFEi\0m\0"), Err(NotText::Utf16));
+        assert_eq!(source_text(b"i\0m\0p\0"), Err(NotText::Binary));
+        assert_eq!(source_text(b"\x7fELF\x02\x01\x01\0"), Err(NotText::Binary));
+    }
+
+    #[test]
+    fn line_endings_and_the_final_newline_follow_the_original() {
+        let crlf = "a\r\nb\r\n";
+        assert_eq!(match_line_endings(crlf, "a\nc"), "a\r\nc\r\n");
+        assert_eq!(match_line_endings(crlf, "a\r\nc\r\n"), "a\r\nc\r\n");
+        assert_eq!(match_line_endings("a\nb", "a\nc\n"), "a\nc");
+        assert_eq!(match_line_endings("a\nb\n", "a\r\nc"), "a\nc\n");
+        // Blank lines at the end are as many as the original had.
+        assert_eq!(match_line_endings("a\nb\n", "a\nc\n\n"), "a\nc\n");
+        assert_eq!(
+            match_line_endings("a\r\nb\r\n\r\n", "a\nc"),
+            "a\r\nc\r\n\r\n"
+        );
+        assert_eq!(match_line_endings("a\n", ""), "");
+    }
+
+    #[test]
     fn a_failed_fixer_is_not_asked_again() {
         let report = BugReport {
             file_path: "a.py".into(),
@@ -194,6 +286,14 @@ mod tests {
             fix_reason: first.fix_reason.clone(),
             failure: "CI still failed".into(),
             patched_content: Some(first.patched_content.clone()),
+        });
+        assert_eq!(fix_deterministic(&input), None);
+        // A patch that combined several fixers names each of them.
+        input.previous_attempt = Some(PreviousAttempt {
+            fixer: Some("final-newline, unused-import".into()),
+            fix_reason: String::new(),
+            failure: "CI still failed".into(),
+            patched_content: None,
         });
         assert_eq!(fix_deterministic(&input), None);
     }

@@ -104,7 +104,9 @@ impl Default for ApproversConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConstraintsConfig {
-    /// Paths (files, or directories ending in `/`, or globs) a fix must never edit.
+    /// Paths (files, or directories ending in `/`, or globs) a fix must never edit. Replaces the
+    /// default list; the guard and the proposal protect `.github/workflows/` and [`CONFIG_PATH`]
+    /// whatever it says (`fix_check::ALWAYS_PROTECTED`).
     #[serde(deserialize_with = "null_as_default")]
     pub protected_paths: Vec<String>,
     /// Further paths a fix must leave alone.
@@ -633,7 +635,7 @@ pub const KEYS: &[ConfigKey] = &[
     ConfigKey {
         key: "constraints.protected_paths",
         default: "[.github/workflows/, .github/ci-medic.yml]",
-        description: "Paths a fix must never edit: files, directories ending in `/`, or globs, relative to the repository root.",
+        description: "Paths a fix must never edit: files, directories ending in `/`, or globs, relative to the repository root. A list replaces the default, but `.github/workflows/` and `.github/ci-medic.yml` stay protected whatever it says.",
     },
     ConfigKey {
         key: "constraints.do_not_touch",

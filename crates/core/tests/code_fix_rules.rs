@@ -266,6 +266,49 @@ fn protected_files_are_not_allowed_and_the_proposal_says_so() {
     assert!(d.dds.instructions.iter().any(|i| i.contains("protected")));
 }
 
+/// A repository that lists its own `protected_paths` replaces the default list; the workflows
+/// directory and ci-medic's own configuration stay protected anyway.
+#[test]
+fn workflows_and_the_config_file_stay_protected_under_a_custom_list() {
+    let s = failed(
+        &[
+            ".github/ci-medic.yml",
+            ".github/workflows/ci.yml",
+            "src/a.py",
+        ],
+        5,
+    );
+    let cfg = ConstraintsConfig {
+        protected_paths: vec!["vendor/".into()],
+        ..ConstraintsConfig::default()
+    };
+    let d = derive_code_fix(
+        &fix_id(1),
+        &s.as_source(),
+        &[
+            report(BugType::Syntax, ".github/ci-medic.yml", 2, "bad yaml"),
+            report(BugType::Syntax, ".github/workflows/ci.yml", 3, "bad yaml"),
+            report(BugType::Syntax, "src/a.py", 3, "bad"),
+        ],
+        &cfg,
+    )
+    .unwrap();
+    assert_eq!(d.dds.allowed_paths, ["src/a.py"]);
+    assert_eq!(
+        d.protected,
+        [
+            (
+                ".github/ci-medic.yml".to_string(),
+                ".github/ci-medic.yml".to_string()
+            ),
+            (
+                ".github/workflows/ci.yml".to_string(),
+                ".github/workflows/".to_string()
+            ),
+        ]
+    );
+}
+
 #[test]
 fn deriving_from_a_source_that_has_not_failed_or_without_reports_is_an_error() {
     let s = failed(&["a.py"], 5);

@@ -187,6 +187,28 @@ fn allowed_and_protected_paths() {
         ),
         "{r:?}"
     );
+    // So is ci-medic's own configuration, whatever `protected_paths` the repository lists.
+    let p = GuardPolicy {
+        allowed_paths: vec![".github/".into()],
+        protected_paths: vec!["vendor/".into()],
+        reported_lines: vec![(".github/ci-medic.yml".into(), 10)],
+        ..policy()
+    };
+    let r = check_patch(
+        &p,
+        &one(".github/ci-medic.yml", &f, &with_line(&f, 10, "y: 0")),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &r[0],
+            GuardViolation::Protected {
+                by: ProtectedBy::Config,
+                ..
+            }
+        ),
+        "{r:?}"
+    );
     for bad in [
         "../src/app.py",
         "/src/app.py",
@@ -358,6 +380,69 @@ fn new_dependencies() {
     assert_eq!(
         tcheck("const y = require(\"left-pad\");"),
         vec!["new_dependency"]
+    );
+}
+
+/// Removing an unused import of an assertion library removes no assertion: import lines are
+/// not counted, while the assertions that use the library still are.
+#[test]
+fn an_unused_assertion_import_is_not_an_assertion() {
+    let go = "package x\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\nfunc TestA(t *testing.T) {\n\trequire.True(t, true)\n}\n";
+    let p = GuardPolicy {
+        reported_lines: vec![("src/x_test.go".into(), 6)],
+        ..policy()
+    };
+    let go_fixed = go.replace("\t\"github.com/stretchr/testify/assert\"\n", "");
+    assert_eq!(
+        rules(check_patch(&p, &one("src/x_test.go", go, &go_fixed))),
+        Vec::<&str>::new()
+    );
+    let p = GuardPolicy {
+        reported_lines: vec![("src/x_test.go".into(), 11)],
+        ..policy()
+    };
+    assert_eq!(
+        rules(check_patch(
+            &p,
+            &one(
+                "src/x_test.go",
+                go,
+                &go.replace("\trequire.True(t, true)\n", "")
+            )
+        )),
+        vec!["deleted_assertion"],
+        "the assertion itself still counts"
+    );
+
+    let js = "const assert = require('assert');\nimport { strict as assert2 } from 'node:assert';\nconst x = 1;\nexpect(require('./y')).toBe(1);\n";
+    let p = GuardPolicy {
+        reported_lines: vec![("src/a.test.js".into(), 2)],
+        ..policy()
+    };
+    for line in [
+        "const assert = require('assert');\n",
+        "import { strict as assert2 } from 'node:assert';\n",
+    ] {
+        assert_eq!(
+            rules(check_patch(
+                &p,
+                &one("src/a.test.js", js, &js.replace(line, ""))
+            )),
+            Vec::<&str>::new(),
+            "{line}"
+        );
+    }
+    // A line that asserts on what it requires is an assertion, not an import.
+    assert_eq!(
+        rules(check_patch(
+            &p,
+            &one(
+                "src/a.test.js",
+                js,
+                &js.replace("expect(require('./y')).toBe(1);\n", "")
+            )
+        )),
+        vec!["deleted_assertion"]
     );
 }
 

@@ -11,6 +11,21 @@ use sha1::{Digest, Sha1};
 pub const MODE_FILE: &str = "100644";
 /// File mode of a sub-tree.
 pub const MODE_TREE: &str = "040000";
+/// File mode of an executable file.
+pub const MODE_EXECUTABLE: &str = "100755";
+/// File mode of a symbolic link (the blob holds the target path).
+pub const MODE_SYMLINK: &str = "120000";
+/// File mode of a submodule (a gitlink: the entry's sha is a commit of another repository).
+pub const MODE_SUBMODULE: &str = "160000";
+
+/// The object type git gives an entry of this mode: a gitlink names a commit, not a blob.
+pub fn kind_of_mode(mode: &str) -> &'static str {
+    match mode {
+        MODE_SUBMODULE => "commit",
+        MODE_TREE => "tree",
+        _ => "blob",
+    }
+}
 
 /// One entry of a stored tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +132,7 @@ impl ObjectStore {
                         path.clone(),
                         TreeEntry {
                             mode: mode.clone(),
-                            kind: "blob",
+                            kind: kind_of_mode(mode),
                             sha: sha.clone(),
                         },
                     );

@@ -126,6 +126,16 @@ pub struct CommitView {
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
+/// One file of [`FakeGitHub::commit_entries`]: any mode git knows, any bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct FileEntry<'a> {
+    pub path: &'a str,
+    /// `100644`, `100755`, `120000` (the content is the link's target) or `160000` (the content
+    /// is the submodule's commit sha).
+    pub mode: &'a str,
+    pub content: &'a [u8],
+}
+
 /// The result of one webhook delivery.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery {
@@ -329,6 +339,33 @@ impl FakeGitHub {
         };
         let parents: Vec<String> = parent.into_iter().collect();
         let sha = st.make_commit(&parents, files, deletes, message);
+        st.set_ref(repo, &format!("refs/heads/{branch}"), &sha);
+        Ok(sha)
+    }
+
+    /// Like [`Self::commit_files`] with a mode and raw bytes per file (executables, symbolic
+    /// links, submodules, files that are not UTF-8).
+    pub fn commit_entries(
+        &self,
+        repo: &str,
+        branch: &str,
+        parent: Option<&str>,
+        entries: &[FileEntry<'_>],
+        message: &str,
+    ) -> Result<String, FakeError> {
+        let mut st = self.st();
+        if !st.repos.contains_key(repo) {
+            return Err(FakeError::UnknownRepo(repo.into()));
+        }
+        let parent = match parent {
+            Some(p) => Some(
+                st.resolve(repo, p)
+                    .ok_or_else(|| FakeError::UnknownRev(p.into()))?,
+            ),
+            None => st.branch_head(repo, branch),
+        };
+        let parents: Vec<String> = parent.into_iter().collect();
+        let sha = st.make_commit_entries(&parents, entries, message);
         st.set_ref(repo, &format!("refs/heads/{branch}"), &sha);
         Ok(sha)
     }
@@ -582,6 +619,17 @@ impl FakeGitHub {
         let st = self.st();
         let sha = st.resolve(repo, rev)?;
         st.store.files_at(&sha)?.remove(path)
+    }
+
+    /// The tree mode (`100644`, `100755`, `120000`, `160000`) of `path` at `rev`.
+    pub fn mode_at(&self, repo: &str, rev: &str, path: &str) -> Option<String> {
+        let st = self.st();
+        let sha = st.resolve(repo, rev)?;
+        let tree = st.store.commit(&sha)?.tree.clone();
+        st.store
+            .flatten_tree(&tree)?
+            .remove(path)
+            .map(|(mode, _)| mode)
     }
 
     pub fn request_log(&self) -> Vec<RequestRecord> {

@@ -956,10 +956,38 @@ fn get_contents(st: &State, cx: &Ctx<'_>, repo: &str, path: &str) -> Resp {
             "_links": {"self": self_url, "git": git_url, "html": html_url},
         })
     };
-    if let Some((_, blob)) = flat.get(path) {
-        let content = st.store.blob(blob).unwrap_or_default();
+    if let Some((mode, sha)) = flat.get(path) {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let mut v = entry(name, path, "file", blob, content.len());
+        if mode == git::MODE_SUBMODULE {
+            let mut v = entry(name, path, "submodule", sha, 0);
+            v["submodule_git_url"] = json!(format!("{}/{name}.git", st.urls.web));
+            return Resp::json(200, v);
+        }
+        if mode == git::MODE_SYMLINK {
+            // Like GitHub: a link to a regular file in the repository answers with that file
+            // (its own `path` and `name`); any other link is described as a symlink.
+            let target =
+                String::from_utf8_lossy(st.store.blob(sha).unwrap_or_default()).into_owned();
+            let resolved = resolve_link(path, &target);
+            let to_file = resolved.as_deref().and_then(|t| {
+                flat.get(t)
+                    .filter(|(m, _)| m == git::MODE_FILE || m == git::MODE_EXECUTABLE)
+                    .map(|(_, b)| (t.to_string(), b.clone()))
+            });
+            let Some((tpath, tblob)) = to_file else {
+                let mut v = entry(name, path, "symlink", sha, target.len());
+                v["target"] = json!(target);
+                return Resp::json(200, v);
+            };
+            let content = st.store.blob(&tblob).unwrap_or_default();
+            let tname = tpath.rsplit('/').next().unwrap_or(&tpath);
+            let mut v = entry(tname, &tpath, "file", &tblob, content.len());
+            v["content"] = json!(j::base64_wrapped(content));
+            v["encoding"] = json!("base64");
+            return Resp::json(200, v);
+        }
+        let content = st.store.blob(sha).unwrap_or_default();
+        let mut v = entry(name, path, "file", sha, content.len());
         v["content"] = json!(j::base64_wrapped(content));
         v["encoding"] = json!("base64");
         return Resp::json(200, v);
@@ -1266,6 +1294,26 @@ fn update_check_run(st: &mut State, cx: &Ctx<'_>, repo: &str, id: &str) -> Resp 
     let v = st.check_run_json(&c);
     st.check_runs.insert(c.id, c);
     Resp::json(200, v)
+}
+
+/// The repository path a symbolic link at `link` pointing to `target` names, or `None` when it
+/// leaves the repository or is absolute.
+fn resolve_link(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for c in target.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 fn git_route(

@@ -332,6 +332,39 @@ impl State {
         })
     }
 
+    /// Like [`Self::make_commit`], with each entry's mode and raw bytes: executables, symbolic
+    /// links (the bytes are the target), submodules (the bytes are the commit sha, stored as
+    /// the gitlink itself, not as a blob) and files that are not UTF-8.
+    pub fn make_commit_entries(
+        &mut self,
+        parents: &[String],
+        entries: &[crate::FileEntry<'_>],
+        message: &str,
+    ) -> String {
+        let mut flat: FlatTree = match parents.first().and_then(|p| self.store.commit(p)) {
+            Some(c) => self.store.flatten_tree(&c.tree.clone()).unwrap_or_default(),
+            None => FlatTree::new(),
+        };
+        for e in entries {
+            let sha = if e.mode == git::MODE_SUBMODULE {
+                String::from_utf8_lossy(e.content).into_owned()
+            } else {
+                self.store.put_blob(e.content)
+            };
+            flat.insert(e.path.to_string(), (e.mode.to_string(), sha));
+        }
+        let tree = self.store.put_flat_tree(&flat);
+        let date = self.now_str();
+        self.store.put_commit(Commit {
+            tree,
+            parents: parents.to_vec(),
+            message: message.into(),
+            author_name: "Fake Author".into(),
+            author_email: "author@example.com".into(),
+            date,
+        })
+    }
+
     pub fn set_ref(&mut self, repo: &str, full_ref: &str, sha: &str) {
         let now = self.now_str();
         if let Some(r) = self.repos.get_mut(repo) {
@@ -805,9 +838,10 @@ impl State {
                 if e.kind == "blob" {
                     v["size"] = json!(self.store.blob(&e.sha).map(<[u8]>::len).unwrap_or(0));
                     v["url"] = json!(format!("{a}/git/blobs/{}", e.sha));
-                } else {
+                } else if e.kind == "tree" {
                     v["url"] = json!(format!("{a}/git/trees/{}", e.sha));
                 }
+                // A submodule's commit lives in another repository: GitHub gives it no url.
                 v
             })
             .collect();

@@ -807,3 +807,81 @@ async fn jwt_signature_is_verified_when_a_key_is_set() {
         "{v}"
     );
 }
+
+/// Links and submodules as GitHub's contents API shows them: a link to a regular file answers
+/// with that file (its own `path`), any other link as `type: symlink`, a submodule as
+/// `type: submodule`; the tree keeps every mode.
+#[tokio::test]
+async fn contents_follow_links_to_files_like_github() {
+    let (fake, token) = seeded().await;
+    let entry = |path, mode, content: &'static str| fake_github::FileEntry {
+        path,
+        mode,
+        content: content.as_bytes(),
+    };
+    let head = fake
+        .commit_entries(
+            REPO,
+            "links",
+            Some("main"),
+            &[
+                entry("bin/run", "100755", "#!/bin/sh\n"),
+                entry("bin/lib.rs", "120000", "../src/lib.rs"),
+                entry("bin/gone", "120000", "../nowhere"),
+                entry(
+                    "vendor/dep",
+                    "160000",
+                    "0123456789abcdef0123456789abcdef01234567",
+                ),
+            ],
+            "links",
+        )
+        .unwrap();
+    let api = format!("{}/repos/{REPO}", fake.base_url());
+    let at = |p: &str| format!("{api}/contents/{p}?ref={head}");
+    let v: Value = get(&at("bin/lib.rs"), &token).await.json().await.unwrap();
+    assert_eq!(
+        (v["type"].as_str(), v["path"].as_str()),
+        (Some("file"), Some("src/lib.rs"))
+    );
+    assert_eq!(v["content"], base64_of("pub fn a() {}\n") + "\n");
+    let v: Value = get(&at("bin/gone"), &token).await.json().await.unwrap();
+    assert_eq!(
+        (v["type"].as_str(), v["target"].as_str()),
+        (Some("symlink"), Some("../nowhere"))
+    );
+    let v: Value = get(&at("vendor/dep"), &token).await.json().await.unwrap();
+    assert_eq!(v["type"], "submodule");
+    assert_eq!(
+        fake.mode_at(REPO, &head, "bin/run").as_deref(),
+        Some("100755")
+    );
+    let v: Value = get(&format!("{api}/git/trees/{head}?recursive=1"), &token)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let modes: Vec<(String, String, String)> = v["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_string(),
+                e["mode"].as_str().unwrap().to_string(),
+                e["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(p, _, _)| p.starts_with("bin/") || p.starts_with("vendor/"))
+        .collect();
+    let want = [
+        ("bin/gone", "120000", "blob"),
+        ("bin/lib.rs", "120000", "blob"),
+        ("bin/run", "100755", "blob"),
+        ("vendor/dep", "160000", "commit"),
+    ];
+    assert_eq!(
+        modes,
+        want.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+}

@@ -403,6 +403,29 @@ static JS_FROM: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
+/// A JavaScript/TypeScript import *statement* (not a dynamic `import()` or a `require` buried
+/// in an expression): `import … from "m"`, `import "m"`, `export … from "m"`, and
+/// `const x = require("m");` alone on its line.
+static JS_IMPORT_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"^\s*(?:import\s*(?:type\s+)?[\w$*{"']"#,
+        r#"|export\b.*\bfrom\s*["']"#,
+        r#"|(?:const|let|var)\s+[^=]+=\s*require\s*\(\s*["'][^"']+["']\s*\)\s*;?\s*$)"#,
+    ))
+    .expect("static regex")
+});
+
+/// Whether the line is an import statement and nothing else, so its words (a module named
+/// `assert`, `should`…) are names, not code that runs.
+pub(crate) fn is_import_statement(line: &str, lang: Lang) -> bool {
+    match lang {
+        Lang::Js => JS_IMPORT_STATEMENT.is_match(line),
+        // These patterns are anchored at the start of the line and only match import forms.
+        Lang::Python | Lang::Rust | Lang::Go => !imports_on_line(line, lang).is_empty(),
+        _ => false,
+    }
+}
+
 /// The modules one line imports (empty when it is not an import line).
 pub(crate) fn imports_on_line(line: &str, lang: Lang) -> Vec<Imported> {
     let mut out = Vec::new();
@@ -579,5 +602,32 @@ mod tests {
             ext("import fs from \"node:fs\"", Lang::Js),
             vec![Imported::Builtin]
         );
+    }
+
+    #[test]
+    fn import_statements_are_whole_lines_that_only_import() {
+        for (line, lang) in [
+            ("const assert = require('assert');", Lang::Js),
+            ("import * as assert from \"node:assert\";", Lang::Js),
+            ("import type { A } from './a'", Lang::Js),
+            ("import 'should';", Lang::Js),
+            ("export { assert } from 'chai';", Lang::Js),
+            ("\t\"github.com/stretchr/testify/assert\"", Lang::Go),
+            ("import \"github.com/stretchr/testify/assert\"", Lang::Go),
+            ("from numpy.testing import assert_allclose", Lang::Python),
+            ("use pretty_assertions::assert_eq;", Lang::Rust),
+        ] {
+            assert!(is_import_statement(line, lang), "{line}");
+        }
+        for (line, lang) in [
+            ("expect(require('./y')).toBe(1);", Lang::Js),
+            ("const m = await import('assert');", Lang::Js),
+            ("assert.ok(x);", Lang::Js),
+            ("\tassert.Equal(t, \"a\", b)", Lang::Go),
+            ("assert x == 1", Lang::Python),
+            ("assert_eq!(a, b);", Lang::Rust),
+        ] {
+            assert!(!is_import_statement(line, lang), "{line}");
+        }
     }
 }

@@ -62,7 +62,10 @@ fn norm_ws(s: &str) -> String {
 /// Removes an import the tool says is unused: Python F401 (ruff, flake8), rustc `unused
 /// import(s)`, Go `imported and not used` (old and new wordings), ESLint `no-unused-vars` and tsc
 /// TS6133/TS6196 when the name is bound by an import. Removes only the unused names of a
-/// multi-name import; declines on multi-line forms it cannot see whole.
+/// multi-name import; declines on multi-line forms it cannot see whole, and on imports that must
+/// stay although nothing uses their name: ruff's `; consider …` messages (ruff itself offers no
+/// fix for those), anything in an `__init__.py` (the package's re-exports), and imports inside a
+/// Python `try` statement or a JavaScript `try` block (they test whether a module is installed).
 pub struct UnusedImport;
 
 static PY_UNUSED: LazyLock<Regex> =
@@ -89,6 +92,15 @@ impl DeterministicFixer for UnusedImport {
         let (what, conf) = match lang_of(&input.report.file_path) {
             Lang::Python => {
                 if !(rule_in(input, &["F401"]) || msg.contains("imported but unused")) {
+                    return None;
+                }
+                // Ruff adds `; consider …` exactly when it offers no fix itself: an import that
+                // tests availability, or a re-export (astral-sh/ruff#3658).
+                if msg.contains("; consider ") {
+                    return None;
+                }
+                // flake8 says no more than "imported but unused", so look for those cases too.
+                if is_python_init(&input.report.file_path) || python_in_try(&lines, idx) {
                     return None;
                 }
                 let full = PY_UNUSED.captures(msg)?.get(1)?.as_str();
@@ -144,6 +156,10 @@ impl DeterministicFixer for UnusedImport {
                 );
                 let name = JS_NAME.captures(msg)?.get(1)?.as_str();
                 if !by_rule && !msg.contains(" but never used") && !msg.contains("never read") {
+                    return None;
+                }
+                // `try { const x = require("m") } catch` tests whether `m` is installed.
+                if js_in_try(&lines, idx) {
                     return None;
                 }
                 js_unused(&mut lines, idx, name)?;
@@ -296,6 +312,103 @@ fn python_unused(lines: &mut Vec<Line>, idx: usize, name: &str, alias: Option<&s
     }
     remove_line(lines, idx);
     Some(())
+}
+
+/// `__init__.py` (or its stub): an import there is the package's public API, unused or not.
+fn is_python_init(path: &str) -> bool {
+    matches!(
+        path.rsplit('/').next(),
+        Some("__init__.py" | "__init__.pyi")
+    )
+}
+
+/// Whether a Python line starts with `keyword` as a whole word.
+fn py_keyword(code: &str, keyword: &str) -> bool {
+    code.strip_prefix(keyword)
+        .is_some_and(|rest| rest.starts_with([':', ' ', '\t', '*', '(']))
+}
+
+/// Whether line `idx` sits anywhere in a `try` statement (its body, a handler, its `else` or
+/// `finally`), at any depth. Removing an import there changes which exceptions the block can
+/// raise, and so what the program does (`HAS_NUMPY = True` after `import numpy`). Any handler
+/// counts, not only `except ImportError`: `except Exception` and a bare `except` catch it too.
+/// `true` when the file's structure cannot be read: never guess.
+fn python_in_try(lines: &[Line], idx: usize) -> bool {
+    let Some(scan) = scan_python(lines) else {
+        return true;
+    };
+    let significant = |k: usize| {
+        scan[k].logical_start
+            && !lines[k].text.trim().is_empty()
+            && !is_comment_line(&lines[k].text, Lang::Python)
+    };
+    let mut indent = indent_of(&lines[idx].text).len();
+    for k in (0..idx).rev() {
+        if indent == 0 {
+            break;
+        }
+        if !significant(k) || indent_of(&lines[k].text).len() >= indent {
+            continue;
+        }
+        // An enclosing block's header.
+        indent = indent_of(&lines[k].text).len();
+        let (code, _) = code_and_tail(&lines[k].text, Lang::Python);
+        let head = code.trim_start();
+        if ["try", "except", "finally"]
+            .iter()
+            .any(|kw| py_keyword(head, kw))
+        {
+            return true;
+        }
+        if py_keyword(head, "else") {
+            // Whose `else`: the nearest earlier header at the same depth.
+            let owner = (0..k)
+                .rev()
+                .filter(|&j| significant(j))
+                .find(|&j| indent_of(&lines[j].text).len() <= indent);
+            match owner {
+                Some(j) if indent_of(&lines[j].text).len() == indent => {
+                    let (c, _) = code_and_tail(&lines[j].text, Lang::Python);
+                    if py_keyword(c.trim_start(), "except") || py_keyword(c.trim_start(), "try") {
+                        return true;
+                    }
+                }
+                _ => return true,
+            }
+        }
+    }
+    false
+}
+
+static JS_TRY_OPEN: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|[^\w$.])try\s*$"));
+
+/// Whether line `idx` of a JavaScript file sits inside a `try { … }` block, at any depth: the
+/// braces of the lines above are counted (comments left out) and each still-open `{` is checked
+/// for a `try` before it, on its line or the line before.
+fn js_in_try(lines: &[Line], idx: usize) -> bool {
+    let mut depth: usize = 0;
+    for k in (0..idx).rev() {
+        let (code, _) = code_and_tail(&lines[k].text, Lang::Js);
+        for (i, c) in code.char_indices().rev() {
+            match c {
+                '}' => depth += 1,
+                '{' if depth > 0 => depth -= 1,
+                '{' => {
+                    let before = code[..i].trim_end();
+                    let before = if before.is_empty() && k > 0 {
+                        code_and_tail(&lines[k - 1].text, Lang::Js).0
+                    } else {
+                        before
+                    };
+                    if JS_TRY_OPEN.is_match(before) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// Removes a whole Python statement line, unless that would leave a block (`try:`, `if
@@ -1169,6 +1282,107 @@ mod tests {
             "from x import (\n    a,\n)\n",
         );
         assert_eq!(fix(&f, &i), None);
+    }
+
+    /// Imports whose removal changes behaviour although the linter calls them unused: ruff's
+    /// `; consider …` messages (it offers no fix for them), re-exports in `__init__.py`, and
+    /// imports that test for a module's availability inside a `try`.
+    #[test]
+    fn unused_imports_that_must_stay_are_declined() {
+        let f = UnusedImport;
+        let optional = "try:\n    import numpy\n    HAS_NUMPY = True\nexcept ImportError:\n    HAS_NUMPY = False\n";
+        let plain = "`numpy` imported but unused";
+        let ruff_try = "`numpy` imported but unused; consider using `importlib.util.find_spec` to test for availability";
+        // flake8 says no more than "imported but unused": the `try` itself must be seen.
+        for msg in [plain, ruff_try] {
+            let i = input("a.py", 2, None, Some("F401"), msg, optional);
+            assert_eq!(fix(&f, &i), None, "{msg}");
+        }
+        // The suffix alone is enough, wherever the import is.
+        let i = input(
+            "a.py",
+            1,
+            None,
+            Some("F401"),
+            ruff_try,
+            "import numpy\nx = 1\n",
+        );
+        assert_eq!(fix(&f, &i), None);
+        let i = input(
+            "pkg/__init__.py",
+            1,
+            None,
+            Some("F401"),
+            "'.core.Client' imported but unused",
+            "from .core import Client\nx = 1\n",
+        );
+        assert_eq!(fix(&f, &i), None, "a re-export");
+        let msg = "`os` imported but unused";
+        for (line, content) in [
+            // Nested inside the try body, in a handler, in its else and finally.
+            (
+                3,
+                "try:\n    if x:\n        import os\n        y = 1\nexcept ImportError:\n    pass\n",
+            ),
+            (
+                4,
+                "try:\n    pass\nexcept ImportError:\n    import os\n    y = 1\n",
+            ),
+            (
+                6,
+                "try:\n    pass\nexcept Exception:\n    pass\nelse:\n    import os\n    y = 1\n",
+            ),
+            (4, "try:\n    pass\nfinally:\n    import os\n    y = 1\n"),
+        ] {
+            let i = input("a.py", line, None, Some("F401"), msg, content);
+            assert_eq!(fix(&f, &i), None, "{content:?}");
+        }
+        // A try that closed before, or an `if` block, is no reason to decline.
+        let after_try = "try:\n    x = 1\nexcept ValueError:\n    pass\ndef f():\n    import os\n    import sys\n    return sys\n";
+        let i = input("a.py", 6, None, Some("F401"), msg, after_try);
+        assert_eq!(
+            fix(&f, &i).unwrap(),
+            after_try.replace("    import os\n", "")
+        );
+        let typing = "if TYPE_CHECKING:\n    import os\n    import sys\n";
+        let i = input("a.py", 2, None, Some("F401"), msg, typing);
+        assert_eq!(fix(&f, &i).unwrap(), "if TYPE_CHECKING:\n    import sys\n");
+        let i = input(
+            "pkg/core.py",
+            1,
+            None,
+            Some("F401"),
+            msg,
+            "import os\nx = 1\n",
+        );
+        assert_eq!(fix(&f, &i).unwrap(), "x = 1\n");
+
+        // JavaScript: a require inside a try block is an availability test too.
+        let r = Some("no-unused-vars");
+        let m = "'fsevents' is assigned a value but never used";
+        for (line, src) in [
+            (
+                3,
+                "let ok;\ntry {\n  const fsevents = require('fsevents');\n  ok = true;\n} catch {\n  ok = false;\n}\n",
+            ),
+            (
+                3,
+                "try\n{\n  const fsevents = require('fsevents');\n  ok = true;\n} catch (e) {}\n",
+            ),
+            (
+                3,
+                "try {\n  if (mac) {\n    const fsevents = require('fsevents');\n    ok = true;\n  }\n} catch (e) {}\n",
+            ),
+        ] {
+            let i = input("a.cjs", line, None, r, m, src);
+            assert_eq!(fix(&f, &i), None, "{src:?}");
+        }
+        let after = "try { a(); } catch (e) {}\nfunction g() {\n  const fsevents = require('fsevents');\n  return 1;\n}\n";
+        let i = input("a.cjs", 3, None, r, m, after);
+        assert_eq!(
+            fix(&f, &i).unwrap(),
+            after.replace("  const fsevents = require('fsevents');\n", "")
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The patch guard: one pure function every candidate patch passes before anything is pushed.
 //!
-//! It checks the proposal's constraints and the fix agent's contract (minimal diff within the
-//! reported lines ±3, comments kept, no new dependencies, no weakened tests, confidence gate) and
+//! It checks the proposal's constraints and the fix agent's contract (never the workflows or
+//! `.github/ci-medic.yml`, whatever the configuration lists; minimal diff within the reported lines ±3, comments kept, no new dependencies, no weakened tests, confidence gate) and
 //! returns *every* rule the patch breaks, so the PR comment can say exactly why it was refused.
 //! It never edits a patch to make it pass, and never trusts the fixer's own claims about it.
 //!
@@ -11,9 +11,12 @@
 //! import) and with it the note on that line; the built-in fixers keep trailing comments on every
 //! line they edit rather than delete.
 
-use super::deps::{Imported, external_imports, imports_on_line, is_dependency_manifest};
+use super::deps::{
+    Imported, external_imports, imports_on_line, is_dependency_manifest, is_import_statement,
+};
 use super::diff::touched;
 use super::text::{Lang, is_comment_line, lang_of, split_comment, split_lines};
+use crate::repo_config::CONFIG_PATH;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +27,14 @@ pub const LINE_WINDOW: u32 = 3;
 
 /// Directory a patch may never touch, whatever the configuration says.
 pub const WORKFLOWS_DIR: &str = ".github/workflows/";
+
+/// Paths no patch may touch whatever the configuration says: a repository's own
+/// `protected_paths` *replaces* the default list, so these cannot live only there. A fix that
+/// could edit the workflows or ci-medic's own configuration could widen its own permissions.
+pub const ALWAYS_PROTECTED: [(&str, ProtectedBy); 2] = [
+    (WORKFLOWS_DIR, ProtectedBy::Workflows),
+    (CONFIG_PATH, ProtectedBy::Config),
+];
 
 /// The constraints one patch is checked against (built from the code_fix DDS and repo config).
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +74,8 @@ pub enum ProtectedBy {
     DoNotTouch,
     /// `.github/workflows/`, protected always.
     Workflows,
+    /// `.github/ci-medic.yml`, protected always.
+    Config,
 }
 
 /// One broken rule. [`GuardViolation::rule`] is a short stable name for machines, `Display` a
@@ -156,6 +169,7 @@ impl fmt::Display for GuardViolation {
                     ProtectedBy::ProtectedPaths => "protected_paths",
                     ProtectedBy::DoNotTouch => "do_not_touch",
                     ProtectedBy::Workflows => "always-protected workflows",
+                    ProtectedBy::Config => "always-protected ci-medic configuration",
                 };
                 write!(f, "`{path}` is protected (`{entry}` in {what})")
             }
@@ -251,7 +265,8 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
     if !policy.allowed_paths.iter().any(|e| path_matches(e, &path)) {
         v.push(GuardViolation::NotAllowed { path: path.clone() });
     }
-    let protected = std::iter::once((WORKFLOWS_DIR, ProtectedBy::Workflows))
+    let protected = ALWAYS_PROTECTED
+        .into_iter()
         .chain(
             policy
                 .protected_paths
@@ -468,8 +483,15 @@ static ASSERTION: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// Assertions in `content`, import lines left out: removing an unused
+/// `"github.com/stretchr/testify/assert"` or `const assert = require('assert');` deletes a
+/// name, not a check, and must not read as a weakened test.
 fn count_assertions(content: &str, lang: Lang) -> usize {
-    count_matches(&ASSERTION, content, lang)
+    content
+        .lines()
+        .filter(|l| !is_import_statement(l, lang))
+        .map(|l| ASSERTION.find_iter(code_of(l, lang)).count())
+        .sum()
 }
 
 static SKIP: LazyLock<Regex> = LazyLock::new(|| {

@@ -11,6 +11,7 @@ use ci_medic_parser::BugReport;
 use serde::{Deserialize, Serialize};
 
 use super::paths::{PathError, PathPatterns, check_relative_path, path_in_scope};
+use crate::fix_check::ALWAYS_PROTECTED;
 use crate::formatter::format_report_line;
 use crate::ids::{DdsId, FixDdsId, IdError};
 use crate::repo_config::ConstraintsConfig;
@@ -334,15 +335,17 @@ pub struct DerivedFix {
     /// Reported files outside the source DDS's scope: kept in the Fix Packet, not allowed for
     /// the fix.
     pub out_of_scope: Vec<String>,
-    /// Reported files inside the scope but protected by the repository configuration
-    /// (`protected_paths` or `do_not_touch`), with the pattern that protects each.
+    /// Reported files inside the scope but protected (always: the workflows and
+    /// `.github/ci-medic.yml`; or by the configuration's `protected_paths` or `do_not_touch`),
+    /// with the pattern that protects each.
     pub protected: Vec<(String, String)>,
 }
 
 /// Derives the code_fix for a failed source DDS from the bug reports of its failure, by the
 /// specification's rules:
 /// - `allowed_paths`: only reported files inside the source's scope (component-wise) and not
-///   protected by the configuration, in report order, each once;
+///   protected (by the configuration, or always: the workflows and `.github/ci-medic.yml`), in
+///   report order, each once;
 /// - `max_files_changed = min(source, 3)`, `no_new_dependencies` and `no_refactor` true;
 /// - `project` and `tool` inherited, `goal` names the source id, `status` proposed;
 /// - `error_context`: the sanitised first error and the source's failure time.
@@ -362,10 +365,16 @@ pub fn derive_code_fix(
         }
     };
     let first = reports.first().ok_or(BuildError::NoReports)?;
+    // The always-protected paths first: a repository's own `protected_paths` replaces the
+    // default list, and must not open the workflows or ci-medic's configuration to a fix.
+    let always: Vec<String> = ALWAYS_PROTECTED
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect();
     let protection = PathPatterns::new(
-        constraints
-            .protected_paths
+        always
             .iter()
+            .chain(&constraints.protected_paths)
             .chain(&constraints.do_not_touch),
     );
 
@@ -412,9 +421,7 @@ pub fn derive_code_fix(
         ));
     }
     for (f, pat) in &protected {
-        instructions.push(format!(
-            "Do not edit {f}: it is protected by the repository configuration (`{pat}`)"
-        ));
+        instructions.push(format!("Do not edit {f}: it is protected (`{pat}`)"));
     }
     if allowed_paths.is_empty() {
         instructions.push(

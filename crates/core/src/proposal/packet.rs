@@ -121,7 +121,10 @@ pub struct Metrics {
 }
 
 /// The packet's `constraints`, copied from the repository configuration (whose defaults are the
-/// safe ones). `paradigm` is omitted when unset: the schema allows only `oop` or `functional`.
+/// safe ones), with the always-protected paths (`fix_check::ALWAYS_PROTECTED`) listed first when
+/// a repository's own `protected_paths` left them out: the guard protects them anyway, and an
+/// agent reading the packet must not be told otherwise. `paradigm` is omitted when unset: the
+/// schema allows only `oop` or `functional`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacketConstraints {
     pub protected_paths: Vec<String>,
@@ -136,7 +139,12 @@ pub struct PacketConstraints {
 impl From<&ConstraintsConfig> for PacketConstraints {
     fn from(c: &ConstraintsConfig) -> Self {
         PacketConstraints {
-            protected_paths: c.protected_paths.clone(),
+            protected_paths: crate::fix_check::ALWAYS_PROTECTED
+                .iter()
+                .map(|(p, _)| p.to_string())
+                .filter(|p| !c.protected_paths.contains(p))
+                .chain(c.protected_paths.iter().cloned())
+                .collect(),
             do_not_touch: c.do_not_touch.clone(),
             max_files_changed: c.max_files_changed,
             no_new_deps: c.no_new_deps,
@@ -346,7 +354,7 @@ mod tests {
         assert_eq!(
             json["constraints"],
             serde_json::json!({
-                "protected_paths": ["package.json"],
+                "protected_paths": [".github/workflows/", ".github/ci-medic.yml", "package.json"],
                 "do_not_touch": ["legacy/"],
                 "max_files_changed": 7,
                 "no_new_deps": false,
