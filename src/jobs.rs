@@ -310,16 +310,9 @@ impl Queue {
                 }
                 Err(JobError::Wait { message, after }) => {
                     let after = after.min(MAX_WAIT);
-                    let not_before = Utc::now() + chrono::Duration::from_std(after).unwrap_or_default();
                     warn!(retry_in_s = after.as_secs_f64(), reason = %message, "job told to wait; queued again");
                     job.attempts -= 1;
-                    job.state = JobState::Queued;
-                    job.not_before = Some(not_before);
-                    job.last_error = Some(message);
-                    if let Err(e) = self.store.put_job(&job) {
-                        error!(error = %e, "cannot record job wait");
-                    }
-                    self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: Some(not_before) })));
+                    self.requeue(&mut job, after, message);
                 }
                 Err(err) => {
                     self.metrics.job_failures.get_or_create(&labels).inc();
@@ -330,21 +323,30 @@ impl Queue {
                         self.release_key(&key, None);
                     } else {
                         let delay = self.policy.backoff(job.attempts);
-                        let not_before = Utc::now() + chrono::Duration::from_std(delay).unwrap_or_default();
                         warn!(attempts = job.attempts, retry_in_s = delay.as_secs_f64(), error = %msg, "job failed; will retry");
-                        job.state = JobState::Queued;
-                        job.not_before = Some(not_before);
-                        job.last_error = Some(msg);
-                        if let Err(e) = self.store.put_job(&job) {
-                            error!(error = %e, "cannot record job retry");
-                        }
-                        self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: Some(not_before) })));
+                        self.requeue(&mut job, delay, msg);
                     }
                 }
             }
         }
         .instrument(span)
         .await
+    }
+
+    /// Puts `job` back in the queue to run again `after` from now, with `why` as its last error.
+    fn requeue(&self, job: &mut JobRecord, after: Duration, why: String) {
+        let not_before = Utc::now() + chrono::Duration::from_std(after).unwrap_or_default();
+        job.state = JobState::Queued;
+        job.not_before = Some(not_before);
+        job.last_error = Some(why);
+        if let Err(e) = self.store.put_job(job) {
+            error!(error = %e, "cannot record the job's next run");
+        }
+        let pending = Pending {
+            key: job.key.clone(),
+            not_before: Some(not_before),
+        };
+        self.release_key(&job.key, Some((job.id, pending)));
     }
 
     fn park(&self, job: &mut JobRecord, msg: String) {

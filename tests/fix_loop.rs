@@ -39,6 +39,24 @@ async fn propose_and_approve_log(w: &World, approver: &str, log: &[u8]) -> Strin
     dds.id
 }
 
+/// Waits for the fix's outcome and checks it was refused, naming each of `why`, with the
+/// branch untouched.
+async fn refused_and_nothing_pushed(w: &World, why: &[&str]) {
+    let body = wait_comment(w, |b| {
+        status_line(b).contains("refused") || status_line(b).contains("executed")
+    })
+    .await;
+    assert!(status_line(&body).contains("refused"), "{body}");
+    for needle in why {
+        assert!(body.contains(needle), "{needle:?} missing from {body}");
+    }
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed"
+    );
+}
+
 fn status_line(body: &str) -> String {
     body.lines()
         .find(|l| l.starts_with("**Status:**"))
@@ -199,31 +217,7 @@ async fn a_sigkill_between_approval_and_push_still_gives_one_commit() {
         w.fake.branch_head(REPO, "feature").as_deref(),
         Some(w.head.as_str())
     );
-    let dir = w.server.data_dir.clone();
-    let World {
-        fake,
-        server,
-        _dir,
-        head,
-        ..
-    } = w;
-    server.kill();
-    fake.clear_faults();
-
-    let server = Server::start(ServerOptions {
-        data_dir: &dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![],
-    });
-    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
-    let w = World {
-        fake,
-        server,
-        _dir,
-        base: String::new(),
-        head,
-    };
+    let w = kill_and_restart(w);
     let executed = wait_comment(&w, |b| status_line(b).contains("executed")).await;
     assert!(executed.contains("pushed"), "{executed}");
     let new_head = w.fake.branch_head(REPO, "feature").unwrap();
@@ -269,33 +263,10 @@ async fn an_approval_run_again_after_a_crash_never_decides_another_proposal() {
         b.contains("ci-medic:check=lint2 ") && status_line(b).contains("approved")
     })
     .await;
-    let dir = w.server.data_dir.clone();
-    let World {
-        fake,
-        server,
-        _dir,
-        head,
-        ..
-    } = w;
-    server.kill();
-    fake.clear_faults();
-
     // After the restart the comment's job runs again: it must carry on with the proposal it
     // approved, not approve the other one that is still open.
-    let server = Server::start(ServerOptions {
-        data_dir: &dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![],
-    });
-    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
-    let w = World {
-        fake,
-        server,
-        _dir,
-        base: String::new(),
-        head,
-    };
+    let dir = w.server.data_dir.clone();
+    let w = kill_and_restart(w);
     let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={approve} "))).await;
     assert!(reply.contains(&newer), "{reply}");
     assert!(!reply.contains(&older), "{reply}");
@@ -444,20 +415,7 @@ async fn a_symlinked_file_is_declined_and_the_link_stays() {
     .await;
     scripted_ci(&w);
     propose_and_approve(&w, "maintainer").await;
-    let body = wait_comment(&w, |b| {
-        status_line(b).contains("refused") || status_line(b).contains("executed")
-    })
-    .await;
-    assert!(status_line(&body).contains("refused"), "{body}");
-    assert!(
-        body.contains("unsupported_file") && body.contains("symbolic link"),
-        "{body}"
-    );
-    assert_eq!(
-        w.fake.branch_head(REPO, "feature").as_deref(),
-        Some(w.head.as_str()),
-        "nothing pushed"
-    );
+    refused_and_nothing_pushed(&w, &["unsupported_file", "symbolic link"]).await;
     assert!(w.server.terminate().success());
 }
 
@@ -471,20 +429,7 @@ async fn a_file_that_is_not_utf8_is_declined_never_rewritten() {
     let w = world_full(&[], &[entry("app/legacy.py", "100644", &latin1)], vec![]).await;
     let log = std::fs::read(dir.join("flake8_latin1.log")).unwrap();
     propose_and_approve_log(&w, "maintainer", &log).await;
-    let body = wait_comment(&w, |b| {
-        status_line(b).contains("refused") || status_line(b).contains("executed")
-    })
-    .await;
-    assert!(status_line(&body).contains("refused"), "{body}");
-    assert!(
-        body.contains("unsupported_file") && body.contains("Latin"),
-        "{body}"
-    );
-    assert_eq!(
-        w.fake.branch_head(REPO, "feature").as_deref(),
-        Some(w.head.as_str()),
-        "nothing pushed"
-    );
+    refused_and_nothing_pushed(&w, &["unsupported_file", "Latin"]).await;
     assert_eq!(
         w.fake.file_at(REPO, "feature", "app/legacy.py").unwrap(),
         latin1

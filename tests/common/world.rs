@@ -118,6 +118,35 @@ pub async fn world_full(
     }
 }
 
+/// Kills the server (SIGKILL: no shutdown, nothing flushed), clears the faults injected into
+/// the fake, and starts a new server on the same data directory, as after a crash.
+pub fn kill_and_restart(w: World) -> World {
+    let World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    } = w;
+    let dir = server.data_dir.clone();
+    server.kill();
+    fake.clear_faults();
+    let server = Server::start(ServerOptions {
+        data_dir: &dir,
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: vec![],
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    }
+}
+
 pub fn fail_check(w: &World, sha: &str, log: &[u8]) -> u64 {
     fail_check_named(w, sha, CHECK, log)
 }

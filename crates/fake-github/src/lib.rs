@@ -326,21 +326,9 @@ impl FakeGitHub {
         deletes: &[&str],
         message: &str,
     ) -> Result<String, FakeError> {
-        let mut st = self.st();
-        if !st.repos.contains_key(repo) {
-            return Err(FakeError::UnknownRepo(repo.into()));
-        }
-        let parent = match parent {
-            Some(p) => Some(
-                st.resolve(repo, p)
-                    .ok_or_else(|| FakeError::UnknownRev(p.into()))?,
-            ),
-            None => st.branch_head(repo, branch),
-        };
-        let parents: Vec<String> = parent.into_iter().collect();
-        let sha = st.make_commit(&parents, files, deletes, message);
-        st.set_ref(repo, &format!("refs/heads/{branch}"), &sha);
-        Ok(sha)
+        self.commit_on(repo, branch, parent, |st, parents| {
+            st.make_commit(parents, files, deletes, message)
+        })
     }
 
     /// Like [`Self::commit_files`] with a mode and raw bytes per file (executables, symbolic
@@ -352,6 +340,20 @@ impl FakeGitHub {
         parent: Option<&str>,
         entries: &[FileEntry<'_>],
         message: &str,
+    ) -> Result<String, FakeError> {
+        self.commit_on(repo, branch, parent, |st, parents| {
+            st.make_commit_entries(parents, entries, message)
+        })
+    }
+
+    /// Makes a commit with `make(state, parents)` on `parent` (default: the branch's head) and
+    /// moves `branch` to it.
+    fn commit_on(
+        &self,
+        repo: &str,
+        branch: &str,
+        parent: Option<&str>,
+        make: impl FnOnce(&mut State, &[String]) -> String,
     ) -> Result<String, FakeError> {
         let mut st = self.st();
         if !st.repos.contains_key(repo) {
@@ -365,7 +367,7 @@ impl FakeGitHub {
             None => st.branch_head(repo, branch),
         };
         let parents: Vec<String> = parent.into_iter().collect();
-        let sha = st.make_commit_entries(&parents, entries, message);
+        let sha = make(&mut st, &parents);
         st.set_ref(repo, &format!("refs/heads/{branch}"), &sha);
         Ok(sha)
     }
