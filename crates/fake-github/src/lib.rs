@@ -507,24 +507,7 @@ impl FakeGitHub {
     /// A comment written by a person (e.g. a maintainer's `/approve`). Returns its id; deliver it
     /// with [`Self::issue_comment_created_payload`] + [`Self::deliver`].
     pub fn add_comment(&self, repo: &str, number: u64, user: &str, body: &str) -> u64 {
-        let mut st = self.st();
-        let id = st.next_id();
-        let now = st.now_str();
-        st.comments.insert(
-            id,
-            IssueComment {
-                id,
-                repo: repo.into(),
-                issue_number: number,
-                user: user.into(),
-                body: body.into(),
-                created_at: now.clone(),
-                updated_at: now,
-                via_app: false,
-                via_other_app: None,
-            },
-        );
-        id
+        self.insert_comment(repo, number, user.into(), None, body)
     }
 
     /// A comment posted through another GitHub App (`app_id`, `app_slug`): written by
@@ -538,6 +521,18 @@ impl FakeGitHub {
         app_slug: &str,
         body: &str,
     ) -> u64 {
+        let user = format!("{app_slug}[bot]");
+        self.insert_comment(repo, number, user, Some((app_id, app_slug.into())), body)
+    }
+
+    fn insert_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        user: String,
+        via_other_app: Option<(u64, String)>,
+        body: &str,
+    ) -> u64 {
         let mut st = self.st();
         let id = st.next_id();
         let now = st.now_str();
@@ -547,12 +542,12 @@ impl FakeGitHub {
                 id,
                 repo: repo.into(),
                 issue_number: number,
-                user: format!("{app_slug}[bot]"),
+                user,
                 body: body.into(),
                 created_at: now.clone(),
                 updated_at: now,
                 via_app: false,
-                via_other_app: Some((app_id, app_slug.into())),
+                via_other_app,
             },
         );
         id

@@ -309,27 +309,15 @@ impl State {
         deletes: &[&str],
         message: &str,
     ) -> String {
-        let mut flat: FlatTree = match parents.first().and_then(|p| self.store.commit(p)) {
-            Some(c) => self.store.flatten_tree(&c.tree.clone()).unwrap_or_default(),
-            None => FlatTree::new(),
-        };
-        for (path, content) in files {
-            let sha = self.store.put_blob(content.as_bytes());
-            flat.insert((*path).to_string(), (git::MODE_FILE.into(), sha));
-        }
-        for d in deletes {
-            flat.remove(*d);
-        }
-        let tree = self.store.put_flat_tree(&flat);
-        let date = self.now_str();
-        self.store.put_commit(Commit {
-            tree,
-            parents: parents.to_vec(),
-            message: message.into(),
-            author_name: "Fake Author".into(),
-            author_email: "author@example.com".into(),
-            date,
-        })
+        let entries: Vec<crate::FileEntry<'_>> = files
+            .iter()
+            .map(|(path, content)| crate::FileEntry {
+                path,
+                mode: git::MODE_FILE,
+                content: content.as_bytes(),
+            })
+            .collect();
+        self.commit_over_parent(parents, &entries, deletes, message)
     }
 
     /// Like [`Self::make_commit`], with each entry's mode and raw bytes: executables, symbolic
@@ -339,6 +327,17 @@ impl State {
         &mut self,
         parents: &[String],
         entries: &[crate::FileEntry<'_>],
+        message: &str,
+    ) -> String {
+        self.commit_over_parent(parents, entries, &[], message)
+    }
+
+    /// The first parent's tree, with `entries` written and `deletes` removed, as a new commit.
+    fn commit_over_parent(
+        &mut self,
+        parents: &[String],
+        entries: &[crate::FileEntry<'_>],
+        deletes: &[&str],
         message: &str,
     ) -> String {
         let mut flat: FlatTree = match parents.first().and_then(|p| self.store.commit(p)) {
@@ -352,6 +351,9 @@ impl State {
                 self.store.put_blob(e.content)
             };
             flat.insert(e.path.to_string(), (e.mode.to_string(), sha));
+        }
+        for d in deletes {
+            flat.remove(*d);
         }
         let tree = self.store.put_flat_tree(&flat);
         let date = self.now_str();
