@@ -53,6 +53,8 @@ struct Diag {
     budget: u32,
     /// Lines since the header: a ruff header must be followed by its arrow at once.
     since: u32,
+    /// Blank lines skipped while waiting for the ` --> ` location.
+    blanks: u8,
 }
 
 #[derive(Debug)]
@@ -75,6 +77,26 @@ pub(crate) struct Rust {
     /// Lints learned from earlier blocks, by message kind: rustc prints the `-D warnings` note
     /// only on the first occurrence of each lint.
     lints: Vec<(String, String, bool)>,
+}
+
+/// Paths rustc prints for the standard library: old toolchains print them relative
+/// (`src/libcore/result.rs`, `libcore/result.rs`), newer ones under `/rustc/<hash>/library/`.
+/// They look repo-relative but never are.
+fn is_rust_std(path: &str) -> bool {
+    let p = path.trim_start_matches("./");
+    let p = p.strip_prefix("src/").unwrap_or(p);
+    const LIBS: [&str; 9] = [
+        "libcore/",
+        "libstd/",
+        "liballoc/",
+        "libtest/",
+        "libpanic_unwind/",
+        "library/core/",
+        "library/std/",
+        "library/alloc/",
+        "library/test/",
+    ];
+    LIBS.iter().any(|l| p.starts_with(l))
 }
 
 /// The part of a rustc message that names the kind of diagnostic (`unused import`).
@@ -177,6 +199,9 @@ impl Rust {
         let Some((path, line, col)) = &d.loc else {
             return;
         };
+        if is_rust_std(path) {
+            return;
+        }
         let (ty, tool, rule) = match d.kind {
             Kind::Ruff => {
                 let ty = if d.code.is_some() {
@@ -214,6 +239,9 @@ impl Rust {
         let Some(p) = self.panic.take() else {
             return;
         };
+        if is_rust_std(&p.path) {
+            return;
+        }
         let test = match p.thread.as_str() {
             "main" | "<unnamed>" | "" => self.current_test.as_deref(),
             t => Some(t),
@@ -268,6 +296,7 @@ impl Rust {
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     since: 0,
+                    blanks: 0,
                 });
                 return true;
             }
@@ -286,6 +315,7 @@ impl Rust {
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     since: 0,
+                    blanks: 0,
                 });
                 // Not claimed: if no arrow follows, another matcher may want this line.
                 return false;
@@ -334,6 +364,12 @@ impl Rust {
         let Some(d) = &mut self.diag else {
             return false;
         };
+        // Some log captures double every line (`text\r\n\r\n`, seen on Travis macOS): a
+        // blank line between a rustc header and its location does not end the block.
+        if l.is_blank() && d.kind == Kind::Rustc && d.loc.is_none() && d.blanks < 2 {
+            d.blanks += 1;
+            return true;
+        }
         d.since += 1;
         if d.budget == 0 || !is_frame_line(l) {
             self.finish(sink);
@@ -421,6 +457,20 @@ mod tests {
         assert_eq!(r[0].message, "assertion `left == right` failed");
         assert_eq!(r[1].message, "boom");
         assert_eq!(r[1].test_name.as_deref(), Some("tests::adds"));
+    }
+
+    #[test]
+    fn std_panics_and_doubled_lines() {
+        // Real Travis lines (LogChunks: BurntSushi/ripgrep 524430085, redox-os/redox 357884038,
+        // jwilm/alacritty 564267025 with every line doubled).
+        let log = "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }', src/libcore/result.rs:999:5\nthread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Custom { kind: NotFound }', libcore/result.rs:945:5\nerror[E0463]: can't find crate for `fontconfig`\r\n\r\n  --> font/src/lib.rs:28:1\r\n\r\n   |\r\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("font/src/lib.rs", 28)
+        );
+        assert_eq!(r[0].error_type, BugType::Import);
     }
 
     #[test]
