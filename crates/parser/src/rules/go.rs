@@ -144,9 +144,10 @@ impl Go {
                 p.budget -= 1;
                 if l.text.starts_with('\t') {
                     if let Some(c) = PANIC_FRAME.captures(l.text) {
-                        let in_repo = sink
-                            .repo_path(&c[1])
-                            .is_some_and(|p| !crate::path::is_vendored(&p));
+                        // `_testmain.go` is the test binary's generated main, in a temp dir.
+                        let in_repo = sink.repo_path(&c[1]).is_some_and(|p| {
+                            !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go")
+                        });
                         if in_repo {
                             let p = self.panic.take().expect("checked");
                             sink.emit(
@@ -271,6 +272,16 @@ impl Go {
             self.emit_ready(package_dir(pkg), sink);
         } else if t.starts_with("ok  \t") {
             self.emit_ready("", sink);
+        } else if let Some(rest) = t.strip_prefix("FAIL ") {
+            if let Some(dir) = gotestsum_package(rest) {
+                let dir = if dir.split('/').next().is_some_and(|s| s.contains('.')) {
+                    package_dir(dir)
+                } else {
+                    dir
+                };
+                self.emit_ready(dir, sink);
+                return true;
+            }
         }
         if t == "FAIL" || t.starts_with("FAIL\t") || t.starts_with("ok  \t") || t == "PASS" {
             self.failed = None;
@@ -349,6 +360,27 @@ impl Go {
     pub fn flush(&mut self, sink: &mut Sink) {
         self.emit_ready("", sink);
         *self = Go::default();
+    }
+}
+
+/// gotestsum's `testname` format names each verdict `FAIL <pkg>.<Test> (0.00s)` and each
+/// package `FAIL <pkg>`, with the package relative to the module root. Returns that package.
+fn gotestsum_package(rest: &str) -> Option<&str> {
+    let (token, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+    if !(tail.is_empty() || tail.starts_with('(')) || token.contains(['>', ':', '[']) {
+        return None;
+    }
+    // The test name may hold `/` and `.` (subtests), the package part is before `.Test…`.
+    let named = [".Test", ".Example", ".Benchmark", ".Fuzz"]
+        .iter()
+        .filter_map(|p| token.find(p))
+        .min();
+    match named {
+        Some(i) => Some(&token[..i]),
+        None => {
+            let last = token.rsplit('/').next().unwrap_or(token);
+            (!last.contains('.')).then_some(token)
+        }
     }
 }
 
@@ -585,6 +617,15 @@ mod tests {
                 ("client/proxied_test.go", 126, "Should be true"),
             ],
             "{r:?}"
+        );
+        assert_eq!(
+            super::gotestsum_package("testjson/internal/withfails.TestFailed (0.00s)"),
+            Some("testjson/internal/withfails")
+        );
+        assert_eq!(super::gotestsum_package("src/a.test.js"), None);
+        assert_eq!(
+            super::gotestsum_package("testjson/internal/withfails.TestNestedWithFailure/c (0.00s)"),
+            Some("testjson/internal/withfails")
         );
         assert_eq!(super::package_dir("example.com/demo"), "");
         assert_eq!(super::package_dir("demo/internal/x"), "internal/x");
