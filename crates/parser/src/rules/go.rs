@@ -466,6 +466,17 @@ pub(crate) fn colon(
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         })
         .map(|(_, name)| name);
+    // staticcheck ends its messages with its check's code: `(SA4006)`, `(S1011)`, `(ST1003)`.
+    let check = msg
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once(" ("))
+        .map(|(_, code)| code)
+        .filter(|code| {
+            let letters = code.bytes().take_while(u8::is_ascii_uppercase).count();
+            (1..=2).contains(&letters)
+                && code.len() - letters == 4
+                && code[letters..].bytes().all(|b| b.is_ascii_digit())
+        });
     let (ty, tool, rule) = if msg.contains("syntax error") {
         (BugType::Syntax, "go build", None)
     } else if msg.contains("is not in std")
@@ -476,10 +487,12 @@ pub(crate) fn colon(
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
     {
         (BugType::Import, "go build", None)
-    } else if vet || is_vet_message(msg) {
-        (BugType::Linting, "go vet", None)
     } else if let Some(name) = linter {
         (BugType::Linting, "golangci-lint", Some(name))
+    } else if let Some(code) = check {
+        (BugType::Linting, "staticcheck", Some(code))
+    } else if vet || is_vet_message(msg) {
+        (BugType::Linting, "go vet", None)
     } else {
         (BugType::TypeError, "go build", None)
     };
@@ -630,6 +643,16 @@ mod tests {
         assert_eq!(super::package_dir("example.com/demo"), "");
         assert_eq!(super::package_dir("demo/internal/x"), "internal/x");
         assert_eq!(super::package_dir("go.uber.org/zap/zapcore"), "zapcore");
+    }
+
+    #[test]
+    fn staticcheck_codes() {
+        // reviewdog/errorformat fmts/testdata/staticcheck.in (real staticcheck output).
+        let log = "test.go:9:9: empty branch (SA9003)\ntest.go:15:2: should replace loop with y = append(y, x...) (S1011)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r.iter().all(|b| b.error_type == BugType::Linting));
+        assert_eq!(r[1].rule.as_deref(), Some("S1011"));
     }
 
     #[test]

@@ -25,7 +25,7 @@ static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*--> (.+?):(\d+):(\d+)\s*$").unwrap());
 static LINT_D: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#\[deny\(([\w:]+)\)\]").unwrap());
+    LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#!?\[(?:deny|forbid)\(([\w:]+)\)\]").unwrap());
 static CLIPPY_URL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"rust-clippy/[^#\s]*#([a-z0-9_]+)").unwrap());
 static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
@@ -169,6 +169,8 @@ fn is_frame_line(l: &Line<'_>) -> bool {
         || t.starts_with("help:")
         || t.starts_with("note:")
         || t.starts_with("-->")
+        // compiletest (rustc's and clippy's UI tests) prints line numbers as `LL`.
+        || t.starts_with("LL ")
 }
 
 impl Rust {
@@ -391,7 +393,14 @@ impl Rust {
             }
             return true;
         }
-        if d.kind == Kind::Rustc && (tt.starts_with('=') || tt.starts_with("note")) {
+        // The lint comes from a note, or (after `note: the lint level is defined here`) from
+        // the `#[deny(…)]` attribute shown in the code frame.
+        if d.kind == Kind::Rustc
+            && (tt.starts_with('=')
+                || tt.starts_with("note")
+                || crate::contains(tt, "deny(")
+                || crate::contains(tt, "forbid("))
+        {
             if let Some(c) = LINT_D.captures(tt) {
                 let name = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
                 if name != "warnings" {
@@ -471,6 +480,27 @@ mod tests {
             ("font/src/lib.rs", 28)
         );
         assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn ui_test_line_numbers() {
+        // rust-lang/rust-clippy tests/ui/crashes/ice-360.stderr: the lint note comes after
+        // `LL |` code-frame lines.
+        let log = "error: this loop never actually loops\n  --> tests/ui/crashes/ice-360.rs:5:5\n   |\nLL | /     loop {\n...  |\nLL | |     }\n   | |_____^\n   |\n   = note: `#[deny(clippy::never_loop)]` on by default\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[0].rule.as_deref(), Some("clippy::never_loop"));
+    }
+
+    #[test]
+    fn lint_level_from_attribute() {
+        // rust-lang/rust-clippy tests/ui/bytecount.stderr.
+        let log = "error: you appear to be counting bytes the naive way\n  --> tests/ui/bytecount.rs:10:13\n   |\nLL |     let _ = x.iter().filter(|&&a| a == 0).count();\n   |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ help: consider using the bytecount crate: `bytecount::count(x, 0)`\n   |\nnote: the lint level is defined here\n  --> tests/ui/bytecount.rs:5:8\n   |\nLL | #[deny(clippy::naive_bytecount)]\n   |        ^^^^^^^^^^^^^^^^^^^^^^^\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 10);
+        assert_eq!(r[0].rule.as_deref(), Some("clippy::naive_bytecount"));
     }
 
     #[test]
