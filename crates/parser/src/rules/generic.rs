@@ -132,12 +132,22 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             if rest.starts_with("warning:") || rest.starts_with("note:") {
                 true
             } else {
+                const LINTERS: [&str; 6] = [
+                    "staticcheck",
+                    "golangci-lint",
+                    "exhaustive",
+                    "golint",
+                    "revive",
+                    "errcheck",
+                ];
+                let lint_step = LINTERS.iter().any(|n| ctx.step.contains(n));
                 super::go::colon(
                     path,
                     line,
                     col,
                     rest,
                     go.vet || ctx.step.contains("go vet"),
+                    lint_step,
                     l.no,
                     sink,
                 )

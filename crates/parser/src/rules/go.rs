@@ -446,6 +446,7 @@ pub(crate) fn colon(
     col: Option<u64>,
     msg: &str,
     vet: bool,
+    lint_step: bool,
     seq: u64,
     sink: &mut Sink,
 ) -> bool {
@@ -487,12 +488,18 @@ pub(crate) fn colon(
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
     {
         (BugType::Import, "go build", None)
+    } else if let Some(name @ ("compile" | "typecheck")) = linter {
+        // staticcheck's and golangci-lint's own report that the package does not compile.
+        (BugType::TypeError, "go build", Some(name))
     } else if let Some(name) = linter {
         (BugType::Linting, "golangci-lint", Some(name))
     } else if let Some(code) = check {
         (BugType::Linting, "staticcheck", Some(code))
     } else if vet || is_vet_message(msg) {
         (BugType::Linting, "go vet", None)
+    } else if lint_step {
+        // A linter that tags nothing (`exhaustive`, `golint`) run by a step named after it.
+        (BugType::Linting, "go lint", None)
     } else {
         (BugType::TypeError, "go build", None)
     };
@@ -643,6 +650,20 @@ mod tests {
         assert_eq!(super::package_dir("example.com/demo"), "");
         assert_eq!(super::package_dir("demo/internal/x"), "internal/x");
         assert_eq!(super::package_dir("go.uber.org/zap/zapcore"), "zapcore");
+    }
+
+    #[test]
+    fn lint_step_and_compile_tags() {
+        // hashicorp/terraform Quick Checks (labri-progress/cidiff data, runs 201 and 114).
+        let log = "##[group]Run make fmtcheck generate staticcheck exhaustive protobuf\n##[error]/home/runner/work/terraform/terraform/internal/command/views/json/change.go:85:2: missing cases in switch of type plans.ResourceInstanceChangeActionReason: ResourceInstanceReplaceByTriggers\n##[error]internal/command/cliconfig/credentials_test.go:89:4: undeclared name: os (compile)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|b| (b.line_number, b.error_type)).collect();
+        assert_eq!(
+            got,
+            [(85, BugType::Linting), (89, BugType::TypeError)],
+            "{r:?}"
+        );
+        assert_eq!(r[0].file_path, "internal/command/views/json/change.go");
     }
 
     #[test]
