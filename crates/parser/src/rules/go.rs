@@ -440,6 +440,7 @@ fn is_vet_message(msg: &str) -> bool {
 }
 
 /// Classifies a `file.go:line:col: msg` diagnostic.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn colon(
     path: &str,
     line: u64,
