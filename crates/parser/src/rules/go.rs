@@ -439,6 +439,13 @@ fn is_vet_message(msg: &str) -> bool {
     VET.iter().any(|v| msg.contains(v))
 }
 
+/// `k8s.io/api@v0.23.4: Get "https://proxy.golang.org/…": read: connection reset`: the module
+/// holding an import could not be downloaded (reported at the import line).
+fn is_module_fetch_failure(msg: &str) -> bool {
+    let first = msg.split(' ').next().unwrap_or("");
+    first.ends_with(':') && first.contains("@v") && first.contains('/')
+}
+
 /// Classifies a `file.go:line:col: msg` diagnostic.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn colon(
@@ -487,6 +494,7 @@ pub(crate) fn colon(
         || msg.contains("cannot find package")
         || msg.contains("could not import")
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
+        || is_module_fetch_failure(msg)
     {
         (BugType::Import, "go build", None)
     } else if let Some(name @ ("compile" | "typecheck")) = linter {
@@ -665,6 +673,20 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(r[0].file_path, "internal/command/views/json/change.go");
+    }
+
+    #[test]
+    fn module_download_failure_is_import() {
+        // hashicorp/terraform "Build Terraform CLI Packages" (labri-progress/cidiff data, run 452):
+        // the repo's import line is reported, the module cache's `../../../go/pkg/mod/…` is not.
+        let log = "##[error]../../../go/pkg/mod/k8s.io/client-go@v0.23.4/kubernetes/scheme/register.go:22:2: k8s.io/api@v0.23.4: Get \"https://proxy.golang.org/k8s.io/api/@v/v0.23.4.zip\": read tcp 10.1.0.82:52774->74.125.124.141:443: read: connection reset by peer\n##[error]internal/backend/remote-state/kubernetes/client.go:24:2: k8s.io/api@v0.23.4: Get \"https://proxy.golang.org/k8s.io/api/@v/v0.23.4.zip\": read tcp 10.1.0.82:52774->74.125.124.141:443: read: connection reset by peer\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(
+            r[0].file_path,
+            "internal/backend/remote-state/kubernetes/client.go"
+        );
     }
 
     #[test]
