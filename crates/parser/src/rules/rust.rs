@@ -32,7 +32,8 @@ static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$").unwrap()
 });
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+):(\d+)$").unwrap()
+    // Before Rust 1.22 the column was not printed.
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+)(?::(\d+))?$").unwrap()
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +63,7 @@ struct Panic {
     thread: String,
     path: String,
     line: u64,
-    col: u64,
+    col: Option<u64>,
     seq: u64,
 }
 
@@ -251,7 +252,7 @@ impl Rust {
         sink.emit(
             p.seq,
             Finding::new(&p.path, p.line, BugType::Logic, msg)
-                .col(Some(p.col))
+                .col(p.col)
                 .test(test)
                 .conf(0.9)
                 .tool("cargo test"),
@@ -267,6 +268,7 @@ impl Rust {
             && self.diag.is_none()
             && !self.in_warning
             && !matches!(first, b'e' | b'w' | b'i' | b't' | b'-' | b'A'..=b'Z')
+            && l.first != b't'
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -323,15 +325,18 @@ impl Rust {
                 return false;
             }
         }
-        if first == b't' && t.starts_with("thread '") {
+        // Harnesses (nextest, CI wrappers, pasted logs) may indent the panic line.
+        let tt = l.trimmed();
+        if l.first == b't' && tt.starts_with("thread '") {
+            let t = tt;
             if let Some(c) = PANIC_OLD.captures(t) {
                 self.finish(sink);
-                if let (Some(line), Some(col)) = (super::num(&c[4]), super::num(&c[5])) {
+                if let Some(line) = super::num(&c[4]) {
                     self.panic = Some(Panic {
                         thread: c[1].to_string(),
                         path: c[3].to_string(),
                         line,
-                        col,
+                        col: c.get(5).and_then(|m| super::num(m.as_str())),
                         seq: l.no,
                     });
                     let msg = c[2].to_string();
@@ -346,7 +351,7 @@ impl Rust {
                         thread: c[1].to_string(),
                         path: c[2].to_string(),
                         line,
-                        col,
+                        col: Some(col),
                         seq: l.no,
                     });
                 }
@@ -501,6 +506,27 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].line_number, 10);
         assert_eq!(r[0].rule.as_deref(), Some("clippy::naive_bytecount"));
+    }
+
+    #[test]
+    fn old_and_indented_panics() {
+        // llogiq/flame#25 (Rust 1.18, no column, pasted with a tab) and cargo-generate#1671
+        // (Rust >= 1.91 thread id).
+        let log = "\tthread 'threads' panicked at 'assertion failed: `(left == right)` (left: `5`, right: `6`)', tests/tests.rs:111\nthread 'user_parsed_input::tests::git_flag' (8866) panicked at src/user_parsed_input.rs:653:43:\nassertion `left == right` failed\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.column))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tests/tests.rs", 111, None),
+                ("src/user_parsed_input.rs", 653, Some(43))
+            ],
+            "{r:?}"
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("threads"));
     }
 
     #[test]
