@@ -339,6 +339,20 @@ impl Jvm {
         self.diag.is_none() && self.block.is_none() && !starts
     }
 
+    /// [`Jvm::line`] within a CI step. A Maven step run with `--fail-never` (a dependency
+    /// warm-up such as `mvn dependency:go-offline test --fail-never`) cannot fail on its compiler
+    /// errors, so its `[ERROR] File.java:[l,c]` lines are not the job's failure.
+    pub fn line_in(&mut self, l: &Line<'_>, ctx: &crate::Ctx, sink: &mut Sink) -> bool {
+        if l.first == b'['
+            && ctx.step.contains("--fail-never")
+            && l.trimmed().starts_with("[ERROR] ")
+            && MAVEN.is_match(l.trimmed())
+        {
+            return true;
+        }
+        self.line(l, sink)
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.diag_line(t, sink) {
@@ -611,6 +625,17 @@ mod tests {
         assert_eq!(r[1].line_number, 5);
         assert_eq!(r[2].file_path, "src/main/kotlin/B.kt");
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn maven_fail_never_step() {
+        // google/auto (labri-progress/cidiff data, google_auto_693): a warm-up step run with
+        // `--fail-never` prints annotation-processing errors that fail nothing.
+        let log = "##[group]Run mvn -B dependency:go-offline test clean -U --quiet --fail-never -DskipTests=true -f build-pom.xml\n##[endgroup]\n[ERROR] COMPILATION ERROR : \n[ERROR] /home/runner/work/auto/auto/service/processor/src/main/java/com/google/auto/service/processor/AutoServiceProcessor.java:[25,31] cannot find symbol\n  symbol:   class AutoService\n##[group]Run mvn -B verify -U --fail-at-end -Dsource.skip=true -Dmaven.javadoc.skip=true -f build-pom.xml\n[ERROR] /home/runner/work/auto/auto/value/src/it/functional/src/test/java/com/google/auto/value/CompileWithEclipseTest.java:[42,46] cannot access org.eclipse.jdt.internal.compiler.tool.EclipseCompiler\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 42);
+        assert_eq!(r[0].error_type, BugType::Import);
     }
 
     #[test]
