@@ -314,6 +314,17 @@ impl Jvm {
             self.module = sink.repo_path(dir);
             return true;
         }
+        // `[INFO] Compiling 2 source files to /…/repo/dirty-flag/target/test-classes`
+        if let Some(rest) = t.strip_prefix("[INFO] Compiling ") {
+            if let Some((_, out)) = rest.rsplit_once(" to ") {
+                if let Some((dir, _)) = out.trim().rsplit_once("/target/") {
+                    if dir.starts_with('/') || dir.as_bytes().get(1) == Some(&b':') {
+                        self.module = sink.repo_path(dir);
+                    }
+                }
+            }
+            return true;
+        }
         if let Some(task) = t.strip_prefix("> Task :") {
             // `> Task :app:core:test FAILED`: the project path is the task path's parents.
             let task = task.split(' ').next().unwrap_or("");
@@ -329,11 +340,12 @@ impl Jvm {
     /// True when `line` cannot change this matcher's state or be claimed by it: no compiler
     /// diagnostic or JUnit block is open and the line has none of the shapes that start one
     /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`, a Gradle
-    /// task name glued to its output, `:compileJava/…`). Must stay
+    /// task name glued to its output, `:compileJava/…`, `> Task :…`, `Surefire report directory`,
+    /// `Tests run: … - in <class>`). Must stay
     /// in step with [`Jvm::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         let starts = l.colon_digit
-            || matches!(l.first, b'[' | b'e' | b'J' | b':' | b'>' | b'S')
+            || matches!(l.first, b'[' | b'e' | b'J' | b':' | b'>' | b'S' | b'T')
             || matches!(l.last, b'!' | b'D')
             || (l.first.is_ascii_digit() && l.last == b')');
         self.diag.is_none() && self.block.is_none() && !starts
@@ -418,7 +430,7 @@ impl Jvm {
                 return self.glued(&c[2], l, sink);
             }
         }
-        if first == b'[' && t.contains(" - in ") {
+        if matches!(first, b'[' | b'T') && t.contains(" - in ") {
             // `[ERROR] Tests run: 8, Failures: 1, … <<< FAILURE! - in sorald.miner.WarningMinerTest`
             if let Some((_, class)) = t.rsplit_once(" - in ") {
                 let class = class.trim();
@@ -636,6 +648,22 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].line_number, 42);
         assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn surefire_junit5_without_prefix_in_a_module() {
+        // iluwatar/java-design-patterns (LogChunks 544453998): Surefire 2.19, Maven on Travis.
+        let log = "[INFO] Compiling 2 source files to /home/travis/build/iluwatar/java-design-patterns/dirty-flag/target/test-classes\nRunning org.dirty.flag.DirtyFlagTest\nTests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.088 sec <<< FAILURE! - in org.dirty.flag.DirtyFlagTest\ntestIsDirty()  Time elapsed: 0.058 sec  <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <false> but was: <true>\n\tat org.dirty.flag.DirtyFlagTest.testIsDirty(DirtyFlagTest.java:45)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "dirty-flag/src/test/java/org/dirty/flag/DirtyFlagTest.java"
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("org.dirty.flag.DirtyFlagTest.testIsDirty")
+        );
     }
 
     #[test]
