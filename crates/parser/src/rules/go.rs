@@ -18,6 +18,8 @@ const PANIC_BUDGET: u32 = 400;
 
 static TEST_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+([\w./-]+\.go):(\d+): (.*)$").unwrap());
+static RACE_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$").unwrap());
 static PANIC_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$").unwrap());
 
@@ -36,6 +38,9 @@ struct GoPanic {
     test: Option<String>,
     seq: u64,
     budget: u32,
+    /// A race detector report: frames are indented with spaces, and the test may be named by
+    /// the function line above the first frame in the repository.
+    race: bool,
 }
 
 #[derive(Debug, Default)]
@@ -131,7 +136,10 @@ impl Go {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.panic.is_none()
             && self.trace.is_none()
-            && !matches!(l.first, b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P')
+            && !matches!(
+                l.first,
+                b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W'
+            )
             && !(l.indent() > 0 && l.colon_digit)
     }
 
@@ -142,6 +150,9 @@ impl Go {
                 self.panic = None;
             } else {
                 p.budget -= 1;
+                if p.race && !l.text.starts_with('\t') {
+                    return self.race_line(l, sink);
+                }
                 if l.text.starts_with('\t') {
                     if let Some(c) = PANIC_FRAME.captures(l.text) {
                         // `_testmain.go` is the test binary's generated main, in a temp dir.
@@ -223,6 +234,18 @@ impl Go {
                 test,
                 seq: l.no,
                 budget: PANIC_BUDGET,
+                race: false,
+            });
+            return true;
+        }
+        if t == "WARNING: DATA RACE" {
+            let test = self.failed.clone().or_else(|| self.running.clone());
+            self.panic = Some(GoPanic {
+                msg: t.to_string(),
+                test,
+                seq: l.no,
+                budget: PANIC_BUDGET,
+                race: true,
             });
             return true;
         }
@@ -290,6 +313,54 @@ impl Go {
             return true;
         }
         false
+    }
+
+    /// A line of a race detector report: `Write at 0x… by goroutine 7:` (kept in the message),
+    /// `  pkg.TestX()` (a function), `      /path/x_test.go:56 +0x572` (its frame).
+    fn race_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let Some(p) = &mut self.panic else {
+            return false;
+        };
+        let t = l.trimmed();
+        if l.indent() == 0 {
+            if t.starts_with("FAIL") || t.starts_with("ok ") || t.starts_with("==========") {
+                self.panic = None;
+                return false;
+            }
+            if p.msg.len() < 200 && (t.contains(" at 0x") || t.starts_with("Previous ")) {
+                p.msg.push_str(": ");
+                p.msg.push_str(crate::sink::truncate_chars(t, 100));
+            }
+            return true;
+        }
+        if let Some(c) = RACE_FRAME.captures(l.text) {
+            let in_repo = sink.repo_path(&c[1]).is_some_and(|path| {
+                !crate::path::is_vendored(&path) && !path.ends_with("_testmain.go")
+            });
+            if in_repo {
+                let p = self.panic.take().expect("checked");
+                sink.emit(
+                    p.seq,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Logic,
+                        &p.msg,
+                    )
+                    .test(p.test.as_deref())
+                    .conf(0.85)
+                    .tool("go test -race"),
+                );
+            }
+        } else if p.test.is_none() {
+            // `github.com/o/r/pkg.TestX.func1()`: the test the racing goroutine belongs to.
+            if let Some(i) = t.find(".Test") {
+                let name = &t[i + 1..];
+                let end = name.find(['.', '(']).unwrap_or(name.len());
+                p.test = Some(name[..end].to_string());
+            }
+        }
+        true
     }
 
     /// A test's failure line: held until its test's verdict (verbose mode) or its package's.
@@ -687,6 +758,19 @@ mod tests {
             r[0].file_path,
             "internal/backend/remote-state/kubernetes/client.go"
         );
+    }
+
+    #[test]
+    fn race_detector() {
+        // apache/incubator-horaedb-meta#110 (an Actions job).
+        let log = "==================\nWARNING: DATA RACE\nWrite at 0x00c00033f4d0 by goroutine 115:\n  github.com/CeresDB/ceresmeta/server/member.TestWatchLeaderSingle()\n      /home/runner/work/ceresmeta/ceresmeta/server/member/watch_leader_test.go:56 +0x572\n  testing.tRunner()\n      /opt/hostedtoolcache/go/1.19.3/x64/src/testing/testing.go:1446 +0x216\n\nPrevious read at 0x00c00033f4d0 by goroutine 169:\n      /home/runner/work/ceresmeta/ceresmeta/server/member/watch_leader_test.go:48 +0x44\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("server/member/watch_leader_test.go", 56)
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("TestWatchLeaderSingle"));
     }
 
     #[test]
