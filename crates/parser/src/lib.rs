@@ -72,9 +72,9 @@
 //! # Paths
 //!
 //! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
-//! `/Users/runner/work/R/R/`, `/github/workspace/`, Travis `/home/travis/build/O/R/`, GitLab
-//! `/builds/G/P/`), [`ParseOptions::workspace`] and, failing that, the Jenkins workspace the log
-//! names (`Building in workspace /var/lib/jenkins/workspace/job`) are stripped;
+//! `/Users/runner/work/R/R/`, `/github/workspace/`, Travis `/home/travis/build/O/R/`),
+//! [`ParseOptions::workspace`] and, failing that, the Jenkins workspace the log names
+//! (`Building in workspace /var/lib/jenkins/workspace/job`) are stripped;
 //! a path that is still absolute or escapes with `..` is never emitted.
 
 mod normalize;
