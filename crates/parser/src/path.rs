@@ -2,7 +2,8 @@
 //! path, or refuses it.
 //!
 //! It strips the GitHub runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`,
-//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), the configured workspace, `file://`
+//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), Travis's
+//! `/home/travis/build/O/R/`, the configured workspace, `file://`
 //! and `./`, and resolves `.`/`..` lexically. It must never return an absolute path, a path with a
 //! `..` component, or anything that is not plausibly a file name; it never touches the file system.
 
@@ -80,7 +81,13 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
 /// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    const ROOTS: [&str; 3] = ["/home/runner/work/", "/Users/runner/work/", "/__w/"];
+    // Travis CI: `/home/travis/build/<owner>/<repo>/`.
+    const ROOTS: [&str; 4] = [
+        "/home/runner/work/",
+        "/Users/runner/work/",
+        "/__w/",
+        "/home/travis/build/",
+    ];
     for root in ROOTS {
         if let Some(rest) = p.strip_prefix(root) {
             return strip_two_segments(rest);
@@ -157,6 +164,10 @@ mod tests {
         assert_eq!(
             normalize_path("file:///home/runner/work/R/R/app/App.kt", None).as_deref(),
             Some("app/App.kt")
+        );
+        assert_eq!(
+            normalize_path("/home/travis/build/akka/akka/akka-actor/A.scala", None).as_deref(),
+            Some("akka-actor/A.scala")
         );
         assert_eq!(
             normalize_path("/srv/app/x.py", Some("/srv/app/")).as_deref(),

@@ -1,0 +1,296 @@
+//! Dart and Flutter: `dart analyze` (`  error - lib/x.dart:12:5 - msg - code`), `flutter analyze`
+//! (`  error • msg • lib/x.dart:12:5 • code`), the machine format (`ERROR|TYPE|CODE|path|l|c|len|msg`),
+//! the front end of `dart compile` / `flutter build` / test loading (`lib/x.dart:12:5: Error:
+//! msg`), and `dart test` / `flutter test` failures (`00:02 +0 -1: name [E]`, then frames such as
+//! `test/x_test.dart 12:5  main.<fn>` or `#4 main.<fn> (file:///…/test/x_test.dart:27:5)`).
+//!
+//! Only `error` severities are reports: `warning`, `info` and `hint` are not, whatever
+//! `--fatal-infos` makes of them (the corpus convention). A test failure is placed at its innermost
+//! frame that is a file of the repository; `package:` and `dart:` frames are never reported, since
+//! a package name does not say whether it is the repository's own.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+static DART: crate::Needle = crate::needle!(".dart");
+
+/// `error - lib/x.dart:12:5 - message - code`.
+static ANALYZE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(error|warning|info|hint) - (.+?\.dart):(\d+):(\d+) - (.+?)(?: - ([a-z0-9_]+))?$")
+        .unwrap()
+});
+/// `error • message • lib/x.dart:12:5 • code`.
+static FLUTTER_ANALYZE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(error|warning|info|hint) • (.+?) • (.+?\.dart):(\d+):(\d+) • ([a-z0-9_]+)$")
+        .unwrap()
+});
+/// The front end: `lib/x.dart:12:5: Error: message`.
+static CFE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:]+\.dart):(\d+):(\d+): Error: (.+)$").unwrap()
+});
+/// `00:02 +3 ~1 -1: name [E]` (the test runner's compact/expanded reporter).
+static TEST_ERR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+:\d+ \+\d+(?: ~\d+)?(?: -\d+)?: (.+?) \[E\]$").unwrap());
+static PROGRESS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+:\d+ \+\d+(?: ~\d+)?(?: -\d+)?: ").unwrap());
+/// Terse frame (package:stack_trace): `test/x_test.dart 12:5  main.<fn>`.
+static TERSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+\.dart) (\d+)(?::(\d+))?\s").unwrap());
+/// VM frame: `#4  main.<fn> (file:///…/x_test.dart:27:5)`; also the "caught by" line
+/// `file:///…/x_test.dart line 27`.
+static VM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\(|^)((?:file://)?[^\s()]+\.dart)(?::(\d+)(?::(\d+))?\)| line (\d+)$)").unwrap()
+});
+
+#[derive(Debug)]
+struct TestBlock {
+    test: String,
+    msg: Option<String>,
+    seq: u64,
+    budget: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Dart {
+    block: Option<TestBlock>,
+}
+
+/// Classifies an analyzer diagnostic by its code.
+fn analyzer_type(code: Option<&str>, msg: &str) -> BugType {
+    let c = code.unwrap_or("").to_ascii_lowercase();
+    if matches!(
+        c.as_str(),
+        "uri_does_not_exist" | "uri_has_not_been_generated" | "import_of_non_library"
+    ) || c.starts_with("depend_on_referenced_packages")
+    {
+        return BugType::Import;
+    }
+    if c.starts_with("expected_")
+        || c.starts_with("unexpected_")
+        || c.starts_with("unterminated_")
+        || matches!(
+            c.as_str(),
+            "missing_identifier"
+                | "missing_function_body"
+                | "missing_statement"
+                | "missing_const_final_var_or_type"
+                | "missing_function_parameters"
+                | "missing_class_body"
+                | "directive_after_declaration"
+        )
+    {
+        return BugType::Syntax;
+    }
+    cfe_type(msg)
+}
+
+/// Classifies a front-end error by its words.
+fn cfe_type(msg: &str) -> BugType {
+    if msg.starts_with("Expected ")
+        || msg.starts_with("Unexpected token")
+        || msg.starts_with("Can't find '")
+        || msg.contains("string literal")
+    {
+        BugType::Syntax
+    } else if msg.starts_with("Error when reading")
+        || msg.starts_with("Not found: '")
+        || msg.starts_with("Couldn't resolve the package")
+        || msg.starts_with("Target of URI doesn't exist")
+    {
+        BugType::Import
+    } else {
+        BugType::TypeError
+    }
+}
+
+impl Dart {
+    /// True when the line cannot concern this matcher: no test block is open, and it is neither
+    /// a `.dart` location, an analyzer line, a test-runner progress line nor a machine-format row.
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        !(self.block.is_some()
+            || l.colon_digit
+            || matches!(l.first, b'e' | b'E')
+            || (l.first.is_ascii_digit() && l.last == b']'))
+    }
+
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if self.block.is_some() && self.block_line(t, sink) {
+            return true;
+        }
+        if l.first.is_ascii_digit() && l.last == b']' {
+            if let Some(c) = TEST_ERR.captures(t) {
+                // A file that failed to load: its compile errors are the reports.
+                if c[1].starts_with("loading ") {
+                    return true;
+                }
+                self.block = Some(TestBlock {
+                    test: crate::sink::truncate_chars(&c[1], 300).to_string(),
+                    msg: None,
+                    seq: l.no,
+                    budget: 300,
+                });
+                return true;
+            }
+        }
+        if !crate::has(&DART, t) {
+            return false;
+        }
+        match l.first {
+            b'e' | b'w' | b'i' | b'h' => {
+                if let Some(c) = ANALYZE.captures(t) {
+                    if &c[1] == "error" {
+                        let code = c.get(6).map(|m| m.as_str());
+                        self.analyzer(&c[2], &c[3], &c[4], &c[5], code, l.no, sink);
+                    }
+                    return true;
+                }
+                if let Some(c) = FLUTTER_ANALYZE.captures(t) {
+                    if &c[1] == "error" {
+                        self.analyzer(&c[3], &c[4], &c[5], &c[2], Some(&c[6]), l.no, sink);
+                    }
+                    return true;
+                }
+            }
+            b'E' if t.starts_with("ERROR|") => {
+                let f: Vec<&str> = t.splitn(8, '|').collect();
+                if f.len() == 8 {
+                    self.analyzer(f[3], f[4], f[5], f[7], Some(f[2]), l.no, sink);
+                }
+                return true;
+            }
+            _ => {}
+        }
+        if l.colon_digit {
+            if let Some(c) = CFE.captures(t) {
+                let line = super::num(&c[2]).unwrap_or(0);
+                sink.emit(
+                    l.no,
+                    Finding::new(&c[1], line, cfe_type(&c[4]), &c[4])
+                        .col(super::num(&c[3]))
+                        .conf(0.95)
+                        .tool("dart"),
+                );
+                return true;
+            }
+        }
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn analyzer(
+        &self,
+        path: &str,
+        line: &str,
+        col: &str,
+        msg: &str,
+        code: Option<&str>,
+        seq: u64,
+        sink: &mut Sink,
+    ) {
+        let rule = code.map(str::to_ascii_lowercase);
+        sink.emit(
+            seq,
+            Finding::new(
+                path,
+                super::num(line).unwrap_or(0),
+                analyzer_type(code, msg),
+                msg,
+            )
+            .col(super::num(col))
+            .conf(0.95)
+            .tool("dart analyze")
+            .rule(rule.as_deref()),
+        );
+    }
+
+    /// Lines of a failing test: the message, then frames; the first frame in the repository
+    /// is the report.
+    fn block_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(b) = &mut self.block else {
+            return false;
+        };
+        b.budget = b.budget.saturating_sub(1);
+        if b.budget == 0 || PROGRESS.is_match(t) {
+            self.block = None;
+            return false;
+        }
+        if t.is_empty() || !crate::has(&DART, t) {
+            if b.msg.is_none() && !t.is_empty() && !t.starts_with("══") {
+                b.msg = Some(crate::sink::truncate_chars(t, 300).to_string());
+            }
+            return true;
+        }
+        let hit = TERSE
+            .captures(t)
+            .map(|c| (c[1].to_string(), c.get(2)))
+            .or_else(|| {
+                VM.captures(t)
+                    .map(|c| (c[1].to_string(), c.get(2).or_else(|| c.get(4))))
+            });
+        if let Some((path, Some(line))) = hit {
+            if path.starts_with("package:") || path.starts_with("dart:") {
+                return true;
+            }
+            let line = super::num(line.as_str()).unwrap_or(0);
+            let msg = b.msg.clone().unwrap_or_else(|| "test failed".into());
+            let (test, seq) = (b.test.clone(), b.seq);
+            if sink.emit(
+                seq,
+                Finding::new(&path, line, BugType::Logic, &msg)
+                    .test(Some(&test))
+                    .conf(0.9)
+                    .tool("dart test"),
+            ) {
+                self.block = None;
+            }
+        }
+        true
+    }
+
+    pub fn flush(&mut self, _sink: &mut Sink) {
+        self.block = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn analyzer_formats() {
+        let log = "Analyzing app...\n  error - lib/main.dart:3:7 - Undefined name 'x'. Try correcting the name to one that is defined, or defining the name. - undefined_identifier\n   info - lib/main.dart:1:8 - Unused import. - unused_import\n  error • Target of URI doesn't exist: 'package:foo/foo.dart' • lib/a.dart:1:8 • uri_does_not_exist\nINFO|HINT|UNNECESSARY_IMPORT|C:\\\\Users\\\\david\\\\StudioProjects\\\\bat\\\\lib\\\\step_test.dart|1|8|32|The import of 'package:flutter/cupertino.dart' is unnecessary.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "lib/main.dart");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(r[0].rule.as_deref(), Some("undefined_identifier"));
+        assert_eq!(r[1].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn flutter_test_failure() {
+        let log = "00:02 +0 -1: Counter increments smoke test [E]\n  Test failed. See exception logs above.\n  The test description was: Counter increments smoke test\n\n══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞═══\nThe following TestFailure was thrown running a test:\nExpected: <0>\n  Actual: <1>\nWhen the exception was thrown, this was the stack:\n#4      main.<anonymous closure> (file:///home/runner/work/R/R/test/widget_test.dart:23:9)\n#6      testWidgets.<anonymous closure>.<anonymous closure> (package:flutter_test/src/widget_tester.dart:170:15)\n00:03 +1 -1: Some tests failed.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "test/widget_test.dart");
+        assert_eq!(r[0].line_number, 23);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Counter increments smoke test")
+        );
+    }
+
+    #[test]
+    fn front_end_errors() {
+        let log = "00:00 +0 -1: loading /home/runner/work/R/R/test/a_test.dart [E]\ntest/a_test.dart:3:8: Error: Error when reading 'lib/b.dart': No such file or directory\nlib/c.dart:5:10: Error: Expected ';' after this.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+}
