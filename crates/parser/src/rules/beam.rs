@@ -52,6 +52,8 @@ static FILE_TERM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"\{file,"([^"]+\.erl)"\},\s*\{line,(\d+)\}"#).unwrap());
 static CT_FAILED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\w+_SUITE):(\w+) failed on line (\d+)$").unwrap());
+static OLD_WARNING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([^\s:]+\.(?:exs?|eex|heex)):(\d+): warning: (.+)$").unwrap());
 static CREDO_LOC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([^\s:]+\.(?:exs?|eex|heex)):(\d+)(?::(\d+))? #\(").unwrap());
 static CREDO_FLYCHECK: LazyLock<Regex> = LazyLock::new(|| {
@@ -110,6 +112,10 @@ pub(crate) struct Beam {
     runtime: Option<RuntimeBlock>,
     eunit: Option<EunitBlock>,
     credo: Option<(String, u64)>,
+    /// The file of the last `== Compilation error in file … ==` banner.
+    compiling: Option<String>,
+    /// A `%%% x_SUITE ==> case: FAILED` (cth_readable) waiting for its `line: N`.
+    ct_readable: Option<(String, String, u64, u8)>,
 }
 
 /// `path` under `prefix`, unless it is absolute.
@@ -162,11 +168,12 @@ impl Beam {
             && self.runtime.is_none()
             && self.eunit.is_none()
             && self.credo.is_none()
+            && self.ct_readable.is_none()
             && !l.colon_digit
             && l.last != b'*'
             && !matches!(
                 l.first,
-                b'*' | b'e' | b'w' | b'=' | b'm' | b'c' | b'C' | b'G' | b'T' | 0xE2
+                b'*' | b'e' | b'w' | b'=' | b'm' | b'c' | b'C' | b'G' | b'T' | b'%' | 0xE2
             )
             && !l.first.is_ascii_digit()
             && !(l.first.is_ascii_lowercase() && l.last.is_ascii_digit())
@@ -296,6 +303,15 @@ impl Beam {
                 self.warnings.clear();
                 return true;
             }
+            b'=' if t.starts_with("== Compilation error ") => {
+                // `== Compilation error in file lib/x.ex ==`: an exception raised while the
+                // module body ran is placed at that file's frame.
+                self.compiling = t
+                    .trim_end_matches(" ==")
+                    .rsplit_once(" file ")
+                    .map(|(_, f)| f.to_string());
+                return true;
+            }
             b'G' if t.starts_with("Generated ") && t.ends_with(" app") => {
                 self.warnings.clear();
                 return false;
@@ -380,8 +396,47 @@ impl Beam {
                 return true;
             }
         }
+        if first == b'%' && t.starts_with("%%% ") && t.ends_with(": FAILED") {
+            if let Some((suite, case)) = t[4..]
+                .trim_end_matches(": FAILED")
+                .split_once(" ==> ")
+                .filter(|(s, _)| s.ends_with("_SUITE"))
+            {
+                self.ct_readable = Some((suite.to_string(), case.to_string(), l.no, 12));
+                return true;
+            }
+        }
+        if let Some((suite, case, seq, budget)) = &mut self.ct_readable {
+            *budget = budget.saturating_sub(1);
+            if let Some(n) = t.strip_prefix("line: ").and_then(super::num) {
+                let path = format!("{}/{suite}.erl", self.ct_dir.as_deref().unwrap_or("test"));
+                let test = format!("{suite}:{case}");
+                sink.emit(
+                    *seq,
+                    Finding::new(&path, n, BugType::Logic, "test case failed")
+                        .test(Some(&test))
+                        .conf(0.5)
+                        .tool("common_test"),
+                );
+                self.ct_readable = None;
+                return true;
+            }
+            if *budget == 0 {
+                self.ct_readable = None;
+            }
+        }
         if !l.colon_digit {
             return false;
+        }
+        if let Some(c) = OLD_WARNING.captures(t) {
+            // Elixir < 1.10: `lib/x.ex:5: warning: msg`, fatal only under --warnings-as-errors.
+            if self.warnings.len() < MAX_PENDING {
+                let path = self.place(&c[1]);
+                let line = super::num(&c[2]).unwrap_or(0);
+                let msg = crate::sink::truncate_chars(&c[3], 300).to_string();
+                self.warnings.push((path, line, None, msg, l.no));
+            }
+            return true;
         }
         if let Some(c) = ERLC.captures(t) {
             let msg = &c[4];
@@ -489,20 +544,33 @@ impl Beam {
         b.budget = b.budget.saturating_sub(1);
         match FRAME.captures(t) {
             Some(c) if b.budget > 0 => {
-                // Only scripts (`mix run check.exs`): a `lib/…` frame of a Mix task may be a
-                // dependency's, printed without its app name by older Elixir.
-                if c.get(1).is_none() && super::ext(&c[2]) == "exs" {
+                // Only scripts (`mix run check.exs`) or the file being compiled: a `lib/…`
+                // frame of a Mix task may be a dependency's, printed without its app name.
+                let compiling = self.compiling.as_deref() == Some(&c[2]);
+                if c.get(1).is_none() && (super::ext(&c[2]) == "exs" || compiling) {
+                    let ty = if compiling {
+                        BugType::TypeError
+                    } else {
+                        BugType::Logic
+                    };
                     let path = place(self.prefix.as_deref(), &c[2]);
                     let (msg, seq) = (b.msg.clone(), b.seq);
                     if sink.emit(
                         seq,
-                        Finding::new(&path, super::num(&c[3]).unwrap_or(0), BugType::Logic, &msg)
+                        Finding::new(&path, super::num(&c[3]).unwrap_or(0), ty, &msg)
                             .conf(0.85)
                             .tool("elixir"),
                     ) {
                         self.runtime = None;
                     }
                 }
+                true
+            }
+            // The call that raised, printed before the frames: `Exredis.Api.__using__([])`.
+            None if b.budget > 0
+                && t.ends_with(')')
+                && t.starts_with(|ch: char| ch.is_ascii_uppercase() || ch == ':') =>
+            {
                 true
             }
             _ => {
@@ -682,9 +750,54 @@ mod tests {
     }
 
     #[test]
+    fn old_style_warnings_as_errors() {
+        // elixir-lang/elixir#3237 (the PR's sample output): without, then with the flag.
+        let log = "$ mix compile\nlib/foo.ex:5: warning: this clause cannot match because a previous clause at line 4 always matches\nCompiled lib/foo.ex\nGenerated foo app\n$ mix compile --warnings-as-errors\nlib/foo.ex:5: warning: this clause cannot match because a previous clause at line 4 always matches\nCompiled lib/foo.ex\nCompilation failed due to warnings while using the --warnings-as-errors option\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/foo.ex", 5)
+        );
+        assert_eq!(r[0].error_type, BugType::Linting);
+        // elixir-lang/elixir#11648: the same flag in an umbrella, but the build passed.
+        let log = "$ mix compile --warnings-as-errors\n==> common\nCompiling 1 file (.ex)\nwarning: Sim.hello/0 is undefined (module Sim is not available or is yet to be defined)\n  lib/common.ex:17: Common.hello/0\n\nGenerated common app\n==> sim\nCompiling 1 file (.ex)\nGenerated sim app\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn exception_while_compiling_a_module() {
+        // inaka/ikbot#12 (Elixir 1.0): the frame in the file being compiled is the location.
+        let log = "== Compilation error on file lib/ikbot/scripts/pivotal.ex ==\n** (UndefinedFunctionError) undefined function: Exredis.Api.__using__/1\n    Exredis.Api.__using__([])\n    lib/ikbot/scripts/pivotal.ex:2: (module)\n    (stdlib) erl_eval.erl:669: :erl_eval.do_apply/6\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "lib/ikbot/scripts/pivotal.ex");
+        assert_eq!((r[0].line_number, r[0].error_type), (2, BugType::TypeError));
+        // elixir-lang/elixir#9933: an internal compiler crash names no line.
+        let log = "== Compilation error in file lib/test.ex ==\n** (CompileError) lib/test.ex: internal error in beam_dead;\ncrash reason: {case_clause,{'EXIT',{undefined_label,14}}}\n\n  in function  compile:'-select_passes/2-anonymous-2-'/3 (compile.erl, line 585)\n  in call from elixir_erl_compiler:compile/4 (src/elixir_erl_compiler.erl, line 52)\n    (stdlib) lists.erl:1338: :lists.foreach/2\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn cth_readable_and_eunit() {
+        // ferd/cth_readable#5: rebar3's Common Test output.
+        let log = "%%% topic_SUITE ==> creation: FAILED\n%%% topic_SUITE ==> \nFailure/Error: ?assert(filelib : is_dir ( TopicPartitionDir ))\n  expected: true\n       got: false\n      line: 27\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("test/topic_SUITE.erl", 27)
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("topic_SUITE:creation"));
+        // erlang/rebar3#328: the frame is in a checkout outside the runner's: nothing.
+        let log = "gset: basic_props_test...*failed*\nin function code:load/1\n  called as load(\"../test/\")\nin call from gset:basic_props_test/0 (/Users/evan/scrc/ghash/_build/test/lib/ghash/src/gset.erl, line 186)\nin call from gset:basic_props_test/0\n**error:undef\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
     fn warnings_only_count_when_fatal() {
-        let log =
-            "warning: variable \"t\" is unused\n  lib/awesome.ex:12\n\nGenerated awesome app\n";
+        // h4cc/awesome-elixir Travis job 504854205: a dependency's warning, then the script's.
+        let log = "Compiling 25 files (.ex)\r\n\x1b[33mwarning: \x1b[0mimplementation not provided for predefined defp hard_line_breaks/2\r\n  lib/earmark/inline.ex:248\r\n\r\nGenerated earmark app\r\n==> awesome_elixir\r\nGenerated awesome_elixir app\r\n\x1b[33mwarning: \x1b[0mvariable \"t\" is unused\r\n  check.exs:55\r\n\r\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 }

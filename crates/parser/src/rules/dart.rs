@@ -263,34 +263,49 @@ mod tests {
 
     #[test]
     fn analyzer_formats() {
-        let log = "Analyzing app...\n  error - lib/main.dart:3:7 - Undefined name 'x'. Try correcting the name to one that is defined, or defining the name. - undefined_identifier\n   info - lib/main.dart:1:8 - Unused import. - unused_import\n  error • Target of URI doesn't exist: 'package:foo/foo.dart' • lib/a.dart:1:8 • uri_does_not_exist\nINFO|HINT|UNNECESSARY_IMPORT|C:\\\\Users\\\\david\\\\StudioProjects\\\\bat\\\\lib\\\\step_test.dart|1|8|32|The import of 'package:flutter/cupertino.dart' is unnecessary.\n";
+        // The same shapes as the machine format of jenkinsci/analysis-model's dart.log, whose
+        // rows are INFO (not reports); a dart-lang/sdk#24158 row is a WARNING.
+        let log = "INFO|HINT|UNNECESSARY_IMPORT|C:\\\\Users\\\\david\\\\StudioProjects\\\\bat\\\\lib\\\\step_test.dart|1|8|32|The import of 'package:flutter/cupertino.dart' is unnecessary because all of the used elements are also provided by the import of 'package:flutter/material.dart'.\nWARNING|STATIC_WARNING|UNDEFINED_IDENTIFIER|/mnt/data/b/build/slave/analyzer_experimental-linux-release-dev/build/sdk/pkg/compiler/lib/src/apiimpl.dart|392|21|21|Undefined name 'NO_LOCATION_SPANNABLE'\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // The documented human formats (dart analyze, flutter analyze); error rows only.
+        let log = "  error - lib/main.dart:3:7 - Undefined name 'x'. - undefined_identifier\n   info - lib/main.dart:1:8 - Unused import. - unused_import\n  error • Target of URI doesn't exist: 'package:foo/foo.dart' • lib/a.dart:1:8 • uri_does_not_exist\nERROR|COMPILE_TIME_ERROR|EXPECTED_TOKEN|/home/runner/work/R/R/lib/b.dart|4|9|1|Expected to find ';'.\n";
         let r = parse_str(log, &ParseOptions::default());
-        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r.len(), 3, "{r:?}");
         assert_eq!(r[0].file_path, "lib/main.dart");
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[0].rule.as_deref(), Some("undefined_identifier"));
         assert_eq!(r[1].error_type, BugType::Import);
-    }
-
-    #[test]
-    fn flutter_test_failure() {
-        let log = "00:02 +0 -1: Counter increments smoke test [E]\n  Test failed. See exception logs above.\n  The test description was: Counter increments smoke test\n\n══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞═══\nThe following TestFailure was thrown running a test:\nExpected: <0>\n  Actual: <1>\nWhen the exception was thrown, this was the stack:\n#4      main.<anonymous closure> (file:///home/runner/work/R/R/test/widget_test.dart:23:9)\n#6      testWidgets.<anonymous closure>.<anonymous closure> (package:flutter_test/src/widget_tester.dart:170:15)\n00:03 +1 -1: Some tests failed.\n";
-        let r = parse_str(log, &ParseOptions::default());
-        assert_eq!(r.len(), 1, "{r:?}");
-        assert_eq!(r[0].file_path, "test/widget_test.dart");
-        assert_eq!(r[0].line_number, 23);
         assert_eq!(
-            r[0].test_name.as_deref(),
-            Some("Counter increments smoke test")
+            (r[2].file_path.as_str(), r[2].error_type),
+            ("lib/b.dart", BugType::Syntax)
         );
     }
 
     #[test]
-    fn front_end_errors() {
-        let log = "00:00 +0 -1: loading /home/runner/work/R/R/test/a_test.dart [E]\ntest/a_test.dart:3:8: Error: Error when reading 'lib/b.dart': No such file or directory\nlib/c.dart:5:10: Error: Expected ';' after this.\n";
+    fn test_runner_failures() {
+        // dart-lang/test#1734: the reporter's failure line; the frames that follow place it.
+        let log = "08:28 +54 ~9 -1: test/integration.shard/command_output_test.dart: flutter run --machine uses AppRunLogger [E] \n  Expected: true\n    Actual: <false>\n  package:test_api                          expect\n  test/integration.shard/command_output_test.dart 62:5  main.<fn>\n08:29 +54 ~9 -1: Some tests failed.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "test/integration.shard/command_output_test.dart"
+        );
+        assert_eq!((r[0].line_number, r[0].error_type), (62, BugType::Logic));
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "test/integration.shard/command_output_test.dart: flutter run --machine uses AppRunLogger"
+            )
+        );
+        // A VM frame through file:// and a file that failed to load.
+        let log = "00:02 +0 -1: Counter increments smoke test [E]\n#4      main.<anonymous closure> (file:///home/runner/work/R/R/test/widget_test.dart:23:9)\n00:00 +0 -1: loading /home/runner/work/R/R/test/a_test.dart [E]\ntest/a_test.dart:3:8: Error: Error when reading 'lib/b.dart': No such file or directory\n";
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 2, "{r:?}");
-        assert_eq!(r[0].error_type, BugType::Import);
-        assert_eq!(r[1].error_type, BugType::Syntax);
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("test/widget_test.dart", 23)
+        );
+        assert_eq!(r[1].error_type, BugType::Import);
     }
 }

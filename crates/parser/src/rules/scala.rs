@@ -147,6 +147,12 @@ pub(crate) fn classify(msg: &str) -> BugType {
     BugType::TypeError
 }
 
+/// sbt writes generated sources (Twirl templates, BuildInfo, protobuf) under `target/`.
+fn is_generated(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    p.starts_with("target/") || p.contains("/target/") || p.contains("/src_managed/")
+}
+
 fn is_not_found(msg: &str) -> bool {
     msg.contains("is not a member of") || msg.starts_with("not found:")
 }
@@ -284,6 +290,9 @@ impl Scala {
         sink: &mut Sink,
     ) {
         self.finish_diag(sink);
+        if is_generated(path) {
+            return;
+        }
         let msg = match code {
             Some(c) => format!("[{c}] {msg}"),
             None => msg.to_string(),
@@ -472,8 +481,8 @@ mod tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].error_type, BugType::Linting);
-        // Warnings alone are not reports.
-        let log = "[warn] /home/user/.jenkins/jobs/job/workspace/Main.scala:4:18: implicit numeric widening\n[warn] src/main/scala/A.scala:3:5: method x is deprecated\n";
+        // Warnings alone are not reports (jenkinsci/analysis-model's sbtScalac.txt).
+        let log = "[warn] /home/user/.jenkins/jobs/job/workspace/path/SomeFile.scala:111: method stop in class Thread is deprecated: see corresponding Javadoc for more information.\n[warn]     Thread.currentThread.stop()\n[warn] /home/user/.jenkins/jobs/job/workspace/Main.scala:4:18: implicit numeric widening\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 
@@ -497,12 +506,25 @@ mod tests {
     }
 
     #[test]
-    fn scala3_header() {
-        let log = "[error] -- [E007] Type Mismatch Error: /home/runner/work/R/R/core/src/main/scala/a/B.scala:12:5 \n[error] 12 |  val x: Int = \"s\"\n[error]    |               ^^^\n[error] -- [E040] Syntax Error: /home/runner/work/R/R/core/src/main/scala/a/C.scala:3:9 ---\n";
+    fn scala3_and_munit() {
+        // playframework/twirl#461: a Scala 3 error in a template sbt generated under target/.
+        let log = "-- [E006] Not Found Error: /home/mkurz/work/github-play-repos/twirl/compiler/target/test/twirl-parser/generated-templates/html/error.template.scala:19:63 \n19 |Seq[Any](format.raw/*2.1*/(\"\"\"<h1>Hello \"\"\"),_display_(/*2.12*/world),format.raw/*2.17*/(\"\"\"</h1>\n   |                                                               ^^^^^\n   |                                                        Not found: world\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // scalameta/munit#1119 (a Windows run, paths relative to the build).
+        let log = "==> X magnolia1.tests.OtherTests.not attempt to derive instances for refined types 0.033s munit.FailException: test\\src\\test\\scala\\magnolia1\\tests\\OtherTests.scala:38 assertion failed\n37:      ) contains \"No given instance of type magnolia1.examples.Show[String, Long & magnolia1.tests.OtherTests.Character.Tag] was found.\"\n38:    )\n39:  }\n";
         let r = parse_str(log, &ParseOptions::default());
-        assert_eq!(r.len(), 2, "{r:?}");
-        assert_eq!(r[0].file_path, "core/src/main/scala/a/B.scala");
-        assert_eq!(r[0].error_type, BugType::TypeError);
-        assert_eq!(r[1].error_type, BugType::Syntax);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "test/src/test/scala/magnolia1/tests/OtherTests.scala"
+        );
+        assert_eq!((r[0].line_number, r[0].error_type), (38, BugType::Logic));
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("magnolia1.tests.OtherTests.not attempt to derive instances for refined types")
+        );
+        // scalameta/munit#152: a local checkout outside any runner path is never reported.
+        let log = "==> X org.scalajs.testsuite.javalib.util.PropertiesSuite.string leading  0.001s munit.FailException: /Users/eric/workspace/portable-scala-java-test/testSuite/shared/src/test/scala/org/scalajs/testsuite/javalib/util/PropertiesSuite.scala:162 values are not equal even if they have the same `toString()`: bb as,dn\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 }
