@@ -20,6 +20,9 @@ use regex::Regex;
 use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
+static WAE: crate::Needle = crate::needle!("warnings-as-errors");
+static FAILED_ON_LINE: crate::Needle = crate::needle!(" failed on line ");
+
 const EXTS: [&str; 7] = ["ex", "exs", "eex", "heex", "erl", "hrl", "escript"];
 const MAX_PENDING: usize = 100;
 const BLOCK_BUDGET: u32 = 300;
@@ -173,9 +176,14 @@ impl Beam {
             && l.last != b'*'
             && !matches!(
                 l.first,
-                b'*' | b'e' | b'w' | b'=' | b'm' | b'c' | b'C' | b'G' | b'T' | b'%' | 0xE2
+                b'*' | b'e' | b'w' | b'm' | b'c' | b'C' | b'G' | b'T' | b'%' | 0xE2
             )
-            && !l.first.is_ascii_digit()
+            // `==> app`, `== Compilation error in file …`, not `=== RUN`.
+            && !(l.first == b'=' && matches!(l.trimmed().as_bytes().get(2), Some(b'>' | b' ')))
+            // `1) test …(Mod)` (ExUnit), `1> Testing tests.…` (OTP's runner).
+            && !(l.first.is_ascii_digit()
+                && (l.last == b')' || l.trimmed().as_bytes().get(1) == Some(&b'>')))
+            // `x_SUITE:case failed on line N`, `line: N` (cth_readable).
             && !(l.first.is_ascii_lowercase() && l.last.is_ascii_digit())
     }
 
@@ -257,8 +265,11 @@ impl Beam {
                 self.credo = None;
             }
         }
-        if t.contains("warnings-as-errors") && t.contains("failed")
-            || t.contains("--warnings-as-errors option")
+        // `Compilation failed due to warnings while using the --warnings-as-errors option`
+        // (mix), or the same after `** (CompileError) ` (elixirc).
+        if matches!(l.first, b'C' | b'*')
+            && crate::has(&WAE, t)
+            && (crate::contains(t, "failed") || crate::contains(t, "option"))
         {
             for (path, line, col, msg, seq) in std::mem::take(&mut self.warnings) {
                 sink.emit(
@@ -376,7 +387,10 @@ impl Beam {
             });
             return true;
         }
-        if t.ends_with(char::is_numeric) && t.contains(" failed on line ") {
+        if first.is_ascii_lowercase()
+            && t.ends_with(char::is_numeric)
+            && crate::has(&FAILED_ON_LINE, t)
+        {
             if let Some(c) = CT_FAILED.captures(t) {
                 let dir = self.ct_dir.as_deref().unwrap_or("test");
                 let path = format!("{dir}/{}.erl", &c[1]);
@@ -426,6 +440,15 @@ impl Beam {
             }
         }
         if !l.colon_digit {
+            return false;
+        }
+        // erlc, old Elixir warnings and Credo's flycheck format all start `path.ext:N`: one
+        // look at the extension before the first `:` spares the regexes on other lines.
+        let head = t.split(':').next().unwrap_or("");
+        if !matches!(
+            super::ext(head),
+            "ex" | "exs" | "eex" | "heex" | "erl" | "hrl" | "escript" | "xrl" | "yrl"
+        ) {
             return false;
         }
         if let Some(c) = OLD_WARNING.captures(t) {

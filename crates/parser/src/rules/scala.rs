@@ -19,6 +19,7 @@ use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
 static SCALA: crate::Needle = crate::needle!(".scala:");
+static WARNINGS: crate::Needle = crate::needle!("arnings ");
 
 /// `path.scala:line[:col]: [error: ]msg` after any `[error]`/`[ERROR]`/`[ant:scalac]` prefix.
 static DIAG: LazyLock<Regex> = LazyLock::new(|| {
@@ -166,7 +167,10 @@ impl Scala {
             || self.st_open.is_some()
             || self.in_failed_tests
             || l.colon_digit
-            || matches!(l.first, b'[' | b'-' | b'=')
+            || l.first == b'['
+            // `-- [E007] …` (Scala 3), `- name *** FAILED ***` (ScalaTest), `==> X` (MUnit).
+            || (l.first == b'-' && matches!(l.trimmed().as_bytes().get(1), Some(b'-' | b' ')))
+            || (l.first == b'=' && l.trimmed().starts_with("==>"))
             || (l.last == b':' && self.failures.len() < MAX_PENDING))
     }
 
@@ -259,9 +263,13 @@ impl Scala {
                 }
             }
         }
-        if crate::contains(t, "No warnings can be incurred under")
-            || crate::contains(t, "warnings found and -Werror specified")
-            || crate::contains(t, "warnings found and -Xfatal-warnings")
+        // sbt's `[error] No warnings can be incurred under -Werror.`, scalac's `N warnings found
+        // and -Werror specified`: only level-prefixed lines or bare scalac lines say so.
+        if !self.warnings.is_empty()
+            && crate::has(&WARNINGS, t)
+            && (crate::contains(t, "No warnings can be incurred under")
+                || crate::contains(t, "warnings found and -Werror specified")
+                || crate::contains(t, "warnings found and -Xfatal-warnings"))
         {
             for (path, line, col, msg, seq) in std::mem::take(&mut self.warnings) {
                 sink.emit(
