@@ -59,6 +59,9 @@ static OLD_WARNING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([^\s:]+\.(?:exs?|eex|heex)):(\d+): warning: (.+)$").unwrap());
 static CREDO_LOC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([^\s:]+\.(?:exs?|eex|heex)):(\d+)(?::(\d+))? #\(").unwrap());
+static CREDO_ONELINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[[CRFWD]\] \S+ ([^\s:]+\.(?:exs?|eex|heex)):(\d+)(?::(\d+))? (.+)$").unwrap()
+});
 static CREDO_FLYCHECK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^([^\s:]+\.(?:exs?)):(\d+)(?::(\d+))?: ([CRFWD]): (.+)$").unwrap()
 });
@@ -143,6 +146,14 @@ fn elixir_type(kind: &str, msg: &str) -> BugType {
             BugType::Import
         }
         _ => BugType::TypeError,
+    }
+}
+
+/// `--verbose` appends the check: `message [Credo.Check.Warning.IoInspect]`.
+fn credo_rule(msg: &str) -> (&str, Option<&str>) {
+    match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
+        Some((m, r)) if r.starts_with("Credo.Check.") => (m, Some(r)),
+        _ => (msg, None),
     }
 }
 
@@ -248,12 +259,14 @@ impl Beam {
                 if let Some(c) = CREDO_LOC.captures(rest) {
                     let line = super::num(&c[2]).unwrap_or(0);
                     let col = c.get(3).and_then(|m| super::num(m.as_str()));
+                    let (msg, rule) = credo_rule(msg);
                     sink.emit(
                         *seq,
                         Finding::new(&c[1], line, BugType::Linting, msg)
                             .col(col)
                             .conf(0.9)
-                            .tool("credo"),
+                            .tool("credo")
+                            .rule(rule),
                     );
                     self.credo = None;
                     return true;
@@ -484,6 +497,23 @@ impl Beam {
                 );
             }
             return true;
+        }
+        if first == b'[' {
+            // Credo's oneline format: `[W] ↗ lib/x.ex:12:5 message`.
+            if let Some(c) = CREDO_ONELINE.captures(t) {
+                let line = super::num(&c[2]).unwrap_or(0);
+                let col = c.get(3).and_then(|m| super::num(m.as_str()));
+                let (msg, rule) = credo_rule(&c[4]);
+                sink.emit(
+                    l.no,
+                    Finding::new(&c[1], line, BugType::Linting, msg)
+                        .col(col)
+                        .conf(0.9)
+                        .tool("credo")
+                        .rule(rule),
+                );
+                return true;
+            }
         }
         if let Some(c) = CREDO_FLYCHECK.captures(t) {
             let line = super::num(&c[2]).unwrap_or(0);
@@ -815,6 +845,25 @@ mod tests {
         // erlang/rebar3#328: the frame is in a checkout outside the runner's: nothing.
         let log = "gset: basic_props_test...*failed*\nin function code:load/1\n  called as load(\"../test/\")\nin call from gset:basic_props_test/0 (/Users/evan/scrc/ghash/_build/test/lib/ghash/src/gset.erl, line 186)\nin call from gset:basic_props_test/0\n**error:undef\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn credo() {
+        // rrrene/credo's guides (basic_usage.md, suggest_command.md): output as printed.
+        let log = "┃  Refactoring opportunities\n┃\n┃ [F] ↗ Avoid negated conditions in if-else blocks.\n┃       lib/foo/bar.ex:306 #(Foo.Bar.deprecated_def_explanations)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/foo/bar.ex", 306)
+        );
+        assert_eq!(r[0].error_type, BugType::Linting);
+        let log = "┃\n┃ [W] ↗ There should be no calls to IO.inspect/1. [Credo.Check.Warning.IoInspect]\n┃       lib/foo/bar.ex:121:6 #(Foo.Bar.run)\n┃\n┃       |> IO.inspect(label: \"Arguments given\")\n┃          ^^^^^^^^^^\n┃\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!((r[0].line_number, r[0].column), (121, Some(6)));
+        assert_eq!(r[0].rule.as_deref(), Some("Credo.Check.Warning.IoInspect"));
+        assert_eq!(r[0].message, "There should be no calls to IO.inspect/1.");
     }
 
     #[test]
