@@ -138,8 +138,16 @@ fn ext_ok(path: &str) -> bool {
 
 /// Classifies an Elixir compile-time exception.
 fn elixir_type(kind: &str, msg: &str) -> BugType {
+    const SYNTAX: [&str; 5] = [
+        "syntax error",
+        "unexpected token",
+        "missing terminator",
+        "unexpected reserved word",
+        "invalid syntax",
+    ];
     match kind {
         "SyntaxError" | "TokenMissingError" | "MismatchedDelimiterError" => BugType::Syntax,
+        _ if SYNTAX.iter().any(|s| msg.starts_with(s)) => BugType::Syntax,
         _ if msg.contains("is not loaded and could not be found")
             || msg.contains("could not load module") =>
         {
@@ -306,7 +314,8 @@ impl Beam {
                 } else {
                     return false;
                 };
-                if l.indent() == 0 {
+                // Elixir >= 1.15 indents its diagnostics (`    warning: …`, `    error: …`).
+                if l.indent() <= 8 {
                     self.pending = Some(Pending {
                         msg: crate::sink::truncate_chars(msg, 400).to_string(),
                         error,
@@ -845,6 +854,25 @@ mod tests {
         // erlang/rebar3#328: the frame is in a checkout outside the runner's: nothing.
         let log = "gset: basic_props_test...*failed*\nin function code:load/1\n  called as load(\"../test/\")\nin call from gset:basic_props_test/0 (/Users/evan/scrc/ghash/_build/test/lib/ghash/src/gset.erl, line 186)\nin call from gset:basic_props_test/0\n**error:undef\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn elixir_115_diagnostics() {
+        // The Mix and OTP guide of elixir-lang/elixir (supervisor-and-application.md): a warning
+        // in the boxed format of Elixir >= 1.15, not fatal.
+        let log = "Compiling 1 file (.ex)\n    warning: function start/2 required by behaviour Application is not implemented (in module KV)\n    │\n  1 │ defmodule KV do\n    │ ~~~~~~~~~~~~~~~\n    │\n    └─ lib/kv.ex:1: KV (module)\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // The same with --warnings-as-errors' failure line after it is a LINTING report.
+        let log = format!(
+            "{log}Compilation failed due to warnings while using the --warnings-as-errors option\n"
+        );
+        let r = parse_str(&log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/kv.ex", 1)
+        );
+        assert_eq!(r[0].error_type, BugType::Linting);
     }
 
     #[test]
