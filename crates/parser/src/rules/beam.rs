@@ -876,6 +876,25 @@ mod tests {
     }
 
     #[test]
+    fn doctest_failure() {
+        // The Mix and OTP guide of elixir-lang/elixir (docs-tests-and-with.md).
+        let log = "  1) doctest KV.Command.parse/1 (1) (KV.CommandTest)\n     test/kv/command_test.exs:3\n     Doctest failed\n     doctest:\n       iex> KV.Command.parse(\"CREATE shopping\\r\\n\")\n       {:ok, {:create, \"shopping\"}}\n     code: KV.Command.parse \"CREATE shopping\\r\\n\" === {:ok, {:create, \"shopping\"}}\n     left:  :not_implemented\n     right: {:ok, {:create, \"shopping\"}}\n     stacktrace:\n       lib/kv/command.ex:7: KV.Command (module)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/kv/command.ex", 7)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("doctest KV.Command.parse/1 (1) (KV.CommandTest)")
+        );
+        // The getting-started guide: iex's errors name no file.
+        let log = "** (CompileError) iex:1: undefined variable \"unknown\"\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
     fn credo() {
         // rrrene/credo's guides (basic_usage.md, suggest_command.md): output as printed.
         let log = "┃  Refactoring opportunities\n┃\n┃ [F] ↗ Avoid negated conditions in if-else blocks.\n┃       lib/foo/bar.ex:306 #(Foo.Bar.deprecated_def_explanations)\n";
