@@ -19,11 +19,12 @@ use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
 static SCALA: crate::Needle = crate::needle!(".scala:");
+static JAVA: crate::Needle = crate::needle!(".java:");
 static WARNINGS: crate::Needle = crate::needle!("arnings ");
 
 /// `path.scala:line[:col]: [error: ]msg` after any `[error]`/`[ERROR]`/`[ant:scalac]` prefix.
 static DIAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:\[]+?\.(?:scala|sc|sbt)):(\d+)(?::(\d+))?:\s*(.*)$")
+    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:\[]+?\.(?:scala|sc|sbt|java)):(\d+)(?::(\d+))?:\s*(.*)$")
         .unwrap()
 });
 /// Scala 3: `-- [E007] Type Mismatch Error: path:12:5 ------` or `-- Error: path:3:4 ---`.
@@ -200,7 +201,9 @@ impl Scala {
             }
         }
         let first = t.as_bytes().first().copied().unwrap_or(0);
-        if l.colon_digit && crate::has(&SCALA, t) {
+        // sbt compiles a project's Java sources too and prints javac's errors the same way.
+        let java = level.is_some() && l.colon_digit && crate::has(&JAVA, t);
+        if l.colon_digit && (java || crate::has(&SCALA, t)) {
             if first == b'-' && t.starts_with("-- ") {
                 if let Some(c) = DOTTY.captures(t) {
                     let is_error = &c[3] == "Error";
@@ -237,7 +240,11 @@ impl Scala {
                     }
                 };
                 if is_error && level != Some(false) {
-                    let ty = classify(msg);
+                    let ty = if c[1].ends_with(".java") {
+                        super::jvm::compiler_type(msg)
+                    } else {
+                        classify(msg)
+                    };
                     self.start_diag(&c[1], line, col, msg, ty, l.no, None, sink);
                 } else {
                     self.buffer_warning(&c[1], line, col, msg, l.no);
@@ -323,7 +330,11 @@ impl Scala {
                 Finding::new(&d.path, d.line, d.ty, &d.msg)
                     .col(d.col)
                     .conf(0.95)
-                    .tool("scalac"),
+                    .tool(if d.path.ends_with(".java") {
+                        "javac"
+                    } else {
+                        "scalac"
+                    }),
             );
         }
     }
@@ -489,6 +500,9 @@ mod tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].error_type, BugType::Linting);
+        // javac's warnings through sbt (akka/akka Travis job 563433903) are not reports either.
+        let log = "[warn] /home/travis/build/akka/akka/akka-actor/src/main/scala/akka/util/Unsafe.java:18:1: sun.misc.Unsafe is internal proprietary API and may be removed in a future release\n[warn]     public static final sun.misc.Unsafe instance;\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
         // Warnings alone are not reports (jenkinsci/analysis-model's sbtScalac.txt).
         let log = "[warn] /home/user/.jenkins/jobs/job/workspace/path/SomeFile.scala:111: method stop in class Thread is deprecated: see corresponding Javadoc for more information.\n[warn]     Thread.currentThread.stop()\n[warn] /home/user/.jenkins/jobs/job/workspace/Main.scala:4:18: implicit numeric widening\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
