@@ -2,7 +2,8 @@
 //! (`  error • msg • lib/x.dart:12:5 • code`), the machine format (`ERROR|TYPE|CODE|path|l|c|len|msg`),
 //! the front end of `dart compile` / `flutter build` / test loading (`lib/x.dart:12:5: Error:
 //! msg`), and `dart test` / `flutter test` failures (`00:02 +0 -1: name [E]`, then frames such as
-//! `test/x_test.dart 12:5  main.<fn>` or `#4 main.<fn> (file:///…/test/x_test.dart:27:5)`).
+//! `test/x_test.dart 12:5  main.<fn>` or `#4 main.<fn> (file:///…/test/x_test.dart:27:5)`), and
+//! Flutter's `══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞══` reports, which come before them.
 //!
 //! Only `error` severities are reports: `warning`, `info` and `hint` are not, whatever
 //! `--fatal-infos` makes of them (the corpus convention). A test failure is placed at its innermost
@@ -62,9 +63,39 @@ struct TestBlock {
     budget: u32,
 }
 
+/// Flutter's `══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞══` report, printed before the
+/// runner's `[E]` line: the message, the stack, `The test description was:` and the name.
+#[derive(Debug, Default)]
+struct FlutterBlock {
+    msg: Option<String>,
+    frame: Option<(String, u64)>,
+    test: Option<String>,
+    want_test: bool,
+    seq: u64,
+    budget: u32,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Dart {
     block: Option<TestBlock>,
+    flutter: Option<FlutterBlock>,
+}
+
+/// A repository frame of a Dart stack (`#4 f (file:///…/x_test.dart:27:5)`, `x_test.dart 27:5
+/// f`, `file:///…/x_test.dart line 27`): path and line, or `None` for SDK and package frames.
+fn repo_frame(t: &str, sink: &Sink) -> Option<(String, u64)> {
+    let (path, line) = TERSE
+        .captures(t)
+        .map(|c| (c[1].to_string(), c.get(2)))
+        .or_else(|| {
+            VM.captures(t)
+                .map(|c| (c[1].to_string(), c.get(2).or_else(|| c.get(4))))
+        })?;
+    if path.starts_with("package:") || path.starts_with("dart:") {
+        return None;
+    }
+    sink.repo_path(&path)?;
+    Some((path, super::num(line?.as_str())?))
 }
 
 /// Classifies an analyzer diagnostic by its code.
@@ -120,6 +151,8 @@ impl Dart {
     /// a `.dart` location, an analyzer line, a test-runner progress line nor a machine-format row.
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         !(self.block.is_some()
+            || self.flutter.is_some()
+            || l.first == 0xE2
             || l.colon_digit
             || matches!(l.first, b'e' | b'E')
             || (l.first.is_ascii_digit() && l.last == b']'))
@@ -127,6 +160,17 @@ impl Dart {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if self.flutter.is_some() && self.flutter_line(t, sink) {
+            return true;
+        }
+        if l.first == 0xE2 && t.starts_with("══╡ EXCEPTION CAUGHT BY ") {
+            self.flutter = Some(FlutterBlock {
+                seq: l.no,
+                budget: 400,
+                ..FlutterBlock::default()
+            });
+            return true;
+        }
         if self.block.is_some() && self.block_line(t, sink) {
             return true;
         }
@@ -241,18 +285,7 @@ impl Dart {
             }
             return true;
         }
-        let hit = TERSE
-            .captures(t)
-            .map(|c| (c[1].to_string(), c.get(2)))
-            .or_else(|| {
-                VM.captures(t)
-                    .map(|c| (c[1].to_string(), c.get(2).or_else(|| c.get(4))))
-            });
-        if let Some((path, Some(line))) = hit {
-            if path.starts_with("package:") || path.starts_with("dart:") {
-                return true;
-            }
-            let line = super::num(line.as_str()).unwrap_or(0);
+        if let Some((path, line)) = repo_frame(t, sink) {
             let msg = b.msg.clone().unwrap_or_else(|| "test failed".into());
             let (test, seq) = (b.test.clone(), b.seq);
             if sink.emit(
@@ -268,7 +301,51 @@ impl Dart {
         true
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
+    fn flutter_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        let Some(b) = &mut self.flutter else {
+            return false;
+        };
+        b.budget = b.budget.saturating_sub(1);
+        // The closing rule (`════…`), a runner line, or a line budget ends the report.
+        let closing = t.len() > 30 && t.chars().all(|c| c == '═');
+        if closing || b.budget == 0 || PROGRESS.is_match(t) {
+            self.finish_flutter(sink);
+            return closing;
+        }
+        if t.is_empty() {
+            return true;
+        }
+        if b.want_test {
+            b.test = Some(crate::sink::truncate_chars(t, 300).to_string());
+            b.want_test = false;
+        } else if t.starts_with("The test description was:") {
+            b.want_test = true;
+        } else if b.frame.is_none() && crate::has(&DART, t) {
+            b.frame = repo_frame(t, sink);
+        } else if b.msg.is_none() && !t.starts_with("The following ") {
+            b.msg = Some(crate::sink::truncate_chars(t, 300).to_string());
+        }
+        true
+    }
+
+    fn finish_flutter(&mut self, sink: &mut Sink) {
+        let Some(b) = self.flutter.take() else {
+            return;
+        };
+        if let Some((path, line)) = &b.frame {
+            let msg = b.msg.as_deref().unwrap_or("test failed");
+            sink.emit(
+                b.seq,
+                Finding::new(path, *line, BugType::Logic, msg)
+                    .test(b.test.as_deref())
+                    .conf(0.9)
+                    .tool("flutter test"),
+            );
+        }
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.finish_flutter(sink);
         self.block = None;
     }
 }
@@ -312,6 +389,25 @@ mod tests {
             (r[0].line_number, r[0].error_type),
             (10, BugType::TypeError)
         );
+    }
+
+    #[test]
+    fn flutter_exception_reports() {
+        // NearHuscarl/flutter_login#77: a framework assertion, no frame of the app's own.
+        let log = "Loading default login and making sure all fields are found:\n\n══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞════════════════════════════════════════════════════\nThe following assertion was thrown running a test:\nExpected  to match RegExp: pattern=^(.+) (\\d+):(\\d+)\\s+(.+)$ flags=.\n'package:flutter/src/foundation/stack_frame.dart':\nFailed assertion: line 115 pos 12: 'match != null'\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // The report of fzyzcjy/flutter_convenient_test#31 (its `[NL]`s as newlines), with the
+        // checkout moved from the reporter's machine to a runner's, so that it is the repo's.
+        let log = "══╡ EXCEPTION CAUGHT BY FLUTTER TEST FRAMEWORK ╞════════════════════════════════════════════════════\nThe following TestFailure was thrown running a test:\nExpected: <0>\n  Actual: <1>\nthis expect should deliberately fail\n\nWhen the exception was thrown, this was the stack:\n#4      main.<anonymous closure>.<anonymous closure>.<anonymous closure> (file:///home/runner/work/R/R/packages/convenient_test/example/integration_test/main_test.dart:23:9)\n#7      testWidgets.<anonymous closure>.<anonymous closure> (package:flutter_test/src/widget_tester.dart:170:15)\n<asynchronous suspension>\n\nThe test description was:\n  deliberately failing test\n════════════════════════════════════════════════════════════════════════════════════════════════════\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "packages/convenient_test/example/integration_test/main_test.dart"
+        );
+        assert_eq!((r[0].line_number, r[0].error_type), (23, BugType::Logic));
+        assert_eq!(r[0].test_name.as_deref(), Some("deliberately failing test"));
+        assert_eq!(r[0].message, "Expected: <0>");
     }
 
     #[test]
