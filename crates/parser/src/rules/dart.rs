@@ -1,5 +1,6 @@
-//! Dart and Flutter: `dart analyze` (`  error - lib/x.dart:12:5 - msg - code`), `flutter analyze`
-//! (`  error • msg • lib/x.dart:12:5 • code`), the machine format (`ERROR|TYPE|CODE|path|l|c|len|msg`),
+//! Dart and Flutter: `dart analyze` (`  error - lib/x.dart:12:5 - msg - code`, and Dart 2.12–2.18's
+//! `error • lib/x.dart:12:5 • msg • code`), `flutter analyze` (`  error • msg • lib/x.dart:12:5 •
+//! code`), the machine format (`ERROR|TYPE|CODE|path|l|c|len|msg`),
 //! the front end of `dart compile` / `flutter build` / test loading (`lib/x.dart:12:5: Error:
 //! msg`), and `dart test` / `flutter test` failures (`00:02 +0 -1: name [E]`, then frames such as
 //! `test/x_test.dart 12:5  main.<fn>` or `#4 main.<fn> (file:///…/test/x_test.dart:27:5)`), and

@@ -3,13 +3,15 @@
 //! bare `X.scala:12: error: msg`), Scala 3 headers (`-- [E007] Type Mismatch Error:
 //! src/x.scala:12:5 ---`), warnings made fatal (`-Xfatal-warnings` / `-Werror`), ScalaTest
 //! failures (`- name *** FAILED ***` + `msg (XSpec.scala:12)`) and MUnit failures (`==> X
-//! pkg.Suite.name  0.01s munit.FailException: /path/XSuite.scala:12 msg`).
+//! pkg.Suite.name  0.01s munit.FailException: /path/XSuite.scala:12 msg`); javac errors sbt prints
+//! the same way in mixed projects.
 //!
 //! ScalaTest names only the file, not its directory: the path is rebuilt from the suite's fully
 //! qualified name in sbt's `Failed tests:` summary and the sbt project of `(proj / Test / test)`
 //! (`proj/src/test/scala/pkg/X.scala`); a failure whose suite never appears there is dropped.
 //! It must never report a `[warn]` line unless the build said warnings are fatal, nor sbt's
-//! summaries (`Compilation failed`, `one error found`, `Total time`), nor stack frames.
+//! summaries (`Compilation failed`, `one error found`, `Total time`), nor stack frames, nor sources
+//! sbt generated under `target/`.
 
 use std::sync::LazyLock;
 
