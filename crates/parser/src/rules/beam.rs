@@ -4,8 +4,8 @@
 //! frame in that file), uncaught exceptions of `mix run` scripts (innermost frame), ExUnit
 //! failures (`1) test name (Mod.Test)`, then `test/x_test.exs:12` and a stacktrace), Credo
 //! (`┃ [W] ↗ msg`, then `┃       lib/x.ex:12:5 #(Mod.fun)`; oneline and flycheck formats), erlc /
-//! rebar3 (`src/x.erl:12[:5]: msg`, with `warnings_as_errors`), EUnit (`…*failed*`, then `(test/x_tests.erl, line 12)` or
-//! `{file,"x.erl"},{line,12}`) and Common Test (`x_SUITE:case failed on line 12`, rebar3's
+//! rebar3 (`src/x.erl:12[:5]: msg`, with `warnings_as_errors`), EUnit (`…*failed*`, then
+//! `(test/x_tests.erl, line 12)` or `{file,"x.erl"},{line,12}`) and Common Test (`x_SUITE:case failed on line 12`, rebar3's
 //! `%%% x_SUITE ==> case: FAILED` … `line: 12`; suites are placed in `test/`, or OTP's
 //! `lib/<app>/test/`).
 //!
