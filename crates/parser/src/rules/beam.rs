@@ -6,8 +6,8 @@
 //! (`┃ [W] ↗ msg`, then `┃       lib/x.ex:12:5 #(Mod.fun)`; oneline and flycheck formats), erlc /
 //! rebar3 (`src/x.erl:12[:5]: msg`, with `warnings_as_errors`), EUnit (`…*failed*`, then
 //! `(test/x_tests.erl, line 12)` or `{file,"x.erl"},{line,12}`) and Common Test
-//! (`x_SUITE:case failed on line 12`, rebar3's `%%% x_SUITE ==> case: FAILED` … `line: 12`; suites are placed in `test/`, or OTP's
-//! `lib/<app>/test/`).
+//! (`x_SUITE:case failed on line 12`, rebar3's `%%% x_SUITE ==> case: FAILED` … `line: 12`;
+//! suites are placed in `test/`, or OTP's `lib/<app>/test/`).
 //!
 //! Paths printed relative to the directory a tool ran in are rebased when the log says which:
 //! `make[N]: Entering directory '/…/lib/compiler/src'` (OTP's bare `beam_ssa.erl:127`) and
