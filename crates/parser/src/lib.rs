@@ -34,7 +34,8 @@
 //! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
 //! dropped, `##[group]Run <cmd>` records the step being run). Then one matcher per toolchain
-//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `generic.rs`) looks at it.
+//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
+//! `dart.rs`, `generic.rs`) looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
@@ -54,6 +55,9 @@
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Scala (`rules/scala.rs`): scalac/sbt/Scala 3 errors `TYPE_ERROR`, `… expected but … found`/Scala 3 `Syntax Error` `SYNTAX`, `is not a member of package` on an `import` line `IMPORT`, warnings made fatal (`-Xfatal-warnings`, `-Werror`, deprecations and unused code printed as errors) `LINTING`; ScalaTest/MUnit failures `LOGIC` | as stated |
+//! | Elixir / Erlang (`rules/beam.rs`): `CompileError`, Elixir ≥ 1.15 `error:`, erlc errors `TYPE_ERROR`; `SyntaxError`/`TokenMissingError`/`MismatchedDelimiterError`, erlc `syntax error` `SYNTAX`; `module … is not loaded and could not be found`, erlc `can't find include` `IMPORT`; `--warnings-as-errors` / `warnings_as_errors` warnings, Credo `LINTING`; ExUnit, EUnit, Common Test failures, `mix run` script exceptions `LOGIC` | as stated |
+//! | Dart / Flutter (`rules/dart.rs`): `dart analyze` / `flutter analyze` / machine-format `error`s and front-end `Error:`s `TYPE_ERROR`, parser codes (`expected_token`…) and `Expected …` `SYNTAX`, `uri_does_not_exist` / `Error when reading` / `Not found: 'package:…'` `IMPORT`; `dart test`/`flutter test` failures `LOGIC` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.

@@ -2,7 +2,8 @@
 //! path, or refuses it.
 //!
 //! It strips the GitHub runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`,
-//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), the configured workspace, `file://`
+//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), Travis's
+//! `/home/travis/build/O/R/`, the configured workspace, `file://`
 //! and `./`, and resolves `.`/`..` lexically. It must never return an absolute path, a path with a
 //! `..` component, or anything that is not plausibly a file name; it never touches the file system.
 
@@ -167,6 +168,10 @@ mod tests {
         assert_eq!(
             normalize_path("file:///home/runner/work/R/R/app/App.kt", None).as_deref(),
             Some("app/App.kt")
+        );
+        assert_eq!(
+            normalize_path("/home/travis/build/akka/akka/akka-actor/A.scala", None).as_deref(),
+            Some("akka-actor/A.scala")
         );
         assert_eq!(
             normalize_path("/srv/app/x.py", Some("/srv/app/")).as_deref(),

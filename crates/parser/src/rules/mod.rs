@@ -5,13 +5,16 @@
 //! never emit a report without a line number, never buffer without a bound, and must test cheap
 //! byte conditions before any regex.
 
+pub(crate) mod beam;
 pub(crate) mod c;
+pub(crate) mod dart;
 pub(crate) mod generic;
 pub(crate) mod go;
 pub(crate) mod js;
 pub(crate) mod jvm;
 pub(crate) mod python;
 pub(crate) mod rust;
+pub(crate) mod scala;
 
 use crate::sink::Sink;
 use crate::{Ctx, Line};
@@ -25,6 +28,9 @@ pub(crate) struct Rules {
     go: go::Go,
     jvm: jvm::Jvm,
     shellcheck: generic::Shellcheck,
+    scala: scala::Scala,
+    beam: beam::Beam,
+    dart: dart::Dart,
 }
 
 impl Rules {
@@ -44,6 +50,15 @@ impl Rules {
         if !self.go.quiet(l) && self.go.line(l, sink) {
             return;
         }
+        if !self.scala.quiet(l) && self.scala.line(l, sink) {
+            return;
+        }
+        if !self.beam.quiet(l) && self.beam.line(l, sink) {
+            return;
+        }
+        if !self.dart.quiet(l) && self.dart.line(l, sink) {
+            return;
+        }
         if !self.jvm.quiet(l) && self.jvm.line_in(l, ctx, sink) {
             return;
         }
@@ -60,6 +75,9 @@ impl Rules {
         self.js.flush(sink);
         self.go.flush(sink);
         self.jvm.flush(sink);
+        self.scala.flush(sink);
+        self.beam.flush(sink);
+        self.dart.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
         sink.next_step();
     }
