@@ -54,6 +54,8 @@
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`), javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l` in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
+//! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning`, yamllint `error`, actionlint, tflint; terraform `Error:` is `SYNTAX` for parse errors, `IMPORT` for missing modules, else `TYPE_ERROR` | `LINTING` |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -67,6 +69,7 @@
 //! | 0.85 | The innermost in-repo frame of a traceback or stack trace |
 //! | 0.8 | The location is exact but the path is as printed relative to a sub-directory (e.g. `go test` prints paths relative to the package) |
 //! | 0.6 | The path was reconstructed (JUnit frames give a class and a file name, the source root is the Maven convention) |
+//! | 0.5 | A formatter named only the file (`Would reformat: x.py`, `[warn] x.ts`, `gofmt -l`, isort): reported at line 1 |
 //! | 0.4 | The generic `path:line[:col]: error…` fallback |
 //!
 //! # Paths

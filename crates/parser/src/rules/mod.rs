@@ -6,8 +6,10 @@
 //! byte conditions before any regex.
 
 pub(crate) mod c;
+pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
+pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
 pub(crate) mod python;
@@ -25,6 +27,8 @@ pub(crate) struct Rules {
     go: go::Go,
     jvm: jvm::Jvm,
     shellcheck: generic::Shellcheck,
+    format: format::Format,
+    infra: infra::Infra,
 }
 
 impl Rules {
@@ -32,6 +36,9 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
+            return;
+        }
         if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
@@ -50,6 +57,9 @@ impl Rules {
         if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
             return;
         }
+        if !self.infra.quiet(l) && self.infra.line(l, sink) {
+            return;
+        }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
     }
 
@@ -60,6 +70,7 @@ impl Rules {
         self.js.flush(sink);
         self.go.flush(sink);
         self.jvm.flush(sink);
+        self.format.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
         sink.next_step();
     }
