@@ -80,7 +80,13 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
 /// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    const ROOTS: [&str; 3] = ["/home/runner/work/", "/Users/runner/work/", "/__w/"];
+    // Travis CI checks out to `/home/travis/build/<owner>/<repo>/`.
+    const ROOTS: [&str; 4] = [
+        "/home/runner/work/",
+        "/Users/runner/work/",
+        "/__w/",
+        "/home/travis/build/",
+    ];
     for root in ROOTS {
         if let Some(rest) = p.strip_prefix(root) {
             return strip_two_segments(rest);
@@ -149,6 +155,10 @@ mod tests {
         assert_eq!(
             normalize_path("/__w/R/R/src/a.py", None).as_deref(),
             Some("src/a.py")
+        );
+        assert_eq!(
+            normalize_path("/home/travis/build/gnzlbg/ctest/src/lib.rs", None).as_deref(),
+            Some("src/lib.rs")
         );
         assert_eq!(
             normalize_path(r"D:\a\R\R\src\a.py", None).as_deref(),

@@ -32,13 +32,16 @@ pub(crate) struct Format {
     /// prettier: inside a `Checking formatting...` block (bare paths count, prettier 1.x).
     prettier_block: bool,
     prettier_gap: u32,
-    /// prettier file names waiting for the `Code style issues found` summary: (log line, path).
-    prettier: Vec<(u64, String)>,
+    /// prettier file names waiting for the `Code style issues found` summary: (log line, path,
+    /// printed with `[warn] `).
+    prettier: Vec<(u64, String, bool)>,
     /// The current step runs `gofmt -l` / `goimports -l`; its `.go` lines wait for the exit code.
     gofmt_step: Option<&'static str>,
     gofmt: Vec<(u64, String)>,
     /// ruff's full format: `unformatted: File would be reformatted` waits for its ` --> path`.
     ruff_header: u8,
+    /// ruff's grouped format: the `path.py:` line its indented `L:C code: msg` lines follow.
+    grouped_file: Option<String>,
 }
 
 #[derive(Debug)]
@@ -59,9 +62,11 @@ impl Format {
             && l.marker != Marker::Group
             && !matches!(
                 l.first,
-                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$'
+                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$' | b'>'
             )
-            && !(l.colon_digit && matches!(l.last, b']' | b')'))
+            && !(l.colon_digit && (matches!(l.last, b']' | b')') || l.last.is_ascii_digit()))
+            && !(l.last == b':' && l.indent() == 0)
+            && !(l.last == b'd' && l.colon_digit)
     }
 
     /// A new step: buffered candidates of the previous one were never confirmed.
@@ -114,6 +119,16 @@ impl Format {
             }
         }
         let t = l.trimmed();
+        if l.last == b':' && l.indent() == 0 {
+            self.grouped_file = t
+                .strip_suffix(':')
+                .filter(|p| p.ends_with(".py") || p.ends_with(".pyi") || p.ends_with(".ipynb"))
+                .filter(|p| is_path(p))
+                .map(str::to_string);
+        }
+        if l.last == b'd' && l.colon_digit && t.ends_with("File would be reformatted") {
+            return self.ruff_unformatted(l, t, sink);
+        }
         match l.first {
             b'D' => {
                 if let Some(rest) = t.strip_prefix("Diff in ") {
@@ -161,9 +176,10 @@ impl Format {
                     }
                 }
             }
-            b'$' => {
-                if let Some(cmd) = t.strip_prefix("$ ") {
-                    // Travis and shell traces echo the command: a new command, a new listing.
+            b'$' | b'>' => {
+                // Travis, yarn (`$ cmd`) and npm (`> cmd`) echo the command: a new command, a
+                // new listing.
+                if let Some(cmd) = t.strip_prefix("$ ").or_else(|| t.strip_prefix("> ")) {
                     self.gofmt.clear();
                     self.gofmt_step = gofmt_command(cmd);
                 }
@@ -176,13 +192,51 @@ impl Format {
         if l.colon_digit && l.last == b']' && crate::contains(t, "clang-formatted") {
             return clang_format(l.no, t, sink);
         }
-        if l.colon_digit && l.last == b')' {
-            return go_linter_format(l.no, t, sink);
+        if l.colon_digit && l.last == b')' && go_linter_format(l.no, t, sink) {
+            return true;
+        }
+        if l.colon_digit && l.last.is_ascii_digit() && is_go_exit_status(t) {
+            return true;
         }
         if self.gofmt_step.is_some() {
             return self.gofmt_line(l.no, t, sink);
         }
         false
+    }
+
+    /// ruff `format --check` in its other output formats: concise `x.py:1:1: unformatted: File
+    /// would be reformatted`, pylint `x.py:1: [unformatted] File would be reformatted`, grouped
+    /// `  1:1 unformatted: File would be reformatted` under `x.py:`.
+    fn ruff_unformatted(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        let loc = t
+            .strip_suffix(": unformatted: File would be reformatted")
+            .or_else(|| t.strip_suffix(": [unformatted] File would be reformatted"))
+            .or_else(|| t.strip_suffix(" unformatted: File would be reformatted"));
+        let Some(loc) = loc else {
+            return false;
+        };
+        let (path, line, col) = match (l.indent() > 0, &self.grouped_file) {
+            (true, Some(file)) => {
+                let (n, c) = loc.split_once(':').unwrap_or((loc, ""));
+                match super::num(n) {
+                    Some(n) => (file.clone(), n, super::num(c)),
+                    None => return false,
+                }
+            }
+            _ => match split_location(loc) {
+                Some((p, n, c)) => (p.to_string(), n, c),
+                None => return false,
+            },
+        };
+        sink.emit(
+            l.no,
+            Finding::new(&path, line, BugType::Linting, "File would be reformatted")
+                .col(col)
+                .conf(0.9)
+                .tool("ruff")
+                .rule(Some("format")),
+        );
+        true
     }
 
     /// `Diff in path:N:` (rustfmt ≥ 1.4.x) or `Diff in path at line N:` (older).
@@ -217,8 +271,13 @@ impl Format {
         let body = t.strip_prefix("[warn] ");
         let text = body.unwrap_or(t);
         if text.starts_with("Code style issues found") {
-            for (seq, path) in self.prettier.drain(..) {
-                file_only(seq, &path, "prettier", "Code style issues found", sink);
+            // prettier ≥ 2 prefixes every file with `[warn] `; a bare name beside them is a
+            // progress line a terminal would have erased (prettier/prettier#16146).
+            let warned = self.prettier.iter().any(|c| c.2);
+            for (seq, path, warn) in self.prettier.drain(..) {
+                if warn || !warned {
+                    file_only(seq, &path, "prettier", "Code style issues found", sink);
+                }
             }
             self.prettier_block = false;
             return true;
@@ -244,7 +303,7 @@ impl Format {
         };
         if let Some(p) = candidate.filter(|p| is_path(p)) {
             if self.prettier.len() < MAX_PENDING {
-                self.prettier.push((l.no, p.to_string()));
+                self.prettier.push((l.no, p.to_string(), body.is_some()));
             }
             self.prettier_gap = 0;
             return true;
@@ -272,7 +331,11 @@ impl Format {
             self.gofmt_step = None;
             return false;
         }
-        if t.ends_with(".go") && is_path(t) && !t.contains(':') {
+        let wanted = match self.gofmt_step {
+            Some("prettier") => !t.starts_with('[') && !t.starts_with("npm "),
+            _ => t.ends_with(".go"),
+        };
+        if wanted && is_path(t) && !t.contains(':') {
             if self.gofmt.len() < MAX_PENDING {
                 self.gofmt.push((seq, t.to_string()));
             }
@@ -342,8 +405,17 @@ fn split_location(loc: &str) -> Option<(&str, u64, Option<u64>)> {
 }
 
 /// The command of a step runs a formatter in listing mode (`gofmt -l`, `gofmt -s -l`,
-/// `goimports -l`): the tool's name, for the report.
+/// `goimports -l`, `prettier --list-different`): the tool's name, for the report.
 fn gofmt_command(cmd: &str) -> Option<&'static str> {
+    if crate::contains(cmd, "prettier") {
+        let listing = cmd
+            .split_ascii_whitespace()
+            .any(|w| w == "--list-different" || w == "-l");
+        let writes = cmd
+            .split_ascii_whitespace()
+            .any(|w| w == "--write" || w == "-w");
+        return (listing && !writes).then_some("prettier");
+    }
     let tool = if crate::contains(cmd, "goimports") {
         "goimports"
     } else if crate::contains(cmd, "gofmt") {
@@ -357,9 +429,16 @@ fn gofmt_command(cmd: &str) -> Option<&'static str> {
     listing.then_some(tool)
 }
 
-/// The exit code of a step or command: Actions' `Process completed with exit code N.` and
-/// Travis' `The command "…" exited with N.`
+/// The exit code of a step or command: Actions' `Process completed with exit code N.`,
+/// Travis' `The command "…" exited with N.`, yarn's `error Command failed with exit code N.` and
+/// npm's `npm ERR! Exit status N`.
 fn exit_code(t: &str) -> Option<u64> {
+    if let Some(n) = t
+        .strip_prefix("error Command failed with exit code ")
+        .or_else(|| t.strip_prefix("npm ERR! Exit status "))
+    {
+        return super::num(n.trim_end_matches('.'));
+    }
     if let Some(i) = t.find("Process completed with exit code ") {
         let rest = &t[i + "Process completed with exit code ".len()..];
         return super::num(rest.trim_end_matches('.'));
@@ -465,6 +544,21 @@ fn clang_format(seq: u64, t: &str, sink: &mut Sink) -> bool {
     true
 }
 
+/// `build/ci.go`-style drivers log a failed linter run as `util.go:45: exit status 1` (Go's
+/// `log.Fatal` with the caller's location): the driver's line, never the error. Claimed so the
+/// `go build` matcher does not take it for a compiler error.
+fn is_go_exit_status(t: &str) -> bool {
+    match t.split_once(".go:") {
+        Some((path, rest)) => {
+            !path.contains(' ')
+                && rest
+                    .split_once(": exit status ")
+                    .is_some_and(|(n, code)| super::num(n).is_some() && super::num(code).is_some())
+        }
+        None => false,
+    }
+}
+
 /// gometalinter `x.go:1::warning: file is not gofmted with -s (gofmt)` and golangci-lint
 /// `x.go:12: File is not `gofmt`-ed with `-s` (gofmt)`: both fail their step.
 fn go_linter_format(seq: u64, t: &str, sink: &mut Sink) -> bool {
@@ -539,6 +633,11 @@ mod tests {
 
     #[test]
     fn ruff_full_format() {
+        // astral-sh/ruff's cli__format__output_format_{full,concise,pylint,grouped} snapshots.
+        let other = "input.py:1:1: unformatted: File would be reformatted\nb.py:1: [unformatted] File would be reformatted\nc.py:\n  1:1 unformatted: File would be reformatted\n";
+        let r = parse(other);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!((r[2].0.as_str(), r[2].1), ("c.py", 1));
         let log = "unformatted: File would be reformatted\n --> bar.py:1:7\n  |\n  - bar =     \"needs formatting\"\n1 + bar = \"needs formatting\"\n  |\n\n2 files would be reformatted\n";
         let r = parse(log);
         assert_eq!(r.len(), 1, "{r:?}");
@@ -571,6 +670,11 @@ mod tests {
         assert_eq!((r[1].0.as_str(), r[1].1), ("pkg/x/y.go", 1));
         let ok = "##[group]Run gofmt -l .\n##[endgroup]\nmain.go\n##[group]Run go build\n";
         assert!(parse(ok).is_empty());
+        // peterbe/minimalcss#38 (yarn), prettier/prettier#6321 (npm).
+        let yarn = "$ prettier --list-different \"src/*.js\" \"bin/*.js\"\nsrc/run.js\nsrc/utils.js\nerror Command failed with exit code 1.\n";
+        assert_eq!(parse(yarn).len(), 2);
+        let npm = "> prettier --config ./.prettierrc --list-different \"src/*.ts\"\n\nsrc/serviceWorker.ts\nnpm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! Exit status 1\n";
+        assert_eq!(parse(npm)[0].0, "src/serviceWorker.ts");
         let other = "##[group]Run ls\n##[endgroup]\nmain.go\n##[error]Process completed with exit code 1.\n";
         assert!(parse(other).is_empty());
     }
@@ -578,7 +682,7 @@ mod tests {
     #[test]
     fn go_linters_and_clang_format() {
         // ethereum/go-ethereum Travis log (LogChunks), intel/nn-hal#147, llvm/llvm-project#61048.
-        let log = "eth/config.go:1::warning: file is not gofmted with -s (gofmt)\neth/config.go:1::warning: file is not goimported (goimports)\n./ngraph_creator/operations/src/HardSwish.cpp:24:23: error: code should be clang-formatted [-Wclang-format-violations]\ntest.cpp:3:18: warning: code should be clang-formatted [-Wclang-format-violations]\n";
+        let log = "eth/config.go:1::warning: file is not gofmted with -s (gofmt)\neth/config.go:1::warning: file is not goimported (goimports)\nutil.go:45: exit status 1\n./ngraph_creator/operations/src/HardSwish.cpp:24:23: error: code should be clang-formatted [-Wclang-format-violations]\ntest.cpp:3:18: warning: code should be clang-formatted [-Wclang-format-violations]\n";
         let r = parse(log);
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!((r[0].0.as_str(), r[0].1), ("eth/config.go", 1));

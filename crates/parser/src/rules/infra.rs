@@ -101,6 +101,11 @@ impl Infra {
             self.yaml_file = Some(t.to_string());
             return true;
         }
+        if let Some(rest) = t.strip_prefix("Error: ") {
+            if workflow_template_error(l.no, rest, sink) {
+                return true;
+            }
+        }
         if matches!(l.first, b'E' | b'W' | 0xE2) && self.terraform_header(l.no, t) {
             return true;
         }
@@ -164,6 +169,10 @@ impl Infra {
                     let Some(h) = self.tf.take() else {
                         return false;
                     };
+                    // Modules `terraform init` downloaded: a dependency, not the repository's.
+                    if path.starts_with(".terraform/") || path.contains("/.terraform/") {
+                        return true;
+                    }
                     let tool = if h.rule.is_some() {
                         "tflint"
                     } else {
@@ -208,7 +217,7 @@ impl Infra {
         if level == "error" {
             let msg = t[t.find(level).map_or(0, |i| i + level.len())..].trim();
             let (msg, rule) = split_paren_rule(msg);
-            let ty = if rule == Some("syntax") {
+            let ty = if rule == Some("syntax") || msg.starts_with("syntax error") {
                 BugType::Syntax
             } else {
                 BugType::Linting
@@ -395,6 +404,32 @@ fn actionlint(seq: u64, t: &str, sink: &mut Sink) -> bool {
     true
 }
 
+/// GitHub Actions refusing a workflow file: `Error: .github/workflows/x.yml (Line: 12, Col: 19):
+/// Unexpected value ''` (its summary line `Error: The template is not valid. …` repeats them).
+fn workflow_template_error(seq: u64, rest: &str, sink: &mut Sink) -> bool {
+    let Some((path, tail)) = rest.split_once(" (Line: ") else {
+        return false;
+    };
+    if !is_yaml(path) || path.contains(' ') {
+        return false;
+    }
+    let Some((pos, msg)) = tail.split_once("): ") else {
+        return false;
+    };
+    let (l, c) = pos.split_once(", Col: ").unwrap_or((pos, ""));
+    let Some(line) = super::num(l) else {
+        return false;
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::TypeError, msg)
+            .col(super::num(c))
+            .conf(0.9)
+            .tool("actions"),
+    );
+    true
+}
+
 /// tflint `--format compact`: `main.tf:1:1: Warning - message (rule)`.
 fn tflint_compact(seq: u64, t: &str, sink: &mut Sink) -> bool {
     let Some((loc, rest)) = t.split_once(": ") else {
@@ -561,6 +596,22 @@ mod tests {
         );
         assert_eq!(r[1].3.as_deref(), Some("aws_instance_invalid_type"));
         assert_eq!(r[2].0, "modules/x/main.tf");
+    }
+
+    #[test]
+    fn workflow_template_errors() {
+        // Azure/missionlz#103.
+        let log = "Error: .github/workflows/validate-terraform.yml (Line: 12, Col: 19): Unexpected value ''\nError: The template is not valid. .github/workflows/validate-terraform.yml (Line: 12, Col: 19): Unexpected value ''\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].0.as_str(), r[0].1, r[0].2),
+            (
+                ".github/workflows/validate-terraform.yml",
+                12,
+                BugType::TypeError
+            )
+        );
     }
 
     #[test]
