@@ -141,11 +141,9 @@ impl Format {
                     return true;
                 }
             }
-            b'u' => {
-                if t == "unformatted: File would be reformatted" {
-                    self.ruff_header = 2;
-                    return true;
-                }
+            b'u' if t == "unformatted: File would be reformatted" => {
+                self.ruff_header = 2;
+                return true;
             }
             b'w' => {
                 if let Some(path) = t.strip_prefix("would reformat ") {
@@ -455,7 +453,7 @@ fn black_cannot_parse(seq: u64, rest: &str, sink: &mut Sink) -> bool {
     let Some((path, msg)) = rest.split_once(": Cannot parse") else {
         return false;
     };
-    let msg = msg.trim_start_matches(|c| c == ':' || c == ' ');
+    let msg = msg.trim_start_matches([':', ' ']);
     let mut parts = msg.splitn(3, ':');
     let (Some(line), col) = (
         parts.next().and_then(|n| super::num(n.trim())),

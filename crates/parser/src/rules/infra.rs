@@ -92,10 +92,8 @@ impl Infra {
         } else if l.indent() == 0 && !l.is_blank() {
             self.yaml_file = None;
         }
-        if self.checkstyle_file.is_some() || l.first == b'<' {
-            if self.checkstyle(l.no, t, sink) {
-                return true;
-            }
+        if (self.checkstyle_file.is_some() || l.first == b'<') && self.checkstyle(l.no, t, sink) {
+            return true;
         }
         if l.indent() == 0 && l.last == b'l' && is_yaml(t) && !t.contains(' ') {
             self.yaml_file = Some(t.to_string());
