@@ -54,7 +54,7 @@
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`), javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
-//! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l` in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
+//! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l`, `prettier --list-different` and `terraform fmt -check` listings in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
 //! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning`, yamllint `error`, actionlint, tflint `Error`/`Warning`, shellcheck checkstyle `error`; terraform `Error:` (not in `.terraform/modules`) and Actions workflow-file errors are `TYPE_ERROR` (`SYNTAX` for parse errors, `IMPORT` for missing modules) | `LINTING` |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,

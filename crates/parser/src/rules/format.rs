@@ -62,7 +62,7 @@ impl Format {
             && l.marker != Marker::Group
             && !matches!(
                 l.first,
-                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$' | b'>'
+                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$' | b'>' | b'R'
             )
             && !(l.colon_digit && (matches!(l.last, b']' | b')') || l.last.is_ascii_digit()))
             && !(l.last == b':' && l.indent() == 0)
@@ -160,9 +160,11 @@ impl Format {
             }
             b'E' => {
                 if let Some(rest) = t.strip_prefix("ERROR: ") {
-                    if let Some(path) =
-                        rest.strip_suffix(" Imports are incorrectly sorted and/or formatted.")
-                    {
+                    // isort 5 adds "and/or formatted"; isort 4 did not.
+                    let path = rest
+                        .strip_suffix(" Imports are incorrectly sorted and/or formatted.")
+                        .or_else(|| rest.strip_suffix(" Imports are incorrectly sorted."));
+                    if let Some(path) = path {
                         file_only(
                             l.no,
                             path,
@@ -174,10 +176,14 @@ impl Format {
                     }
                 }
             }
-            b'$' | b'>' => {
-                // Travis, yarn (`$ cmd`) and npm (`> cmd`) echo the command: a new command, a
-                // new listing.
-                if let Some(cmd) = t.strip_prefix("$ ").or_else(|| t.strip_prefix("> ")) {
+            b'$' | b'>' | b'R' => {
+                // Travis, yarn (`$ cmd`), npm (`> cmd`) and Actions logs copied from the web page
+                // (`Run cmd`) echo the command: a new command, a new listing.
+                if let Some(cmd) = t
+                    .strip_prefix("$ ")
+                    .or_else(|| t.strip_prefix("> "))
+                    .or_else(|| t.strip_prefix("Run "))
+                {
                     self.gofmt.clear();
                     self.gofmt_step = gofmt_command(cmd);
                 }
@@ -331,6 +337,7 @@ impl Format {
         }
         let wanted = match self.gofmt_step {
             Some("prettier") => !t.starts_with('[') && !t.starts_with("npm "),
+            Some("terraform") => matches!(super::ext(t), "tf" | "tfvars" | "hcl"),
             _ => t.ends_with(".go"),
         };
         if wanted && is_path(t) && !t.contains(':') {
@@ -403,8 +410,13 @@ fn split_location(loc: &str) -> Option<(&str, u64, Option<u64>)> {
 }
 
 /// The command of a step runs a formatter in listing mode (`gofmt -l`, `gofmt -s -l`,
-/// `goimports -l`, `prettier --list-different`): the tool's name, for the report.
+/// `goimports -l`, `prettier --list-different`, `terraform fmt -check`): the tool's name, for
+/// the report.
 fn gofmt_command(cmd: &str) -> Option<&'static str> {
+    if crate::contains(cmd, "terraform fmt") {
+        // `terraform fmt -check` lists the files it would rewrite and exits 3.
+        return crate::contains(cmd, "-check").then_some("terraform");
+    }
     if crate::contains(cmd, "prettier") {
         let listing = cmd
             .split_ascii_whitespace()
@@ -619,6 +631,9 @@ mod tests {
     #[test]
     fn python_formatters() {
         // mopidy/mopidy#2201 (tox), relf/pyDOE3#6 (black), reviewdog/errorformat's isort.in.
+        // isort 4 wording, from PyCQA/isort#298.
+        let old = "ERROR: /home/runner/work/t/t/treeherder/webapp/api/urls.py Imports are incorrectly sorted.\n";
+        assert_eq!(parse(old)[0].0, "treeherder/webapp/api/urls.py");
         let log = "ruff-format: commands[0]> ruff format --check .\nWould reformat: src/mopidy/audio/scan.py\n1 file would be reformatted, 137 files already formatted\nwould reformat /home/runner/work/pyDOE3/pyDOE3/pyDOE3/doe_gsd.py\n2 files would be reformatted, 11 files would be left unchanged.\nERROR: /home/runner/work/a/a/models/test.py Imports are incorrectly sorted and/or formatted.\nerror: cannot format src/main.py: Cannot parse: 5:1: invalid syntax\n";
         let r = parse(log);
         assert_eq!(r.len(), 4, "{r:?}");
@@ -673,6 +688,14 @@ mod tests {
         assert_eq!(parse(yarn).len(), 2);
         let npm = "> prettier --config ./.prettierrc --list-different \"src/*.ts\"\n\nsrc/serviceWorker.ts\nnpm ERR! code ELIFECYCLE\nnpm ERR! errno 1\nnpm ERR! Exit status 1\n";
         assert_eq!(parse(npm)[0].0, "src/serviceWorker.ts");
+        // Azure-Samples/terraform-github-actions#20, copied from the Actions web page.
+        let tf = "                Run terraform fmt -check -recursive\n                /home/runner/work/_temp/072c7c7a/terraform-bin fmt -check -recursive\n                AzureVDI.auto.tfvars\n                modules/openai-test/main.tf\n                Error: Terraform exited with code 3.\n                Error: Process completed with exit code 1.\n";
+        let r = parse(tf);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[1].0.as_str(), r[1].3.as_deref()),
+            ("modules/openai-test/main.tf", Some("terraform"))
+        );
         let other = "##[group]Run ls\n##[endgroup]\nmain.go\n##[error]Process completed with exit code 1.\n";
         assert!(parse(other).is_empty());
     }

@@ -199,6 +199,34 @@ impl Infra {
         let Some(file) = &self.yaml_file else {
             return false;
         };
+        // `--format github` as the Actions web page shows it: `Error: 6:1 [rule] message` under
+        // the `::group::` file name.
+        if let Some(rest) = t.strip_prefix("Error: ") {
+            let Some((pos, tail)) = rest.split_once(" [") else {
+                return false;
+            };
+            let Some((rule, msg)) = tail.split_once("] ") else {
+                return false;
+            };
+            let (l, c) = pos.split_once(':').unwrap_or((pos, ""));
+            let Some(line) = super::num(l) else {
+                return false;
+            };
+            let ty = if rule == "syntax" {
+                BugType::Syntax
+            } else {
+                BugType::Linting
+            };
+            sink.emit(
+                seq,
+                Finding::new(file, line, ty, msg)
+                    .col(super::num(c))
+                    .conf(0.9)
+                    .tool("yamllint")
+                    .rule(Some(rule)),
+            );
+            return true;
+        }
         let mut words = t.split_ascii_whitespace();
         let (Some(pos), Some(level)) = (words.next(), words.next()) else {
             return false;
@@ -557,6 +585,9 @@ mod tests {
 
     #[test]
     fn yamllint_standard_and_github() {
+        // camaraproject/DeviceLocation#166: `--format github` copied from the Actions page.
+        let web = "code/API_definitions/geofencing.yaml\n  Error: 6:1 [trailing-spaces] trailing spaces\n  Error: 11:152 [trailing-spaces] trailing spaces\n";
+        assert_eq!(parse(web).len(), 2);
         let log = "config/app.yml\n  1:1       warning  missing document start \"---\"  (document-start)\n  3:81      error    line too long (122 > 80 characters)  (line-length)\n  7:1       error    syntax error: expected <block end>, but found '-' (syntax)\n\n::error file=ci.yaml,line=4,col=3::4:3 [indentation] wrong indentation: expected 4 but found 2\n";
         let r = parse(log);
         assert_eq!(r.len(), 3, "{r:?}");
