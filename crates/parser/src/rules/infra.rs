@@ -77,6 +77,7 @@ impl Infra {
             && l.last != b'l'
             && !(l.colon_digit && matches!(l.last, b']' | b')' | b':'))
             && !(l.colon_digit && l.first != b' ' && has_dl_code(l.trimmed()))
+            && !(l.colon && crate::contains(l.text, ".md:"))
     }
 
     /// Returns true when the line was claimed.
@@ -109,6 +110,10 @@ impl Infra {
         }
         if l.first == b':' {
             return yamllint_github(l.no, t, sink);
+        }
+        // markdownlint-cli 0.x writes `README.md: 750: MD034/…`: no digit right after the colon.
+        if l.colon && crate::contains(t, ".md:") && markdown_lint(l.no, t, sink) {
+            return true;
         }
         if !l.colon_digit {
             return false;
@@ -394,6 +399,55 @@ fn hadolint(seq: u64, t: &str, sink: &mut Sink) -> bool {
     true
 }
 
+/// markdownlint `README.md: 750: MD034/no-bare-urls Bare URL used` (markdownlint-cli 0.x),
+/// `README.md:3:1 MD022/blanks-around-headings …` (later versions and markdownlint-cli2), and
+/// tldr-lint `pages/common/x.md:3: TLDR004 Command descriptions should end in a period`.
+fn markdown_lint(seq: u64, t: &str, sink: &mut Sink) -> bool {
+    let Some((path, rest)) = t.split_once(".md:") else {
+        return false;
+    };
+    if path.is_empty() || path.contains(' ') {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(line) = super::num(&rest[..digits]) else {
+        return false;
+    };
+    let mut tail = &rest[digits..];
+    let mut col = None;
+    if let Some(c) = tail.strip_prefix(':') {
+        let n = c.bytes().take_while(u8::is_ascii_digit).count();
+        col = super::num(&c[..n]);
+        tail = &c[n..];
+    }
+    let tail = tail.trim_start_matches(':').trim_start();
+    let tail = tail.strip_prefix("error ").unwrap_or(tail);
+    let Some((code, msg)) = tail.split_once(' ') else {
+        return false;
+    };
+    let (tool, digits) = if let Some(d) = code.strip_prefix("MD") {
+        ("markdownlint", d.split('/').next().unwrap_or(""))
+    } else if let Some(d) = code.strip_prefix("TLDR") {
+        ("tldr-lint", d)
+    } else {
+        return false;
+    };
+    if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let file = format!("{path}.md");
+    sink.emit(
+        seq,
+        Finding::new(&file, line, BugType::Linting, msg)
+            .col(col)
+            .conf(0.9)
+            .tool(tool)
+            .rule(Some(code)),
+    );
+    true
+}
+
 /// actionlint `path.yml:L:C: message [rule]`.
 fn actionlint(seq: u64, t: &str, sink: &mut Sink) -> bool {
     let Some((msg, rule)) = t.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) else {
@@ -641,6 +695,17 @@ mod tests {
                 BugType::TypeError
             )
         );
+    }
+
+    #[test]
+    fn markdown_linters() {
+        // LogChunks Travis logs: airbnb/javascript (markdownlint-cli 0.x), tldr-pages/tldr.
+        let log = "react/README.md: 750: MD034/no-bare-urls Bare URL used [Context: \"https://reactjs.org/blog/2017/...\"]\npages/common/mat2.md:3: TLDR004 Command descriptions should end in a period\nREADME.md:3:1 MD022/blanks-around-headings Headings should be surrounded by blank lines\nnotes.md:3: a sentence\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!((r[0].0.as_str(), r[0].1), ("react/README.md", 750));
+        assert_eq!(r[1].3.as_deref(), Some("TLDR004"));
+        assert_eq!((r[2].0.as_str(), r[2].1), ("README.md", 3));
     }
 
     #[test]
