@@ -64,7 +64,8 @@ impl Format {
                 l.first,
                 b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$' | b'>' | b'R'
             )
-            && !(l.colon_digit && (matches!(l.last, b']' | b')') || l.last.is_ascii_digit()))
+            && !(l.colon_digit && matches!(l.last, b']' | b')'))
+            && !(l.colon_digit && l.last.is_ascii_digit() && ends_with_exit_status(l.trimmed()))
             && !(l.last == b':' && l.indent() == 0)
             && !(l.last == b'd' && l.colon_digit)
     }
@@ -190,7 +191,9 @@ impl Format {
             }
             _ => {}
         }
-        if self.prettier_line(l, t, sink) {
+        if (self.prettier_block || matches!(l.first, b'[' | b'C' | b'A'))
+            && self.prettier_line(l, t, sink)
+        {
             return true;
         }
         if l.colon_digit && l.last == b']' && crate::contains(t, "clang-formatted") {
@@ -199,7 +202,11 @@ impl Format {
         if l.colon_digit && l.last == b')' && go_linter_format(l.no, t, sink) {
             return true;
         }
-        if l.colon_digit && l.last.is_ascii_digit() && is_go_exit_status(t) {
+        if l.colon_digit
+            && l.last.is_ascii_digit()
+            && ends_with_exit_status(t)
+            && is_go_exit_status(t)
+        {
             return true;
         }
         if self.gofmt_step.is_some() {
@@ -552,6 +559,12 @@ fn clang_format(seq: u64, t: &str, sink: &mut Sink) -> bool {
         );
     }
     true
+}
+
+/// The line ends with `: exit status N` (tested from the end, without a search).
+fn ends_with_exit_status(t: &str) -> bool {
+    t.trim_end_matches(|c: char| c.is_ascii_digit())
+        .ends_with(": exit status ")
 }
 
 /// `build/ci.go`-style drivers log a failed linter run as `util.go:45: exit status 1` (Go's

@@ -76,8 +76,8 @@ impl Infra {
             && !matches!(l.first, b'E' | b'W' | 0xE2 | b'<' | b':' | b'h')
             && l.last != b'l'
             && !(l.colon_digit && matches!(l.last, b']' | b')' | b':'))
-            && !(l.colon_digit && l.first != b' ' && has_dl_code(l.trimmed()))
-            && !(l.colon && crate::contains(l.text, ".md:"))
+            && !(l.colon_digit && l.first != b' ' && hadolint_shape(l.trimmed()))
+            && !(l.colon && md_first_colon(l.trimmed()))
     }
 
     /// Returns true when the line was claimed.
@@ -112,7 +112,7 @@ impl Infra {
             return yamllint_github(l.no, t, sink);
         }
         // markdownlint-cli 0.x writes `README.md: 750: MD034/…`: no digit right after the colon.
-        if l.colon && crate::contains(t, ".md:") && markdown_lint(l.no, t, sink) {
+        if l.colon && md_first_colon(t) && markdown_lint(l.no, t, sink) {
             return true;
         }
         if !l.colon_digit {
@@ -354,9 +354,16 @@ fn terraform_type(summary: &str) -> BugType {
     }
 }
 
-/// A hadolint rule code (`DL3008`, `SC2086`) right after the first `path:N ` of the line.
-fn has_dl_code(t: &str) -> bool {
-    crate::contains(t, " DL") || crate::contains(t, " SC")
+/// A hadolint rule code (`DL3008`, `SC2086`) right after the first `path:N ` of the line (one
+/// memchr, then a few byte tests).
+fn hadolint_shape(t: &str) -> bool {
+    let Some(sp) = memchr::memchr(b' ', t.as_bytes()) else {
+        return false;
+    };
+    let head = t[..sp].trim_end_matches(':');
+    let rest = &t[sp + 1..];
+    head.as_bytes().last().is_some_and(u8::is_ascii_digit)
+        && (rest.starts_with("DL") || rest.starts_with("SC"))
 }
 
 /// hadolint tty `Dockerfile:12 DL3008 warning: msg` (`Dockerfile:12 DL3008 msg` before 2.0) and
@@ -397,6 +404,11 @@ fn hadolint(seq: u64, t: &str, sink: &mut Sink) -> bool {
         );
     }
     true
+}
+
+/// The line's first `:` ends a `.md` path (one memchr: markdown linters print the path first).
+fn md_first_colon(t: &str) -> bool {
+    memchr::memchr(b':', t.as_bytes()).is_some_and(|i| t[..i].ends_with(".md"))
 }
 
 /// markdownlint `README.md: 750: MD034/no-bare-urls Bare URL used` (markdownlint-cli 0.x),
