@@ -162,6 +162,10 @@ mod tests {
             Some("src/a.py")
         );
         assert_eq!(
+            normalize_path("/home/travis/build/gnzlbg/ctest/src/lib.rs", None).as_deref(),
+            Some("src/lib.rs")
+        );
+        assert_eq!(
             normalize_path(r"D:\a\R\R\src\a.py", None).as_deref(),
             Some("src/a.py")
         );

@@ -8,8 +8,10 @@
 pub(crate) mod beam;
 pub(crate) mod c;
 pub(crate) mod dart;
+pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
+pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
 pub(crate) mod python;
@@ -31,6 +33,8 @@ pub(crate) struct Rules {
     scala: scala::Scala,
     beam: beam::Beam,
     dart: dart::Dart,
+    format: format::Format,
+    infra: infra::Infra,
 }
 
 impl Rules {
@@ -38,6 +42,9 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
+            return;
+        }
         if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
@@ -65,6 +72,9 @@ impl Rules {
         if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
             return;
         }
+        if !self.infra.quiet(l) && self.infra.line(l, sink) {
+            return;
+        }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
     }
 
@@ -78,6 +88,7 @@ impl Rules {
         self.scala.flush(sink);
         self.beam.flush(sink);
         self.dart.flush(sink);
+        self.format.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
         sink.next_step();
     }
