@@ -304,6 +304,15 @@ pub struct Parser {
     ctx: Ctx,
     sink: sink::Sink,
     rules: rules::Rules,
+    /// Lines whose visible escape text (`^[[31m`) was removed.
+    visible_scratch: String,
+    workspace: Option<String>,
+    dirs: path::WorkDirs,
+    /// The `pnpm -r` package directory of the previous line, when it had one.
+    package_dir: Option<String>,
+    /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
+    /// `------`), whose lines start with the seconds since the step started.
+    docker_summary: bool,
 }
 
 impl Parser {
@@ -317,6 +326,11 @@ impl Parser {
             ctx: Ctx::default(),
             sink: sink::Sink::new(opts.workspace.clone()),
             rules: rules::Rules::default(),
+            visible_scratch: String::new(),
+            workspace: opts.workspace.clone(),
+            dirs: path::WorkDirs::default(),
+            package_dir: None,
+            docker_summary: false,
         }
     }
 
@@ -434,36 +448,142 @@ impl Parser {
     }
 
     fn process(&mut self, text: &str) {
+        let mut visible = std::mem::take(&mut self.visible_scratch);
+        let text = if normalize::strip_visible_escapes(text, &mut visible) {
+            visible.as_str()
+        } else {
+            text
+        };
+        self.process_text(text);
+        self.visible_scratch = visible;
+    }
+
+    /// A new CI step (an Actions group, an Azure section): blocks close and the build's
+    /// directories are forgotten.
+    fn step_boundary(&mut self) {
+        self.rules.step_boundary(&mut self.sink);
+        self.dirs.reset();
+        self.package_dir = None;
+        self.sink.set_cwd(None);
+    }
+
+    fn process_text(&mut self, text: &str) {
+        let (mut text, prefix) = normalize::strip_prefixes(text);
+        if prefix.package_dir != self.package_dir.as_deref() {
+            self.package_dir = prefix.package_dir.map(str::to_string);
+            self.update_cwd();
+        }
         let mut marker = Marker::None;
-        let mut text = text;
-        if let Some(rest) = text.strip_prefix("##[") {
-            let Some((kind, body)) = rest.split_once(']') else {
-                return;
-            };
-            match kind {
-                "error" => {
+        match text.as_bytes().first() {
+            Some(b'#') => {
+                if let Some(rest) = text.strip_prefix("##[") {
+                    let Some((kind, body)) = rest.split_once(']') else {
+                        return;
+                    };
+                    match kind {
+                        "error" => {
+                            marker = Marker::Error;
+                            text = body;
+                        }
+                        "group" | "section" => {
+                            marker = Marker::Group;
+                            text = body;
+                            self.ctx.step.clear();
+                            if let Some(cmd) = body.strip_prefix("Run ") {
+                                let cmd = sink::truncate_chars(cmd, 200);
+                                self.ctx.step.push_str(&cmd.to_ascii_lowercase());
+                            }
+                            self.step_boundary();
+                        }
+                        // Warnings, notices, debug output and echoed commands are never
+                        // errors.
+                        _ => return,
+                    }
+                } else if let Some(rest) = text.strip_prefix("##vso[") {
+                    // Azure logging commands: an issue's message is the tool's own words; the
+                    // other commands set variables and are no output at all.
+                    let Some((cmd, body)) = rest.split_once(']') else {
+                        return;
+                    };
+                    if !(cmd.starts_with("task.logissue") && contains(cmd, "type=error")) {
+                        return;
+                    }
                     marker = Marker::Error;
                     text = body;
                 }
-                "group" => {
-                    marker = Marker::Group;
-                    text = body;
-                    self.ctx.step.clear();
-                    if let Some(cmd) = body.strip_prefix("Run ") {
-                        let cmd = sink::truncate_chars(cmd, 200);
-                        self.ctx.step.push_str(&cmd.to_ascii_lowercase());
-                    }
-                    self.rules.step_boundary(&mut self.sink);
-                }
-                "endgroup" => return,
-                // Warnings, notices, debug output and echoed commands are never errors.
-                _ => return,
             }
-        } else if text.starts_with("[command]") {
-            return;
+            Some(b'[') => {
+                if text.starts_with("[command]") || text.starts_with("[Pipeline] ") {
+                    return;
+                }
+            }
+            Some(b's') => {
+                // GitLab's `section_start:<time>:<name>[options]` before the header it
+                // folds (the `\r\e[0K` between them is gone when the log was pasted).
+                if let Some(rest) = text
+                    .strip_prefix("section_start:")
+                    .or_else(|| text.strip_prefix("section_end:"))
+                {
+                    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                    let rest = rest.strip_prefix(':').unwrap_or(rest);
+                    let name_end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.[]=,".contains(c)))
+                        .unwrap_or(rest.len());
+                    text = &rest[name_end..];
+                }
+            }
+            Some(b't') => {
+                if text.starts_with("travis_fold:") || text.starts_with("travis_time:") {
+                    return;
+                }
+            }
+            Some(b'~') => {
+                // Buildkite's collapsed group headers.
+                if text.starts_with("~~~ ") {
+                    return;
+                }
+            }
+            Some(b'm' | b'g' | b'n') => {
+                if self.dirs.line(text, self.workspace.as_deref()) {
+                    self.sink.set_root(self.dirs.root());
+                    self.update_cwd();
+                    return;
+                }
+            }
+            Some(b' ') => {
+                if text.starts_with(" > [") && text.ends_with(':') {
+                    self.docker_summary = true;
+                }
+            }
+            Some(b'-') => {
+                if text == "------" {
+                    self.docker_summary = false;
+                }
+            }
+            Some(b'0'..=b'9') if self.docker_summary => {
+                if let Some((secs, rest)) = text.split_once(' ') {
+                    if secs.contains('.') && secs.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
+                        text = rest;
+                    }
+                }
+            }
+            _ => {}
         }
         let line = Line::new(text, self.line_no, marker);
         self.rules.line(&line, &self.ctx, &mut self.sink);
+    }
+
+    /// Tells the sink where relative paths are relative to: the `pnpm -r` package of the line,
+    /// else the directory `make` or `ninja` entered.
+    fn update_cwd(&mut self) {
+        let cwd = match &self.package_dir {
+            Some(dir) => path::normalize_dir(dir, None).map(path::Dir::Repo),
+            None => match self.dirs.current() {
+                path::Dir::Unknown => None,
+                d => Some(d),
+            },
+        };
+        self.sink.set_cwd(cwd);
     }
 
     /// Number of distinct reports found so far.
@@ -477,7 +597,7 @@ impl Parser {
             let whole = std::mem::take(&mut self.partial);
             self.feed_line(&whole);
         }
-        self.rules.step_boundary(&mut self.sink);
+        self.step_boundary();
         self.sink.into_reports()
     }
 }

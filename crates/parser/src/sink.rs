@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::path::normalize_path;
+use crate::path::{Dir, is_generated, is_vendored, normalize_path};
 use crate::{BugReport, BugType};
 
 /// Hard cap on distinct reports kept from one log.
@@ -79,6 +79,20 @@ pub struct Sink {
     origin: Vec<(u32, bool)>,
     seen: HashMap<(String, u32, BugType), usize>,
     step: u32,
+    /// Where the tools run (`make` directories, a `pnpm -r` package): relative paths are
+    /// relative to it.
+    cwd: Option<Dir>,
+    /// A repository root guessed from the build's own directories (see `WorkDirs`), for
+    /// absolute paths under it.
+    root: Option<String>,
+}
+
+/// True when a printed path is relative to the tool's working directory.
+fn is_relative(raw: &str) -> bool {
+    let b = raw.trim_start().as_bytes();
+    !(b.first().is_some_and(|c| matches!(c, b'/' | b'\\' | b'~'))
+        || b.starts_with(b"file:")
+        || b.get(1) == Some(&b':'))
 }
 
 /// Cuts `s` to at most `max` characters, on a char boundary.
@@ -99,14 +113,54 @@ impl Sink {
 
     /// Normalises a path the way emitted reports are normalised (for matchers that must decide
     /// whether a frame is inside the repository).
+    ///
+    /// Refuses generated files and compiler probes (`conftest.c`, `CMakeFiles/…`,
+    /// `_testmain.go`) and dependencies vendored in the checkout (`node_modules/`,
+    /// `site-packages/`…): they are never the repository's code.
     pub fn repo_path(&self, raw: &str) -> Option<String> {
-        normalize_path(raw, self.workspace.as_deref())
+        self.place(raw).map(|(p, _)| p)
+    }
+
+    /// [`repo_path`](Sink::repo_path), and whether the working directory was applied.
+    fn place(&self, raw: &str) -> Option<(String, bool)> {
+        let ws = self.workspace.as_deref();
+        let (p, joined) = match &self.cwd {
+            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) => {
+                (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
+            }
+            Some(Dir::Outside) if is_relative(raw) => return None,
+            _ => match normalize_path(raw, ws) {
+                Some(p) => (p, false),
+                None => {
+                    let root = self.root.as_deref()?;
+                    let rest = raw.trim().strip_prefix(root)?.strip_prefix('/')?;
+                    (normalize_path(rest, None)?, true)
+                }
+            },
+        };
+        if is_generated(&p) || is_vendored(&p) {
+            return None;
+        }
+        Some((p, joined))
+    }
+
+    /// Sets the directory relative paths are relative to (`None`: the repository root, or
+    /// unknown).
+    pub fn set_cwd(&mut self, cwd: Option<Dir>) {
+        self.cwd = cwd;
+    }
+
+    /// Sets the guessed repository root (an absolute directory).
+    pub fn set_root(&mut self, root: Option<&str>) {
+        if self.root.as_deref() != root {
+            self.root = root.map(str::to_string);
+        }
     }
 
     /// Records a finding seen at log line `seq`. Returns true when the finding's path is inside
     /// the repository (whether or not it was a duplicate), so callers can tell a refused path.
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {
-        let Some(path) = self.repo_path(f.path) else {
+        let Some((path, placed)) = self.place(f.path) else {
             return false;
         };
         if f.line == 0 {
@@ -140,10 +194,7 @@ impl Sink {
         };
         self.seen.insert(key, self.reports.len());
         self.reports.push((seq, report));
-        let raw = f.path.trim_start();
-        let relative = !(raw.starts_with('/')
-            || raw.starts_with("file:")
-            || raw.as_bytes().get(1) == Some(&b':'));
+        let relative = !placed && is_relative(f.path);
         self.origin.push((self.step, relative));
         true
     }
