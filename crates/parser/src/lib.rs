@@ -310,6 +310,9 @@ pub struct Parser {
     dirs: path::WorkDirs,
     /// The `pnpm -r` package directory of the previous line, when it had one.
     package_dir: Option<String>,
+    /// The Maven module whose tests run (from Surefire's report directory): JUnit frames give
+    /// paths relative to it.
+    module_dir: Option<String>,
     /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
     /// `------`), whose lines start with the seconds since the step started.
     docker_summary: bool,
@@ -330,6 +333,7 @@ impl Parser {
             workspace: opts.workspace.clone(),
             dirs: path::WorkDirs::default(),
             package_dir: None,
+            module_dir: None,
             docker_summary: false,
         }
     }
@@ -464,6 +468,7 @@ impl Parser {
         self.rules.step_boundary(&mut self.sink);
         self.dirs.reset();
         self.package_dir = None;
+        self.module_dir = None;
         self.sink.set_cwd(None);
     }
 
@@ -516,6 +521,9 @@ impl Parser {
                 if text.starts_with("[command]") || text.starts_with("[Pipeline] ") {
                     return;
                 }
+                if let Some(rest) = text.strip_prefix("[INFO] ") {
+                    self.maven_module(rest);
+                }
             }
             Some(b's') => {
                 // GitLab's `section_start:<time>:<name>[options]` before the header it
@@ -532,34 +540,20 @@ impl Parser {
                     text = &rest[name_end..];
                 }
             }
-            Some(b't') => {
-                if text.starts_with("travis_fold:") || text.starts_with("travis_time:") {
-                    return;
-                }
+            Some(b't') if text.starts_with("travis_fold:") || text.starts_with("travis_time:") => {
+                return;
             }
-            Some(b'~') => {
-                // Buildkite's collapsed group headers.
-                if text.starts_with("~~~ ") {
-                    return;
-                }
+            // Buildkite's collapsed group headers.
+            Some(b'~') if text.starts_with("~~~ ") => return,
+            Some(b'm' | b'g' | b'n') if self.dirs.line(text, self.workspace.as_deref()) => {
+                self.sink.set_root(self.dirs.root());
+                self.update_cwd();
+                return;
             }
-            Some(b'm' | b'g' | b'n') => {
-                if self.dirs.line(text, self.workspace.as_deref()) {
-                    self.sink.set_root(self.dirs.root());
-                    self.update_cwd();
-                    return;
-                }
+            Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
+                self.docker_summary = true;
             }
-            Some(b' ') => {
-                if text.starts_with(" > [") && text.ends_with(':') {
-                    self.docker_summary = true;
-                }
-            }
-            Some(b'-') => {
-                if text == "------" {
-                    self.docker_summary = false;
-                }
-            }
+            Some(b'-') if text == "------" => self.docker_summary = false,
             Some(b'0'..=b'9') if self.docker_summary => {
                 if let Some((secs, rest)) = text.split_once(' ') {
                     if secs.contains('.') && secs.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
@@ -573,12 +567,32 @@ impl Parser {
         self.rules.line(&line, &self.ctx, &mut self.sink);
     }
 
+    /// Follows the Maven module being tested: Surefire names its report directory
+    /// (`<module>/target/surefire-reports`) before the tests run, and a new project build
+    /// (`Building …`) ends it.
+    fn maven_module(&mut self, rest: &str) {
+        if let Some(dir) = rest.strip_prefix("Surefire report directory: ") {
+            let module = dir
+                .trim()
+                .strip_suffix("/target/surefire-reports")
+                .and_then(|m| path::normalize_dir(m, self.workspace.as_deref()));
+            if module != self.module_dir {
+                self.module_dir = module;
+                self.update_cwd();
+            }
+        } else if rest.starts_with("Building ") && self.module_dir.is_some() {
+            self.module_dir = None;
+            self.update_cwd();
+        }
+    }
+
     /// Tells the sink where relative paths are relative to: the `pnpm -r` package of the line,
     /// else the directory `make` or `ninja` entered.
     fn update_cwd(&mut self) {
-        let cwd = match &self.package_dir {
-            Some(dir) => path::normalize_dir(dir, None).map(path::Dir::Repo),
-            None => match self.dirs.current() {
+        let cwd = match (&self.package_dir, &self.module_dir) {
+            (Some(dir), _) => path::normalize_dir(dir, None).map(path::Dir::Repo),
+            (None, Some(module)) => Some(path::Dir::Repo(module.clone())),
+            (None, None) => match self.dirs.current() {
                 path::Dir::Unknown => None,
                 d => Some(d),
             },
@@ -630,4 +644,79 @@ pub fn parse_bytes(log: &[u8], opts: &ParseOptions) -> Vec<BugReport> {
 /// Parses a log held in a string.
 pub fn parse_str(log: &str, opts: &ParseOptions) -> Vec<BugReport> {
     parse_bytes(log.as_bytes(), opts)
+}
+
+#[cfg(test)]
+mod wrapper_tests {
+    use super::*;
+
+    fn parse(log: &str) -> Vec<(String, u32)> {
+        parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number))
+            .collect()
+    }
+
+    #[test]
+    fn make_directories_place_relative_paths() {
+        let log = "make[1]: Entering directory '/home/runner/work/R/R/build'\n\
+                   ../src/x.c:3:5: error: 'y' undeclared (first use in this function)\n\
+                   make[1]: Leaving directory '/home/runner/work/R/R/build'\n\
+                   make[1]: Entering directory '/usr/src/linux-headers-5.4.0'\n\
+                   x.c:9:1: error: expected ';' before '}' token\n";
+        assert_eq!(parse(log), vec![("src/x.c".to_string(), 3)]);
+        // meson: ninja names the build directory, the compiler prints `../`.
+        let log = "ninja: Entering directory `build'\n\
+                   ../lib/a.c:7:2: error: unknown type name 'foo'\n";
+        assert_eq!(parse(log), vec![("lib/a.c".to_string(), 7)]);
+    }
+
+    #[test]
+    fn generated_files_and_node_core_frames_are_never_reported() {
+        let log = "conftest.c:12:3: error: unknown type name 'not_a_type'\n\
+                   CMakeFiles/CMakeScratch/TryCompile-x/src.c:1:1: error: expected identifier\n";
+        assert!(parse(log).is_empty());
+        // LogChunks electron: Node 4 prints its own modules without a directory.
+        let log = "Error: Cannot find module 'fast-deep-equal'\n    at Function.Module._resolveFilename (module.js:325:15)\n    at Function.Module._load (module.js:276:25)\n";
+        assert!(parse(log).is_empty());
+    }
+
+    #[test]
+    fn wrapped_lines_reach_the_matchers() {
+        let log = "[2021-03-04T10:11:12.123Z] [Build on CentOS 7] src/a.c:3:5: error: 'y' undeclared\n\
+                   [Pipeline] sh\n\
+                   #12 3.456 src/b.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n\
+                   web-1  | \\x1b[31msrc/c.py:4:1: F401 'os' imported but unused\\x1b[0m\n";
+        assert_eq!(
+            parse(log),
+            vec![
+                ("src/a.c".to_string(), 3),
+                ("src/b.ts".to_string(), 3),
+                ("src/c.py".to_string(), 4)
+            ]
+        );
+        // pnpm -r: the package directory is where the tool ran.
+        let log = "packages/core build: src/x.ts(2,1): error TS2304: Cannot find name 'y'.\n";
+        assert_eq!(parse(log), vec![("packages/core/src/x.ts".to_string(), 2)]);
+        // Azure: an issue command carries the tool's message.
+        let log = "##[section]Starting: Build\n##vso[task.setvariable variable=x]1\n##vso[task.logissue type=error]src/a.ts(1,1): error TS1005: ';' expected.\n";
+        assert_eq!(parse(log), vec![("src/a.ts".to_string(), 1)]);
+    }
+
+    #[test]
+    fn maven_module_of_surefire_reports() {
+        // LogChunks retrofit: the report directory names the module the JUnit frames belong to.
+        let log = "[INFO] Surefire report directory: /home/travis/build/square/retrofit/retrofit/target/surefire-reports\n\
+                   Tests run: 68, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 2.453 sec <<< FAILURE!\n\
+                   baseUrlInvalidThrows(retrofit2.RetrofitTest)  Time elapsed: 0.005 sec  <<< FAILURE!\n\
+                   java.lang.AssertionError: \n\
+                   \tat retrofit2.RetrofitTest.baseUrlInvalidThrows(RetrofitTest.java:697)\n\n";
+        assert_eq!(
+            parse(log),
+            vec![(
+                "retrofit/src/test/java/retrofit2/RetrofitTest.java".to_string(),
+                697
+            )]
+        );
+    }
 }

@@ -3,7 +3,9 @@
 //! It strips what the CI system added around the tool's output — a UTF-8 BOM, the ISO-8601
 //! timestamp GitHub Actions puts before every line, ANSI colour/cursor escapes, `\r` progress
 //! overwrites (only the text after the last `\r` is what a terminal would show) — and decodes the
-//! rest lossily, so invalid UTF-8 and binary noise never fail. It never allocates per line in the
+//! rest lossily, so invalid UTF-8 and binary noise never fail. [`strip_visible_escapes`] and
+//! [`strip_prefixes`] then remove what other CI systems and wrappers add (escapes a capture
+//! turned into text, Jenkins/GitLab/Buildkite stamps, BuildKit, compose and monorepo prefixes). It never allocates per line in the
 //! common case (no escape, valid UTF-8) and never looks beyond the line it is given.
 
 use std::borrow::Cow;
@@ -273,8 +275,8 @@ fn csi_end(b: &[u8], at: usize, bare: bool) -> Option<usize> {
     let fin = *b.get(i)?;
     if bare {
         let params = &b[start..i];
-        let ok = !params.is_empty()
-            && params[0].is_ascii_digit()
+        let ok = params.iter().any(u8::is_ascii_digit)
+            && (params[0].is_ascii_digit() || params[0] == b';')
             && !params.contains(&b'?')
             && matches!(fin, b'm' | b'K');
         return ok.then_some(i + 1);
@@ -359,6 +361,26 @@ fn jenkins_timestamp(b: &[u8]) -> usize {
     0
 }
 
+/// `[Build on CentOS 7] ` (the branch name Jenkins puts before each line of a `parallel`
+/// branch): a name starting with a letter or digit and holding a space. Maven's `[INFO] `,
+/// sbt's `[error] `, gtest's `[ RUN      ]` and pytest-xdist's `[gw0]` hold none or start
+/// with one, so they never match.
+fn jenkins_branch(b: &[u8]) -> usize {
+    if !b.get(1).is_some_and(u8::is_ascii_alphanumeric) {
+        return 0;
+    }
+    let Some(close) = memchr::memchr(b']', &b[..b.len().min(64)]) else {
+        return 0;
+    };
+    let name = &b[1..close];
+    let spaced = name.contains(&b' ') && !name.ends_with(b" ");
+    if spaced && !name.contains(&b'[') && b.get(close + 1) == Some(&b' ') {
+        close + 2
+    } else {
+        0
+    }
+}
+
 fn npm_name_byte(c: u8) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'_' | b'.')
 }
@@ -411,7 +433,8 @@ fn task_then_colon(b: &[u8]) -> usize {
 
 /// Cuts the prefixes CI systems, container builds and monorepo runners put in front of a
 /// tool's output (one pass per prefix, outermost first):
-/// - Jenkins Timestamper (`[2024-01-31T12:34:56.789Z] `, `12:34:56  `), GitLab's timestamped
+/// - Jenkins Timestamper (`[2024-01-31T12:34:56.789Z] `, `12:34:56  `) and `parallel` branch
+///   names (`[Build on CentOS 7] `), GitLab's timestamped
 ///   stream tag (`00O `, `01E+`; the ISO stamp before it is already gone), Buildkite's
 ///   `_bk;t=…` stamp when its escape bytes were lost;
 /// - Docker BuildKit's plain progress (`#12 3.456 `) and docker compose service names
@@ -430,8 +453,11 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
         let cut = match first {
             b'[' => {
                 let n = jenkins_timestamp(b);
+                let branch = jenkins_branch(b);
                 if n > 0 {
                     n
+                } else if branch > 0 {
+                    branch
                 } else {
                     // yarn workspaces foreach: `[name]: `
                     let n = npm_name(&b[1..], true);
@@ -687,5 +713,184 @@ mod tests {
     #[test]
     fn invalid_utf8_is_replaced() {
         assert_eq!(norm(b"a\xffb"), "a\u{fffd}b");
+    }
+
+    fn visible(s: &str) -> String {
+        let mut out = String::new();
+        if strip_visible_escapes(s, &mut out) {
+            out
+        } else {
+            s.to_string()
+        }
+    }
+
+    #[test]
+    fn visible_escapes_in_every_form() {
+        // LogChunks (finagle, purescript): Travis logs whose ESC bytes were lost.
+        assert_eq!(
+            visible(
+                "[0m[[0m[0minfo[0m] [0m[0m- Requests exceeding limit should increase dropped_request count *** FAILED ***[0m"
+            ),
+            "[info] - Requests exceeding limit should increase dropped_request count *** FAILED ***"
+        );
+        assert_eq!(
+            visible(
+                "/home/travis/build/purescript/purescript/sdist-test/[;1msrc/Language/PureScript/Environment.hs:528:3: [;1m[31merror:[0m[0m"
+            ),
+            "/home/travis/build/purescript/purescript/sdist-test/src/Language/PureScript/Environment.hs:528:3: error:"
+        );
+        assert_eq!(
+            visible("^[[31mFAIL^[[0m src/a.test.ts"),
+            "FAIL src/a.test.ts"
+        );
+        assert_eq!(visible("\\x1b[1m\\x1B[31merror\\x1b[0m: x"), "error: x");
+        assert_eq!(visible("\\u001b[31merror\\u001B[39m"), "error");
+        assert_eq!(
+            visible("\\033[0;31mE   assert 1 == 2\\033[0m"),
+            "E   assert 1 == 2"
+        );
+        assert_eq!(
+            visible("section_start:1700000000:build\\e[0KBuilding"),
+            "section_start:1700000000:buildBuilding"
+        );
+        // Brackets that are not escapes stay.
+        for line in [
+            "[INFO] BUILD SUCCESS",
+            "a[0] = b[1]",
+            "[ RUN      ] Suite.Test",
+            "[gw0] [ 50%] PASSED tests/test_a.py::test_x",
+            "x = arr[10]",
+        ] {
+            assert_eq!(visible(line), line);
+        }
+    }
+
+    #[test]
+    fn apc_string_controls_are_removed() {
+        // Buildkite's per-line timestamp is an APC string: ESC _ bk;t=… BEL.
+        assert_eq!(
+            norm(b"\x1b_bk;t=1593096634392\x07~~~ Running tests"),
+            "~~~ Running tests"
+        );
+        assert_eq!(norm(b"\x1bPq#0;2;0;0;0\x1b\\text"), "text");
+    }
+
+    fn cut(s: &str) -> &str {
+        strip_prefixes(s).0
+    }
+
+    #[test]
+    fn jenkins_prefixes() {
+        // jenkinsci/analysis-model issue63346.txt, maven-enforcer2.log, maven-console.txt and
+        // absolute-paths.txt: Timestamper (ISO and clock) and a `parallel` branch name.
+        assert_eq!(
+            cut("[2020-08-05T20:06:08.600Z] [INFO] Skipping packaging of the test-jar"),
+            "[INFO] Skipping packaging of the test-jar"
+        );
+        assert_eq!(
+            cut(
+                "15:46:06 [INFO] --- maven-enforcer-plugin:3.0.0-M1:enforce (display-info) @ warnings-ng ---"
+            ),
+            "[INFO] --- maven-enforcer-plugin:3.0.0-M1:enforce (display-info) @ warnings-ng ---"
+        );
+        assert_eq!(
+            cut("11:02:14  [ERROR] COMPILATION ERROR : "),
+            "[ERROR] COMPILATION ERROR : "
+        );
+        assert_eq!(
+            cut(
+                "[Build on CentOS 7] keyval_lex.c:947:23: warning: comparison between signed and unsigned integer expressions [-Wsign-compare]"
+            ),
+            "keyval_lex.c:947:23: warning: comparison between signed and unsigned integer expressions [-Wsign-compare]"
+        );
+        // Both at once: the stamp first, then the branch.
+        assert_eq!(
+            cut("[2023-12-20T15:50:19.997Z] [Build on Ubuntu 18.04] make"),
+            "make"
+        );
+        for line in [
+            "[INFO] Building jar: /home/jenkins/workspace/Plugins_ldap-plugin_PR-48/target/ldap-sources.jar",
+            "[error] /home/travis/build/twitter/finagle/x.scala:6:35: object utils is not a member",
+            "[ RUN      ] Suite.Test",
+            "[  FAILED  ] Suite.Test (3 ms)",
+            "[gw1] [ 25%] FAILED tests/test_a.py::test_x",
+            "12:34 is not a time stamp",
+        ] {
+            assert_eq!(cut(line), line);
+        }
+    }
+
+    #[test]
+    fn gitlab_and_buildkite_stamps() {
+        // GitLab runner's timestamped trace: the ISO stamp is stripped first, then the stream tag.
+        assert_eq!(
+            norm(b"2024-06-10T14:13:22.123456Z 00O $ make"),
+            "00O $ make"
+        );
+        assert_eq!(cut("00O $ make"), "$ make");
+        assert_eq!(
+            cut("01E+src/a.c:3:1: error: x"),
+            "01E+src/a.c:3:1: error: x"
+        );
+        assert_eq!(cut("01E+ src/a.c:3:1: error: x"), "src/a.c:3:1: error: x");
+        assert_eq!(cut("_bk;t=1593096634392src/a.go:3:1: x"), "src/a.go:3:1: x");
+        // A line starting with a number is left alone.
+        assert_eq!(cut("10 passed, 2 skipped"), "10 passed, 2 skipped");
+        assert_eq!(cut("0E0 "), "0E0 ");
+    }
+
+    #[test]
+    fn container_and_monorepo_prefixes() {
+        assert_eq!(
+            cut("#12 3.456 src/app.ts(3,7): error TS2322: x"),
+            "src/app.ts(3,7): error TS2322: x"
+        );
+        assert_eq!(
+            cut("#12 [build 3/5] RUN npm run build"),
+            "#12 [build 3/5] RUN npm run build"
+        );
+        assert_eq!(cut("#12 DONE 0.3s"), "#12 DONE 0.3s");
+        assert_eq!(
+            cut("web-1  | Traceback (most recent call last):"),
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(
+            cut("api_1  | db.js(2,10): error TS1005: ';' expected."),
+            "db.js(2,10): error TS1005: ';' expected."
+        );
+        assert_eq!(
+            cut("web:build: src/a.ts(1,1): error TS1005: x"),
+            "src/a.ts(1,1): error TS1005: x"
+        );
+        assert_eq!(
+            cut("@acme/ui:test:unit: FAIL src/a.test.ts"),
+            "FAIL src/a.test.ts"
+        );
+        assert_eq!(cut("@acme/ui: FAIL src/a.test.ts"), "FAIL src/a.test.ts");
+        assert_eq!(cut("[@acme/ui]: FAIL src/a.test.ts"), "FAIL src/a.test.ts");
+        let (text, info) = strip_prefixes("packages/core test: FAIL src/a.test.ts");
+        assert_eq!(text, "FAIL src/a.test.ts");
+        assert_eq!(info.package_dir, Some("packages/core"));
+        assert_eq!(cut("packages/core build$ tsc -p ."), "tsc -p .");
+        // Tool lines that look a little like prefixes are kept whole.
+        for line in [
+            "src/a.py:3:1: F401 `os` imported but unused",
+            "main.go:12:3: undefined: x",
+            "error: could not compile `x`",
+            "e: file:///home/runner/work/R/R/App.kt:3:1 Unresolved reference",
+            "Caused by: java.lang.NullPointerException",
+            "fatal error: x.h: No such file or directory",
+            "go: downloading github.com/x/y v1.0.0",
+            "INFO:root:starting",
+            "error[E0425]: cannot find value `x` in this scope",
+            "make[1]: *** [all] Error 2",
+            "http://example.com: 404",
+            "File      | % Stmts | % Branch |",
+            "Makefile:12: recipe for target 'all' failed",
+            "src/lib error: x",
+            "scripts/build:12: error",
+        ] {
+            assert_eq!(cut(line), line, "{line}");
+        }
     }
 }

@@ -83,7 +83,7 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// of path segments (owner, repository, job…) that still belong to the checkout, not to the
 /// repository. A first segment starting with `_` (`_temp`, `_actions`, `_tool`) is runner
 /// scratch space, not the repository.
-const CHECKOUT_ROOTS: [(&str, usize); 24] = [
+const CHECKOUT_ROOTS: [(&str, usize); 25] = [
     // GitHub-hosted runners (Linux, macOS, container jobs), Azure Pipelines' hosted agents.
     ("/home/runner/work/", 2),
     ("/Users/runner/work/", 2),
@@ -93,6 +93,7 @@ const CHECKOUT_ROOTS: [(&str, usize); 24] = [
     // Travis CI, and its GOPATH checkout `gopath/src/github.com/o/r/`.
     ("/home/travis/gopath/src/", 3),
     ("/home/travis/build/", 2),
+    ("/Users/travis/build/", 2),
     // GitLab CI (`/builds/<group>/<project>/`; the runner-token form is handled apart).
     ("/builds/", 2),
     // Jenkins agents: `…/workspace/<job>/`.
@@ -204,6 +205,20 @@ pub fn is_generated(path: &str) -> bool {
     // CMake's try-compile scratch (`CMakeFiles/CMakeScratch/`, `CMakeFiles/CMakeTmp/`) and
     // everything else it generates under `CMakeFiles/`.
     path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/")
+}
+
+/// True for a toolchain's own sources printed relative to the toolchain's tree: rustc before
+/// 1.47 printed its standard library as `src/libcore/result.rs` (later `/rustc/<hash>/library/…`,
+/// absolute and refused anyway). No repository but rust-lang/rust has them.
+pub fn is_toolchain(path: &str) -> bool {
+    const RUST: [&str; 5] = [
+        "src/libcore/",
+        "src/libstd/",
+        "src/liballoc/",
+        "src/libtest/",
+        "src/libpanic_unwind/",
+    ];
+    RUST.iter().any(|r| path.starts_with(r))
 }
 
 /// True for paths inside the repository that are not the project's own code (dependencies and
@@ -462,5 +477,151 @@ mod tests {
         assert!(!is_vendored("src/x.js"));
         assert!(has_extension("src/a.test.ts"));
         assert!(!has_extension("src/Makefile"));
+    }
+
+    #[test]
+    fn ci_checkout_roots() {
+        let n = |p: &str| normalize_path(p, None);
+        // Travis (LogChunks: akka, SwiftyJSON, go-ethereum), Jenkins at Inria (cidiff: jPerturb),
+        // Jenkins agents (analysis-model), GitLab, Azure, CircleCI and container checkouts.
+        assert_eq!(
+            n("/home/travis/build/akka/akka/akka-remote-tests/src/multi-jvm/scala/akka/remote/artery/TestMessage.scala").as_deref(),
+            Some("akka-remote-tests/src/multi-jvm/scala/akka/remote/artery/TestMessage.scala")
+        );
+        assert_eq!(
+            n("/Users/travis/build/SwiftyJSON/SwiftyJSON/Source/SwiftyJSON.swift").as_deref(),
+            Some("Source/SwiftyJSON.swift")
+        );
+        assert_eq!(
+            n("/home/travis/gopath/src/github.com/ethereum/go-ethereum/build/ci.go").as_deref(),
+            Some("build/ci.go")
+        );
+        assert_eq!(
+            n("/builds/workspace/jperturb/jPerturb/src/main/java/processor/PerturbationProcessor.java").as_deref(),
+            Some("jPerturb/src/main/java/processor/PerturbationProcessor.java")
+        );
+        assert_eq!(
+            n("/var/lib/jenkins/workspace/daos-stack-org_daos_PR-13-centos7/src/a.c").as_deref(),
+            Some("src/a.c")
+        );
+        assert_eq!(
+            n("/home/jenkins/workspace/Plugins_ldap-plugin_PR-48/src/main/java/A.java").as_deref(),
+            Some("src/main/java/A.java")
+        );
+        assert_eq!(
+            n(r"C:\Jenkins\workspace\VIGO - Compile\m\src\A.java").as_deref(),
+            Some("m/src/A.java")
+        );
+        assert_eq!(
+            n("/builds/group/project/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            n("/builds/AbCd1234/0/group/project/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            n("/home/vsts/work/1/s/src/a.ts").as_deref(),
+            Some("src/a.ts")
+        );
+        assert_eq!(n(r"D:\a\1\s\src\App.cs").as_deref(), Some("src/App.cs"));
+        assert_eq!(n("/agent/_work/1/s/src/a.ts").as_deref(), Some("src/a.ts"));
+        assert_eq!(
+            n(r"C:\projects\nancy\src\A.cs").as_deref(),
+            Some("src/A.cs")
+        );
+        assert_eq!(
+            n("/home/circleci/project/lib/a.rb").as_deref(),
+            Some("lib/a.rb")
+        );
+        assert_eq!(n("/drone/src/cmd/main.go").as_deref(), Some("cmd/main.go"));
+        assert_eq!(
+            n("/checkout/src/librustc/lib.rs").as_deref(),
+            Some("src/librustc/lib.rs")
+        );
+        assert_eq!(n("/app/src/index.ts").as_deref(), Some("src/index.ts"));
+        assert_eq!(n("/src/main.c").as_deref(), Some("main.c"));
+        assert_eq!(n("/workspace/pkg/a.go").as_deref(), Some("pkg/a.go"));
+        assert_eq!(
+            n("/go/src/github.com/o/r/pkg/a.go").as_deref(),
+            Some("pkg/a.go")
+        );
+        assert_eq!(
+            n("file:///github/workspace/src/a.kt").as_deref(),
+            Some("src/a.kt")
+        );
+        // Scratch next to the checkout stays outside.
+        assert_eq!(n("/home/travis/build/_temp/x.sh"), None);
+        assert_eq!(
+            n(
+                "/home/travis/.rvm/gems/ruby-1.9.3-p551/gems/albacore-1.0.0.rc.2/lib/albacore/support/failure.rb"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn generated_and_toolchain_files() {
+        for p in [
+            "conftest.c",
+            "build/conftest.cpp",
+            "build/CMakeFiles/CMakeScratch/TryCompile-abc/src.c",
+            "CMakeFiles/CMakeTmp/CheckSymbolExists.c",
+            "pkg/_testmain.go",
+        ] {
+            assert!(is_generated(p), "{p}");
+        }
+        assert!(!is_generated("tests/conftest.py"));
+        assert!(!is_generated("src/cmake/a.c"));
+        // LogChunks ripgrep: a dependency's build script panicked in rustc's own libcore.
+        assert!(is_toolchain("src/libcore/result.rs"));
+        assert!(!is_toolchain("src/lib.rs"));
+    }
+
+    #[test]
+    fn make_directories() {
+        let mut d = WorkDirs::default();
+        // LogChunks vis: Travis checkout, old make's backquote.
+        assert!(d.line(
+            "make[1]: Entering directory `/home/travis/build/martanne/vis'",
+            None
+        ));
+        assert_eq!(d.current(), Dir::Repo(String::new()));
+        assert!(d.line(
+            "make[2]: Entering directory `/home/travis/build/martanne/vis/dependency/build/libtermkey-0.20'",
+            None
+        ));
+        assert_eq!(
+            d.current(),
+            Dir::Repo("dependency/build/libtermkey-0.20".into())
+        );
+        assert!(d.line(
+            "make[2]: Leaving directory `/home/travis/build/martanne/vis/dependency/build/libtermkey-0.20'",
+            None
+        ));
+        assert_eq!(d.current(), Dir::Repo(String::new()));
+        // An unknown root: the first directory entered is taken as the checkout.
+        let mut d = WorkDirs::default();
+        d.line(
+            "make[1]: Entering directory '/path/to/workspace/lib/build'",
+            None,
+        );
+        d.line(
+            "make[2]: Entering directory '/path/to/workspace/lib/build/third-party'",
+            None,
+        );
+        assert_eq!(d.current(), Dir::Repo("third-party".into()));
+        assert_eq!(d.root(), Some("/path/to/workspace/lib/build"));
+        d.line(
+            "make[3]: Entering directory '/usr/src/linux-headers-5.4.0'",
+            None,
+        );
+        assert_eq!(d.current(), Dir::Outside);
+        // ninja from meson/cmake: relative to where the step runs.
+        let mut d = WorkDirs::default();
+        assert!(d.line("ninja: Entering directory `build'", None));
+        assert_eq!(d.current(), Dir::Repo("build".into()));
+        assert!(!d.line("make: *** [all] Error 2", None));
+        assert!(!d.line("Entering directory is mentioned here", None));
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::path::{Dir, is_generated, is_vendored, normalize_path};
+use crate::path::{Dir, is_generated, is_toolchain, is_vendored, normalize_path};
 use crate::{BugReport, BugType};
 
 /// Hard cap on distinct reports kept from one log.
@@ -115,7 +115,7 @@ impl Sink {
     /// whether a frame is inside the repository).
     ///
     /// Refuses generated files and compiler probes (`conftest.c`, `CMakeFiles/…`,
-    /// `_testmain.go`) and dependencies vendored in the checkout (`node_modules/`,
+    /// `_testmain.go`), a toolchain's own sources (`src/libcore/…`) and dependencies vendored in the checkout (`node_modules/`,
     /// `site-packages/`…): they are never the repository's code.
     pub fn repo_path(&self, raw: &str) -> Option<String> {
         self.place(raw).map(|(p, _)| p)
@@ -138,7 +138,7 @@ impl Sink {
                 }
             },
         };
-        if is_generated(&p) || is_vendored(&p) {
+        if is_generated(&p) || is_vendored(&p) || is_toolchain(&p) {
             return None;
         }
         Some((p, joined))
@@ -160,6 +160,15 @@ impl Sink {
     /// Records a finding seen at log line `seq`. Returns true when the finding's path is inside
     /// the repository (whether or not it was a duplicate), so callers can tell a refused path.
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {
+        // Node prints the repository's modules with absolute paths (or `file://` URLs); a
+        // bare relative frame (`module.js:325`, `internal/module.js:12`, Node <= 14) is Node's
+        // own library.
+        if f.tool == Some("node") && is_relative(f.path) {
+            let raw = f.path.trim();
+            if !raw.contains('/') || raw.starts_with("internal/") {
+                return false;
+            }
+        }
         let Some((path, placed)) = self.place(f.path) else {
             return false;
         };
