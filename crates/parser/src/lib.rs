@@ -545,6 +545,7 @@ impl Parser {
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
+            Some(b'F' | b'o') => self.go_package_line(text),
             Some(b'm' | b'g' | b'n') if self.dirs.line(text, self.workspace.as_deref()) => {
                 self.sink.set_root(self.dirs.root());
                 self.update_cwd();
@@ -584,6 +585,17 @@ impl Parser {
             self.module_dir = None;
             self.update_cwd();
         }
+    }
+
+    /// `FAIL\t<import path>\t1.2s`, `FAIL\t<import path> [build failed]`, `ok  \t<import path>`:
+    /// `go test` finished a package.
+    fn go_package_line(&mut self, text: &str) {
+        let rest = text
+            .strip_prefix("FAIL\t")
+            .or_else(|| text.strip_prefix("ok  \t"));
+        let Some(rest) = rest else { return };
+        let import_path = rest.split(['\t', ' ']).next().unwrap_or("");
+        self.sink.go_package_done(path::go_package_dir(import_path));
     }
 
     /// Tells the sink where relative paths are relative to: the `pnpm -r` package of the line,
@@ -717,6 +729,16 @@ mod wrapper_tests {
                 "retrofit/src/test/java/retrofit2/RetrofitTest.java".to_string(),
                 697
             )]
+        );
+    }
+
+    #[test]
+    fn go_test_paths_join_their_package() {
+        // LogChunks go-ethereum: `go test ./...` names the package after its failures.
+        let log = "--- FAIL: TestSimulation (10.06s)\n    peer_test.go:235: failed to start the first server.\nFAIL\nFAIL\tgithub.com/ethereum/go-ethereum/whisper/whisperv6\t26.474s\n";
+        assert_eq!(
+            parse(log),
+            vec![("whisper/whisperv6/peer_test.go".to_string(), 235)]
         );
     }
 }

@@ -264,6 +264,37 @@ pub fn normalize_dir(raw: &str, workspace: Option<&str>) -> Option<String> {
     })
 }
 
+/// The repo-relative directory of a Go import path on a code host whose repositories are
+/// `host/owner/repo` (`github.com/ethereum/go-ethereum/whisper/whisperv6` → `whisper/whisperv6`;
+/// a major-version suffix `v2` after the repository is not a directory). `None` for other hosts
+/// (vanity import paths say nothing about the layout) and `Some("")` for the root package.
+pub fn go_package_dir(import_path: &str) -> Option<&str> {
+    const HOSTS: [&str; 3] = ["github.com/", "gitlab.com/", "bitbucket.org/"];
+    let rest = HOSTS.iter().find_map(|h| import_path.strip_prefix(h))?;
+    let rest = strip_segments(rest, 2).or_else(|| {
+        // `github.com/o/r` itself.
+        (rest.bytes().filter(|&c| c == b'/').count() == 1).then_some("")
+    })?;
+    let rest = match rest.split_once('/') {
+        Some((v, tail))
+            if v.len() > 1 && v.starts_with('v') && v[1..].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            tail
+        }
+        None if rest.len() > 1
+            && rest.starts_with('v')
+            && rest[1..].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            ""
+        }
+        _ => rest,
+    };
+    let ok = rest
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'/' | b'-' | b'_' | b'.'));
+    (ok && !rest.contains("..")).then_some(rest)
+}
+
 /// Where a directory a build tool entered lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Dir {
@@ -623,5 +654,19 @@ mod tests {
         assert_eq!(d.current(), Dir::Repo("build".into()));
         assert!(!d.line("make: *** [all] Error 2", None));
         assert!(!d.line("Entering directory is mentioned here", None));
+    }
+
+    #[test]
+    fn go_import_paths() {
+        // LogChunks go-ethereum and awesome-go: `FAIL\t<import path>` lines.
+        assert_eq!(
+            go_package_dir("github.com/ethereum/go-ethereum/whisper/whisperv6"),
+            Some("whisper/whisperv6")
+        );
+        assert_eq!(go_package_dir("github.com/avelino/awesome-go"), Some(""));
+        assert_eq!(go_package_dir("github.com/o/r/v2/pkg"), Some("pkg"));
+        assert_eq!(go_package_dir("github.com/o/r/v2"), Some(""));
+        assert_eq!(go_package_dir("example.com/demo"), None);
+        assert_eq!(go_package_dir("golang.org/x/tools/go"), None);
     }
 }

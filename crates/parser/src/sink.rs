@@ -85,6 +85,8 @@ pub struct Sink {
     /// A repository root guessed from the build's own directories (see `WorkDirs`), for
     /// absolute paths under it.
     root: Option<String>,
+    /// Reports before this index belong to `go test` packages already summed up.
+    package_mark: usize,
 }
 
 /// True when a printed path is relative to the tool's working directory.
@@ -231,6 +233,36 @@ impl Sink {
                 continue;
             }
             let new_path = format!("{prefix}/{}", r.file_path);
+            let old_key = (r.file_path.clone(), r.line_number, r.error_type);
+            let new_key = (new_path.clone(), r.line_number, r.error_type);
+            if self.seen.contains_key(&new_key) {
+                continue;
+            }
+            self.seen.remove(&old_key);
+            self.seen.insert(new_key, i);
+            r.file_path = new_path;
+            self.origin[i].1 = false;
+        }
+    }
+
+    /// `go test` summed up a package (`FAIL\t<import path>`, `ok  \t<import path>`): the
+    /// bare file names it printed since the previous package (`peer_test.go:235`) are in the
+    /// package's directory, `dir` (repo-relative), when it is known.
+    pub fn go_package_done(&mut self, dir: Option<&str>) {
+        let start = self.package_mark;
+        self.package_mark = self.reports.len();
+        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
+            return;
+        };
+        for i in start..self.reports.len() {
+            let r = &mut self.reports[i].1;
+            if r.tool.as_deref() != Some("go test")
+                || r.file_path.contains('/')
+                || !self.origin[i].1
+            {
+                continue;
+            }
+            let new_path = format!("{dir}/{}", r.file_path);
             let old_key = (r.file_path.clone(), r.line_number, r.error_type);
             let new_key = (new_path.clone(), r.line_number, r.error_type);
             if self.seen.contains_key(&new_key) {
