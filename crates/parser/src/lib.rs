@@ -741,4 +741,32 @@ mod wrapper_tests {
             vec![("whisper/whisperv6/peer_test.go".to_string(), 235)]
         );
     }
+
+    #[test]
+    fn the_repositorys_own_package_in_site_packages_maps_back() {
+        // flake8 names the package's directory in the checkout; the traceback then runs the
+        // copy tox installed.
+        let log = "mypkg/core.py:3:1: F401 'os' imported but unused\n\
+                   Traceback (most recent call last):\n  \
+                   File \"/home/runner/work/R/R/tests/test_core.py\", line 5, in test_it\n    \
+                   core.run()\n  \
+                   File \"/home/runner/work/R/R/.tox/py39/lib/python3.9/site-packages/mypkg/core.py\", line 10, in run\n    \
+                   raise ValueError(\"x\")\n\
+                   ValueError: x\n";
+        assert_eq!(
+            parse(log),
+            vec![
+                ("mypkg/core.py".to_string(), 3),
+                ("mypkg/core.py".to_string(), 10)
+            ]
+        );
+        // Without that evidence the installed copy is a dependency like any other.
+        let log = "Traceback (most recent call last):\n  \
+                   File \"/home/runner/work/R/R/tests/test_core.py\", line 5, in test_it\n    \
+                   core.run()\n  \
+                   File \"/home/runner/work/R/R/.tox/py39/lib/python3.9/site-packages/mypkg/core.py\", line 10, in run\n    \
+                   raise ValueError(\"x\")\n\
+                   ValueError: x\n";
+        assert_eq!(parse(log), vec![("tests/test_core.py".to_string(), 5)]);
+    }
 }

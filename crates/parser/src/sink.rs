@@ -87,6 +87,29 @@ pub struct Sink {
     root: Option<String>,
     /// Reports before this index belong to `go test` packages already summed up.
     package_mark: usize,
+    /// The repository's own Python packages, learned from the paths of reports (`src/mypkg/a.py`
+    /// → `mypkg` lives at `src/mypkg`): a frame in `site-packages/mypkg/…` is the repository's
+    /// own code installed into a virtualenv, and maps back. At most [`MAX_OWN_PACKAGES`].
+    own_packages: Vec<(String, String)>,
+}
+
+/// Bound on the learned package directories.
+const MAX_OWN_PACKAGES: usize = 32;
+
+/// Directory names that are never an installed package's name in practice, however often a
+/// report names them.
+const NOT_PACKAGES: [&str; 8] = [
+    "tests", "test", "src", "lib", "docs", "examples", "scripts", "testing",
+];
+
+/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest.
+fn installed_package(raw: &str) -> Option<(&str, &str)> {
+    let at = memchr::memmem::find(raw.as_bytes(), b"-packages/")?;
+    let before = &raw[..at];
+    if !(before.ends_with("/site") || before.ends_with("/dist")) {
+        return None;
+    }
+    raw[at + 10..].split_once('/')
 }
 
 /// True when a printed path is relative to the tool's working directory.
@@ -126,6 +149,14 @@ impl Sink {
     /// [`repo_path`](Sink::repo_path), and whether the working directory was applied.
     fn place(&self, raw: &str) -> Option<(String, bool)> {
         let ws = self.workspace.as_deref();
+        if !self.own_packages.is_empty() {
+            let unix = raw.trim().replace('\\', "/");
+            if let Some((pkg, rest)) = installed_package(&unix) {
+                let (_, dir) = self.own_packages.iter().find(|(name, _)| name == pkg)?;
+                let p = normalize_path(&format!("{dir}/{rest}"), None)?;
+                return (!is_generated(&p)).then_some((p, true));
+            }
+        }
         let (p, joined) = match &self.cwd {
             Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) => {
                 (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
@@ -207,7 +238,43 @@ impl Sink {
         self.reports.push((seq, report));
         let relative = !placed && is_relative(f.path);
         self.origin.push((self.step, relative));
+        self.learn_packages();
         true
+    }
+
+    /// Learns the package directories of the report just added (see `own_packages`), from
+    /// Python files only.
+    fn learn_packages(&mut self) {
+        let Some((_, r)) = self.reports.last() else {
+            return;
+        };
+        if !r.file_path.ends_with(".py") {
+            return;
+        }
+        let path = r.file_path.clone();
+        let mut dir_end = 0;
+        for seg in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+            .skip(1)
+            .rev()
+        {
+            let dir = &path[..dir_end + seg.len()];
+            dir_end += seg.len() + 1;
+            let identifier = seg.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                && !seg.as_bytes()[0].is_ascii_digit();
+            if !identifier || NOT_PACKAGES.contains(seg) {
+                continue;
+            }
+            if self.own_packages.len() >= MAX_OWN_PACKAGES
+                || self.own_packages.iter().any(|(n, _)| n == seg)
+            {
+                continue;
+            }
+            self.own_packages.push((seg.to_string(), dir.to_string()));
+        }
     }
 
     /// A new CI step starts.
