@@ -33,7 +33,14 @@
 //! The log is read line by line ([`Parser::feed`] accepts arbitrary chunks). Each line is
 //! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
-//! dropped, `##[group]Run <cmd>` records the step being run). Then one matcher per toolchain
+//! dropped, `##[group]Run <cmd>` records the step being run), then stripped of what other CI
+//! systems and wrappers add: escapes a capture turned into text (`^[[31m`, `\x1b[31m`), Jenkins
+//! Timestamper stamps and `parallel` branch names, `[Pipeline]` lines, GitLab section markers and
+//! stream tags, Azure `##[section]`/`##vso[`, Buildkite `_bk;t=` stamps and `~~~` headers, Travis
+//! folds, BuildKit `#N 1.234 ` and docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
+//! prefixes. `make`/`ninja` `Entering directory` lines, a `pnpm -r` package prefix, Surefire's report
+//! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
+//! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `generic.rs`) looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
@@ -71,9 +78,13 @@
 //!
 //! # Paths
 //!
-//! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
-//! `/Users/runner/work/R/R/`, `/github/workspace/`) and [`ParseOptions::workspace`] are stripped;
-//! a path that is still absolute or escapes with `..` is never emitted.
+//! CI checkout prefixes (GitHub, GitLab `/builds/g/p/`, Travis, Jenkins `…/workspace/<job>/`,
+//! CircleCI, Azure `/home/vsts/work/1/s/` and `D:\a\1\s\`, Drone, Buildkite, and container
+//! checkouts such as `/checkout/`, `/app/`, `/src/`) and [`ParseOptions::workspace`] are stripped;
+//! a path that is still absolute or escapes with `..` is never emitted, nor are generated files and
+//! compiler probes (`conftest.c`, `CMakeFiles/`, `_testmain.go`), vendored dependencies and
+//! toolchain sources. The repository's own package installed in a virtualenv's `site-packages`
+//! maps back to the checkout once a report has placed that package there.
 
 mod normalize;
 mod path;
