@@ -435,7 +435,7 @@ fn task_then_colon(b: &[u8]) -> usize {
 /// tool's output (one pass per prefix, outermost first):
 /// - Jenkins Timestamper (`[2024-01-31T12:34:56.789Z] `, `12:34:56  `) and `parallel` branch
 ///   names (`[Build on CentOS 7] `), GitLab's timestamped
-///   stream tag (`00O `, `01E+`; the ISO stamp before it is already gone), Buildkite's
+///   stream tag (`00O `, `00O+`; the ISO stamp before it is already gone), Buildkite's
 ///   `_bk;t=…` stamp when its escape bytes were lost;
 /// - Docker BuildKit's plain progress (`#12 3.456 `) and docker compose service names
 ///   (`web-1  | `, `web_1  | `);
@@ -479,10 +479,11 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                 } else if b.len() >= 4
                     && b[0..2].iter().all(u8::is_ascii_hexdigit)
                     && matches!(b[2], b'O' | b'E')
-                    && (b[3] == b' ' || (b[3] == b'+' && b.get(4) == Some(&b' ')))
+                    && matches!(b[3], b' ' | b'+')
                 {
-                    // GitLab runner timestamps: `<stream id><O|E>[+] `.
-                    if b[3] == b'+' { 5 } else { 4 }
+                    // GitLab runner timestamps: `<stream id><O|E> ` before a line, `…+` before
+                    // the rest of a line the previous one started (`00O+section_start:…`).
+                    4
                 } else {
                     compose_or_monorepo(b, &mut info)
                 }
@@ -828,11 +829,11 @@ mod tests {
             "00O $ make"
         );
         assert_eq!(cut("00O $ make"), "$ make");
+        assert_eq!(cut("01E src/a.c:3:1: error: x"), "src/a.c:3:1: error: x");
         assert_eq!(
-            cut("01E+src/a.c:3:1: error: x"),
-            "01E+src/a.c:3:1: error: x"
+            cut("00O+section_start:1790797104:step_script[collapsed=true]"),
+            "section_start:1790797104:step_script[collapsed=true]"
         );
-        assert_eq!(cut("01E+ src/a.c:3:1: error: x"), "src/a.c:3:1: error: x");
         assert_eq!(cut("_bk;t=1593096634392src/a.go:3:1: x"), "src/a.go:3:1: x");
         // A line starting with a number is left alone.
         assert_eq!(cut("10 passed, 2 skipped"), "10 passed, 2 skipped");
