@@ -296,7 +296,18 @@ pub fn strip_visible_escapes(line: &str, out: &mut String) -> bool {
         if at < copied {
             continue;
         }
-        let intro = visible_escape_intro(b, at);
+        // Cheap rejections first: most `[` in a log open `[INFO]`, `[1/5]`, `[ 50%]`, an index.
+        let next = b.get(at + 1).copied().unwrap_or(0);
+        let prev = if at > 0 { b[at - 1] } else { 0 };
+        let may_intro = matches!(prev, b'b' | b'B' | b'3' | b'[' | b'e');
+        if !(may_intro || next.is_ascii_digit() || next == b';') {
+            continue;
+        }
+        let intro = if may_intro {
+            visible_escape_intro(b, at)
+        } else {
+            0
+        };
         let Some(end) = csi_end(b, at, intro == 0) else {
             continue;
         };

@@ -331,7 +331,12 @@ impl WorkDirs {
     /// directory may have changed).
     pub fn line(&mut self, text: &str, workspace: Option<&str>) -> bool {
         let t = text.as_bytes();
-        if t.len() < 20 || !matches!(t[0], b'm' | b'g' | b'n') {
+        if t.len() < 20
+            || !(t.starts_with(b"make")
+                || t.starts_with(b"gmake")
+                || t.starts_with(b"ninja:")
+                || t.starts_with(b"mingw32-make"))
+        {
             return false;
         }
         let Some(at) = memchr::memmem::find(t, b": Entering directory ")
