@@ -109,8 +109,6 @@ type Warning = (String, u64, Option<u64>, String, u64);
 pub(crate) struct Beam {
     /// `lib/<app>/` while Elixir's Makefile runs that app's tests.
     prefix: Option<String>,
-    /// Directories of `make[N]: Entering directory`, innermost last.
-    make_dirs: Vec<String>,
     /// erlc said `warnings being treated as errors`.
     werror: bool,
     /// `lib/<app>/test` from OTP's `Testing tests.<app>_test.…` lines.
@@ -212,17 +210,6 @@ impl Beam {
     /// Rebases a path the tool printed relative to the directory it ran in.
     fn place(&self, path: &str) -> String {
         place(self.prefix.as_deref(), path)
-    }
-
-    fn place_erl(&self, path: &str, sink: &Sink) -> Option<String> {
-        if path.starts_with('/') {
-            return Some(path.to_string());
-        }
-        match self.make_dirs.last() {
-            // A directory outside the repository (a system build dir) hides the file's place.
-            Some(dir) => sink.repo_path(dir).map(|d| format!("{d}/{path}")),
-            None => Some(path.to_string()),
-        }
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -499,15 +486,15 @@ impl Beam {
             } else {
                 erlc_type(msg)
             };
-            if let Some(path) = self.place_erl(path, sink) {
-                sink.emit(
-                    l.no,
-                    Finding::new(&path, line, ty, msg)
-                        .col(col)
-                        .conf(0.95)
-                        .tool("erlc"),
-                );
-            }
+            // A bare name under `make[N]: Entering directory` is rebased by the sink, which
+            // follows make's directories for every tool.
+            sink.emit(
+                l.no,
+                Finding::new(path, line, ty, msg)
+                    .col(col)
+                    .conf(0.95)
+                    .tool("erlc"),
+            );
             return true;
         }
         if first == b'[' {
@@ -546,13 +533,8 @@ impl Beam {
         let Some((_, rest)) = t.split_once("]: ") else {
             return;
         };
-        if let Some(dir) = rest.strip_prefix("Entering directory ") {
-            let dir = dir.trim_matches(['\'', '`', '"']);
-            if self.make_dirs.len() < 16 {
-                self.make_dirs.push(dir.to_string());
-            }
-        } else if rest.starts_with("Leaving directory ") {
-            self.make_dirs.pop();
+        // erlc's `warnings being treated as errors` ends with the directory it was said in.
+        if rest.starts_with("Leaving directory ") {
             self.werror = false;
         }
     }
