@@ -2,7 +2,8 @@
 //! path, or refuses it.
 //!
 //! It strips the GitHub runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`,
-//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), the configured workspace, `file://`
+//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), Travis CI's
+//! `/home/travis/build/O/R/` and `/Users/travis/build/O/R/`, the configured workspace, `file://`
 //! and `./`, and resolves `.`/`..` lexically. It must never return an absolute path, a path with a
 //! `..` component, or anything that is not plausibly a file name; it never touches the file system.
 
@@ -80,7 +81,14 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
 /// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    const ROOTS: [&str; 3] = ["/home/runner/work/", "/Users/runner/work/", "/__w/"];
+    const ROOTS: [&str; 5] = [
+        "/home/runner/work/",
+        "/Users/runner/work/",
+        "/__w/",
+        // Travis CI: `/home/travis/build/<owner>/<repo>/` (Linux) and `/Users/travis/build/…` (macOS).
+        "/home/travis/build/",
+        "/Users/travis/build/",
+    ];
     for root in ROOTS {
         if let Some(rest) = p.strip_prefix(root) {
             return strip_two_segments(rest);

@@ -6,12 +6,16 @@
 //! byte conditions before any regex.
 
 pub(crate) mod c;
+pub(crate) mod dotnet;
 pub(crate) mod generic;
 pub(crate) mod go;
 pub(crate) mod js;
 pub(crate) mod jvm;
+pub(crate) mod php;
 pub(crate) mod python;
+pub(crate) mod ruby;
 pub(crate) mod rust;
+pub(crate) mod swift;
 
 use crate::sink::Sink;
 use crate::{Ctx, Line};
@@ -25,6 +29,10 @@ pub(crate) struct Rules {
     go: go::Go,
     jvm: jvm::Jvm,
     shellcheck: generic::Shellcheck,
+    ruby: ruby::Ruby,
+    php: php::Php,
+    dotnet: dotnet::Dotnet,
+    swift: swift::Swift,
 }
 
 impl Rules {
@@ -32,6 +40,10 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        // Before Python, whose unittest matcher takes every `ERROR: …` line (Psalm's format).
+        if !self.php.quiet(l) && self.php.line(l, sink) {
+            return;
+        }
         if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
@@ -41,6 +53,10 @@ impl Rules {
         if !self.js.quiet(l) && self.js.line(l, sink) {
             return;
         }
+        // Before Go, which takes every `# …` line (RSpec's backtrace is `# ./x.rb:5:in …`).
+        if !self.ruby.quiet(l) && self.ruby.line(l, sink) {
+            return;
+        }
         if !self.go.quiet(l) && self.go.line(l, sink) {
             return;
         }
@@ -48,6 +64,12 @@ impl Rules {
             return;
         }
         if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
+            return;
+        }
+        if !self.dotnet.quiet(l) && self.dotnet.line(l, sink) {
+            return;
+        }
+        if !self.swift.quiet(l) && self.swift.line(l, sink) {
             return;
         }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
@@ -61,6 +83,10 @@ impl Rules {
         self.go.flush(sink);
         self.jvm.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
+        self.ruby.flush(sink);
+        self.php.flush(sink);
+        self.dotnet.flush(sink);
+        self.swift.flush(sink);
         sink.next_step();
     }
 }
