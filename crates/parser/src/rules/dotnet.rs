@@ -30,6 +30,12 @@ static FRAME_AT: LazyLock<Regex> =
 static FRAME_MONO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?\.(?:cs|fs|vb))\((\d+),\d+\): at (.+)$").unwrap());
 
+/// Pester (PowerShell): `at <ScriptBlock>, /path/X.Tests.ps1: line 137`.
+static FRAME_PESTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^at (.+?), (.+?): line (\d+)$").unwrap());
+static PESTER_FAILED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[-\] (.+?)(?: \d+(?:\.\d+)?m?s)?$").unwrap());
+
 static ERROR_NEEDLE: crate::Needle = crate::needle!("): ");
 
 #[derive(Debug)]
@@ -43,6 +49,13 @@ struct TestBlock {
 #[derive(Debug, Default)]
 pub(crate) struct Dotnet {
     block: Option<TestBlock>,
+}
+
+/// Build output inside the checkout (`bin/Release/…/publish/Modules/Pester/…`, `obj/`).
+fn is_build_output(path: &str) -> bool {
+    ["bin/Debug/", "bin/Release/", "obj/"]
+        .iter()
+        .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
 }
 
 /// C# compiler warnings that `TreatWarningsAsErrors` turns into errors: lint findings.
@@ -144,7 +157,7 @@ impl Dotnet {
         self.block.is_none()
             && !l.colon
             && l.last != b']'
-            && !matches!(l.first, b'F' | b'U' | b'0'..=b'9')
+            && !matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -162,6 +175,17 @@ impl Dotnet {
                 budget: BLOCK_BUDGET,
             });
             return true;
+        }
+        if l.first == b'[' {
+            if let Some(c) = PESTER_FAILED.captures(t) {
+                self.block = Some(TestBlock {
+                    test: Some(c[1].to_string()),
+                    message: String::new(),
+                    seq: l.no,
+                    budget: BLOCK_BUDGET,
+                });
+                return true;
+            }
         }
         if let Some(msg) = t.strip_prefix("Unhandled exception. ") {
             self.block = Some(TestBlock {
@@ -232,6 +256,7 @@ impl Dotnet {
         let frame = if t.starts_with("at ") {
             FRAME_AT
                 .captures(t)
+                .or_else(|| FRAME_PESTER.captures(t))
                 .map(|c| (c[2].to_string(), c[3].to_string()))
         } else if t.ends_with(')') && t.contains("): at ") {
             FRAME_MONO
@@ -249,7 +274,10 @@ impl Dotnet {
                 b.message = crate::sink::truncate_chars(t, 400).to_string();
             }
             // A new test or the run's summary ends the block.
-            if failed_test(t).is_some() || t.starts_with("Total tests") || t.starts_with("Failed!")
+            if failed_test(t).is_some()
+                || t.starts_with("Total tests")
+                || t.starts_with("Failed!")
+                || t.starts_with("[-] ")
             {
                 self.block = None;
                 return None;
@@ -259,7 +287,7 @@ impl Dotnet {
         let Some(rel) = sink.repo_path(&path) else {
             return Some(true);
         };
-        if crate::path::is_vendored(&rel) {
+        if crate::path::is_vendored(&rel) || is_build_output(&rel) {
             return Some(true);
         }
         let msg = if b.message.is_empty() {
@@ -313,6 +341,23 @@ mod tests {
         assert_eq!(r[2].error_type, BugType::Linting);
         assert_eq!(r[3].error_type, BugType::Linting);
         assert_eq!(r[4].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn pester_failure_skips_build_output() {
+        // PowerShell/PowerShell Travis log (LogChunks)
+        let log = "    [-] ThreadJob with ScriptBlock and Using variables 356ms\n      Expected {1 2 3 4 5}, but got {GlobalVar}.\n      137:         $result | Should -Be @(1,2,3,4,5)\n      at Invoke-Assertion, /home/travis/build/PowerShell/PowerShell/src/powershell-unix/bin/Release/netcoreapp2.1/linux-x64/publish/Modules/Pester/4.2.0/Functions/Assertions/Should.ps1: line 206\n      at <ScriptBlock>, /home/travis/build/PowerShell/PowerShell/test/powershell/Modules/ThreadJob/ThreadJob.Tests.ps1: line 137\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "test/powershell/Modules/ThreadJob/ThreadJob.Tests.ps1"
+        );
+        assert_eq!(r[0].line_number, 137);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("ThreadJob with ScriptBlock and Using variables")
+        );
     }
 
     #[test]

@@ -37,6 +37,8 @@ struct UnitBlock {
     budget: u32,
     /// The report was emitted (later frames are callers).
     done: bool,
+    /// The first frame in the repository, held while a test file's frame may follow.
+    candidate: Option<(String, u64)>,
 }
 
 #[derive(Debug, Default)]
@@ -48,6 +50,12 @@ pub(crate) struct Php {
 
 fn is_dependency(path: &str) -> bool {
     crate::path::is_vendored(path) || path.starts_with("vendor/") || path.contains("/vendor/")
+}
+
+/// PHPUnit's naming convention for test classes.
+fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.ends_with("test.php") || name.ends_with(".phpt")
 }
 
 /// The bug type of an interpreter error.
@@ -98,6 +106,7 @@ impl Php {
         }
         if l.first.is_ascii_digit() && l.indent() == 0 {
             if let Some(c) = PHPUNIT_HEADER.captures(t) {
+                self.end_unit(sink);
                 self.unit = Some(UnitBlock {
                     test: test_name(&c[1]).to_string(),
                     message: String::new(),
@@ -105,6 +114,7 @@ impl Php {
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     done: false,
+                    candidate: None,
                 });
                 return true;
             }
@@ -239,8 +249,9 @@ impl Php {
             || t.starts_with("ERRORS!")
             || t.starts_with("There w")
             || t.starts_with("Tests: ")
+            || (t.is_empty() && b.candidate.is_some())
         {
-            self.unit = None;
+            self.end_unit(sink);
             return false;
         }
         b.budget -= 1;
@@ -255,19 +266,21 @@ impl Php {
                 if is_dependency(&rel) {
                     return true;
                 }
-                let msg = if b.message.is_empty() {
-                    "test failed".to_string()
-                } else {
-                    b.message.clone()
-                };
-                sink.emit(
-                    b.seq,
-                    Finding::new(&rel, super::num(&c[2]).unwrap_or(0), b.ty, &msg)
-                        .test(Some(&b.test))
-                        .conf(0.9)
-                        .tool("phpunit"),
-                );
-                b.done = true;
+                let line = super::num(&c[2]).unwrap_or(0);
+                // A failed assertion belongs in the test, not in the project's own assertion
+                // helper (a trait or base class) the test called: wait for a `…Test.php` frame.
+                let assertion = b.message.starts_with("Failed asserting");
+                if assertion && !is_test_file(&rel) {
+                    if b.candidate.is_none() {
+                        b.candidate = Some((rel, line));
+                    }
+                    return true;
+                }
+                b.candidate = Some((rel, line));
+                self.end_unit(sink);
+                if let Some(b) = &mut self.unit {
+                    b.done = true;
+                }
                 return true;
             }
         }
@@ -281,7 +294,32 @@ impl Php {
         false
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
+    /// Emits the block's chosen frame, if any; the block stays open (done) for its callers.
+    fn end_unit(&mut self, sink: &mut Sink) {
+        let Some(b) = &mut self.unit else {
+            return;
+        };
+        if let Some((path, line)) = b.candidate.take() {
+            let msg = if b.message.is_empty() {
+                "test failed"
+            } else {
+                b.message.as_str()
+            };
+            sink.emit(
+                b.seq,
+                Finding::new(&path, line, b.ty, msg)
+                    .test(Some(&b.test))
+                    .conf(0.9)
+                    .tool("phpunit"),
+            );
+        }
+        if !b.done {
+            self.unit = None;
+        }
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.end_unit(sink);
         self.unit = None;
         self.stan_file = None;
     }
@@ -314,6 +352,20 @@ mod tests {
             (r[1].file_path.as_str(), r[1].line_number),
             ("tests/mocks/database/db.php", 136)
         );
+    }
+
+    #[test]
+    fn assertion_in_a_helper_points_at_the_test() {
+        // symfony/symfony Travis log (LogChunks)
+        let log = "1) Symfony\\Component\\VarDumper\\Tests\\CasterExceptionCasterTest::testDefaultSettings\nFailed asserting that format description matches text.\n--- Expected\n+++ Actual\n@@ @@\n\n/home/travis/build/symfony/symfony/src/Symfony/Component/VarDumper/Test/VarDumperTestTrait.php:41\n/home/travis/build/symfony/symfony/src/Symfony/Component/VarDumper/Tests/Caster/ExceptionCasterTest.php:59\n\n2) Symfony\\Component\\Process\\Tests\\ProcessTest::testRaw\nFailed asserting that false is true.\n\n/home/travis/build/symfony/symfony/src/Symfony/Component/Process/Tests/Helper.php:9\n\nFAILURES!\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(
+            r[0].file_path
+                .ends_with("Tests/Caster/ExceptionCasterTest.php")
+        );
+        assert_eq!(r[0].line_number, 59);
+        assert!(r[1].file_path.ends_with("Tests/Helper.php"));
     }
 
     #[test]

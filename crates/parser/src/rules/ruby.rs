@@ -423,6 +423,13 @@ impl Ruby {
                 if t.starts_with("# ") && l.colon_digit {
                     return self.frames(t, sink);
                 }
+                // A file that does not parse: the interpreter's message names the location
+                // (the frames are the loader's).
+                let seq = b.seq;
+                if l.colon_digit && b.ty == BugType::Syntax && self.colon(t, seq, sink) {
+                    self.block = None;
+                    return true;
+                }
                 // The next example, or the end of the failures section.
                 if (l.indent() >= 2 && l.first.is_ascii_digit() && t.contains(") "))
                     || t.starts_with("Finished in ")
@@ -568,6 +575,16 @@ mod tests {
         );
         assert_eq!(r[1].file_path, "spec/models/user_spec.rb");
         assert_eq!(r[1].test_name.as_deref(), Some("User is valid"));
+    }
+
+    #[test]
+    fn rspec_load_error_with_syntax_error() {
+        // discourse Travis log (LogChunks)
+        let log = "An error occurred while loading ./spec/requests/users_controller_spec.rb.\nFailure/Error: return load_without_bootsnap(resolved, wrap)\n\nSyntaxError:\n  /home/travis/build/discourse/discourse/spec/requests/users_controller_spec.rb:3520: syntax error, unexpected end-of-input, expecting end\n# /home/travis/build/discourse/discourse/vendor/bundle/ruby/2.6.0/gems/bootsnap-1.4.4/lib/bootsnap/load_path_cache/core_ext/kernel_require.rb:54:in `load'\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "spec/requests/users_controller_spec.rb");
+        assert_eq!((r[0].line_number, r[0].error_type), (3520, BugType::Syntax));
     }
 
     #[test]

@@ -65,7 +65,7 @@ fn classify(msg: &str) -> BugType {
 impl Swift {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         // xcpretty's summary: a class header at the margin, then indented test lines.
-        let summary_test = l.indent() == 2 && l.first == b't' && self.class.is_some();
+        let summary_test = self.class.is_some() && summary_test(l.text).is_some();
         let class_header =
             l.indent() == 0 && l.first.is_ascii_uppercase() && l.last.is_ascii_alphanumeric();
         !(l.colon_digit || summary_test || class_header)
@@ -74,15 +74,15 @@ impl Swift {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if !l.colon_digit {
-            if l.indent() == 0 {
+            if let Some(body) = summary_test(l.text).filter(|_| self.class.is_some()) {
+                if let Some((name, msg)) = body.split_once(", ") {
+                    if name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                        self.test = Some((name.to_string(), msg.to_string(), l.no));
+                    }
+                }
+            } else if l.indent() == 0 {
                 self.class = is_class_header(t).then(|| t.to_string());
                 self.test = None;
-            } else if let Some((name, msg)) = t.split_once(", ") {
-                if self.class.is_some()
-                    && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-                {
-                    self.test = Some((name.to_string(), msg.to_string(), l.no));
-                }
             }
             return false;
         }
@@ -169,6 +169,22 @@ impl Swift {
     }
 }
 
+/// xcpretty's `  testY, message` line under a class header. Captures seen in the wild glue a
+/// fragment of the previous line (`nl`) before the indentation; up to 3 such bytes are skipped.
+fn summary_test(text: &str) -> Option<&str> {
+    let b = text.as_bytes();
+    let skip = b
+        .iter()
+        .take(4)
+        .take_while(|c| !c.is_ascii_whitespace())
+        .count();
+    if skip > 3 {
+        return None;
+    }
+    let rest = text.get(skip..)?.strip_prefix("  ")?;
+    rest.starts_with("test").then_some(rest)
+}
+
 /// xcpretty's `Module_Tests.SomeTestCase` header: dotted identifiers, nothing else.
 fn is_class_header(t: &str) -> bool {
     t.len() < 200
@@ -205,9 +221,14 @@ mod tests {
 
     #[test]
     fn xctest_failures() {
-        let log = "/home/runner/work/R/R/Tests/AppTests/AppTests.swift:12: error: -[AppTests.AppTests testAdd] : XCTAssertEqual failed: (\"1\") is not equal to (\"2\")\nTest Case '-[AppTests.AppTests testAdd]' failed (0.002 seconds).\n/__w/R/R/Tests/AppTests/LinuxTests.swift:30: error: LinuxTests.testSub : XCTAssertTrue failed - \n\nAlamofire_iOS_Tests.SessionTestCase\n\n  testThatDataRequestWithInvalidURLStringThrowsResponseHandlerError, \u{1b}[31mXCTAssertTrue failed\u{1b}[0m\n\n  \u{1b}[36m/Users/travis/build/Alamofire/Alamofire/Tests/SessionTests.swift:550\u{1b}[0m\n\n  ```\n";
+        let log = "/home/runner/work/R/R/Tests/AppTests/AppTests.swift:12: error: -[AppTests.AppTests testAdd] : XCTAssertEqual failed: (\"1\") is not equal to (\"2\")\nTest Case '-[AppTests.AppTests testAdd]' failed (0.002 seconds).\n/__w/R/R/Tests/AppTests/LinuxTests.swift:30: error: LinuxTests.testSub : XCTAssertTrue failed - \n\nAlamofire_iOS_Tests.SessionTestCase\n\n  testThatDataRequestWithInvalidURLStringThrowsResponseHandlerError, \u{1b}[31mXCTAssertTrue failed\u{1b}[0m\n\n  \u{1b}[36m/Users/travis/build/Alamofire/Alamofire/Tests/SessionTests.swift:550\u{1b}[0m\n\n  ```\nnl\nnl  testThatUploadFileRequestWithInvalidURLStringThrowsResponseHandlerError, XCTAssertTrue failed\n\n  /Users/travis/build/Alamofire/Alamofire/Tests/SessionTests.swift:638\n";
         let r = parse(log);
-        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r.len(), 4, "{r:?}");
+        assert!(
+            r[3].test_name.as_deref().unwrap().ends_with(
+                ".testThatUploadFileRequestWithInvalidURLStringThrowsResponseHandlerError"
+            )
+        );
         assert_eq!(r[0].test_name.as_deref(), Some("AppTests.AppTests.testAdd"));
         assert_eq!(r[1].test_name.as_deref(), Some("LinuxTests.testSub"));
         assert_eq!(r[2].file_path, "Tests/SessionTests.swift");
