@@ -258,7 +258,8 @@ impl Php {
         if b.done {
             return l.colon_digit && PHPUNIT_FRAME.is_match(t) || t.is_empty();
         }
-        if l.colon_digit && l.first != b'-' && l.first != b'+' && l.first != b'@' {
+        // Frames start at the margin; an indented `path:12` is a diff's context line.
+        if l.colon_digit && l.indent() == 0 && !matches!(l.first, b'-' | b'+' | b'@') {
             if let Some(c) = PHPUNIT_FRAME.captures(t) {
                 let Some(rel) = sink.repo_path(&c[1]) else {
                     return true;

@@ -35,6 +35,9 @@ static RUBOCOP_SIMPLE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
+/// standardrb: `  path:12:5: Style/Cop: msg` (RuboCop without the severity letter).
+static STANDARD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+?):(\d+):(\d+): ([A-Z]\w*(?:/[A-Z]\w*)+): (.+)$").unwrap());
 /// `path:12: message` from the interpreter (`ruby -c`, `ruby -w`, load errors).
 static INTERP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+?\.(?:rb|rake|gemspec|ru)):(\d+): (.+)$").unwrap());
@@ -77,6 +80,8 @@ struct Block {
     confirmed: bool,
     /// A backtrace frame has been seen (later non-frame lines end the backtrace).
     framed: bool,
+    /// minitest `Failure:`: the location, reported with the next line as its message.
+    located: Option<(String, String)>,
     seq: u64,
 }
 
@@ -120,6 +125,19 @@ fn has_severity(t: &str) -> bool {
         b.get(i + 3) == Some(&b':')
             && b.get(i + 4) == Some(&b' ')
             && matches!(b.get(i + 2), Some(b'C' | b'W' | b'E' | b'F' | b'R' | b'I'))
+    })
+}
+
+/// Finds `: Dept/Cop: ` (the cheap test before standardrb's regex).
+fn has_cop(t: &str) -> bool {
+    let b = t.as_bytes();
+    memchr::memmem::find_iter(b, ": ").any(|i| {
+        let rest = &b[i + 2..];
+        rest.first().is_some_and(u8::is_ascii_uppercase)
+            && rest
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || **c == b'/' || **c == b'_')
+                .any(|c| *c == b'/')
     })
 }
 
@@ -228,6 +246,12 @@ impl Ruby {
                 return true;
             }
         }
+        if has_cop(t)
+            && let Some(c) = STANDARD.captures(t)
+        {
+            offense(&c[1], &c[2], &c[3], "C", None, c.get(4), &c[5], seq, sink);
+            return true;
+        }
         let rubyish = [".rb:", ".rake:", ".gemspec:", ".ru:"]
             .iter()
             .any(|n| crate::contains(t, n));
@@ -249,6 +273,7 @@ impl Ruby {
                 lines: 0,
                 confirmed: true,
                 framed: true,
+                located: None,
                 seq,
             });
             return true;
@@ -301,6 +326,7 @@ impl Ruby {
             lines: 0,
             confirmed: kind != Kind::Rspec,
             framed: false,
+            located: None,
             seq,
         });
     }
@@ -359,14 +385,33 @@ impl Ruby {
         }
         match b.kind {
             Kind::MtFailure => {
+                // `Klass#test [path:12]:`, then the assertion's message on the next line.
+                if let Some((path, line)) = b.located.take() {
+                    let msg = if t.is_empty() {
+                        b.message.clone()
+                    } else {
+                        t.to_string()
+                    };
+                    let (test, seq) = (b.test.clone(), b.seq);
+                    self.block = None;
+                    self.frame_emit(
+                        &path,
+                        &line,
+                        BugType::Logic,
+                        &msg,
+                        test.as_deref(),
+                        seq,
+                        sink,
+                    );
+                    return true;
+                }
                 if t.is_empty() {
                     return true;
                 }
                 if let Some(c) = MT_LOCATED.captures(t) {
-                    let test = c[1].to_string();
-                    let seq = b.seq;
-                    self.block = None;
-                    self.frame_emit(&c[2], &c[3], BugType::Logic, t, Some(&test), seq, sink);
+                    b.test = Some(c[1].to_string());
+                    b.located = Some((c[2].to_string(), c[3].to_string()));
+                    b.message = t.to_string();
                     return true;
                 }
                 self.block = None;
@@ -468,8 +513,21 @@ impl Ruby {
         true
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
-        self.block = None;
+    pub fn flush(&mut self, sink: &mut Sink) {
+        if let Some(mut b) = self.block.take() {
+            if let Some((path, line)) = b.located.take() {
+                let test = b.test.take();
+                self.frame_emit(
+                    &path,
+                    &line,
+                    BugType::Logic,
+                    &b.message,
+                    test.as_deref(),
+                    b.seq,
+                    sink,
+                );
+            }
+        }
         self.simple_file = None;
     }
 }
@@ -529,6 +587,22 @@ mod tests {
         assert_eq!(r[2].line_number, 21);
         assert_eq!(r[3].error_type, BugType::Syntax);
         assert!(r[..3].iter().all(|x| x.error_type == BugType::Linting));
+    }
+
+    #[test]
+    fn standardrb() {
+        // reviewdog/errorformat fmts/testdata/standardrb.in
+        let log = "standard: Use Ruby Standard Style (https://github.com/testdouble/standard)\nstandard: Run `standardrb --fix` to automatically fix some problems.\n  app/models/order.rb:45:5: Style/TrailingCommaInHashLiteral: Put a comma after the last item of a multiline hash.\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("app/models/order.rb", 45)
+        );
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("Style/TrailingCommaInHashLiteral")
+        );
     }
 
     #[test]
