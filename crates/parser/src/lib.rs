@@ -34,7 +34,8 @@
 //! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
 //! dropped, `##[group]Run <cmd>` records the step being run). Then one matcher per toolchain
-//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `generic.rs`) looks at it.
+//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `ruby.rs`, `php.rs`,
+//! `dotnet.rs`, `swift.rs`, `generic.rs`) looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
@@ -54,6 +55,10 @@
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`), javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Ruby: RuboCop/standardrb offenses (not `I:`, not `[Corrected]`) `LINTING`, `Lint/Syntax` and `ruby -c` syntax errors `SYNTAX`; RSpec, minitest and uncaught exceptions `LOGIC` (`SyntaxError`/`LoadError` while loading: `SYNTAX`/`IMPORT`) | by evidence |
+//! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
+//! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
+//! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -72,7 +77,8 @@
 //! # Paths
 //!
 //! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
-//! `/Users/runner/work/R/R/`, `/github/workspace/`) and [`ParseOptions::workspace`] are stripped;
+//! `/Users/runner/work/R/R/`, `/github/workspace/`, Travis CI's `/home/travis/build/O/R/`) and
+//! [`ParseOptions::workspace`] are stripped;
 //! a path that is still absolute or escapes with `..` is never emitted.
 
 mod normalize;
