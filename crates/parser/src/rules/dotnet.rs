@@ -36,8 +36,6 @@ static FRAME_PESTER: LazyLock<Regex> =
 static PESTER_FAILED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[-\] (.+?)(?: \d+(?:\.\d+)?m?s)?$").unwrap());
 
-static ERROR_NEEDLE: crate::Needle = crate::needle!("): ");
-
 #[derive(Debug)]
 struct TestBlock {
     test: Option<String>,
@@ -115,6 +113,23 @@ fn classify(code: Option<&str>, msg: &str) -> BugType {
     BugType::Linting
 }
 
+/// The first or last byte of a line that may start a test block (`Failed …`, `… [FAIL]`,
+/// `1) Failed : …`, `[-] …`, `Unhandled exception.`).
+fn test_header(l: &Line<'_>) -> bool {
+    matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
+        || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
+}
+
+/// `)` followed by `:` or ` :` (an MSBuild location `File.cs(12,5): …`).
+fn paren_colon(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b')', b).any(|i| match b.get(i + 1) {
+        Some(b':') => true,
+        Some(b' ') => b.get(i + 2) == Some(&b':'),
+        _ => false,
+    })
+}
+
 /// `Ns.Class.Test [FAIL]`, `Failed Ns.Class.Test [12 ms]`, `1) Failed : Ns.Class.Test`.
 fn failed_test(t: &str) -> Option<&str> {
     if let Some(name) = t.strip_suffix("[FAIL]") {
@@ -153,11 +168,9 @@ fn plausible(name: &str) -> bool {
 }
 
 impl Dotnet {
+    #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        self.block.is_none()
-            && !l.colon
-            && l.last != b']'
-            && !matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
+        self.block.is_none() && !test_header(l) && !(l.colon && paren_colon(l.text))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -167,7 +180,7 @@ impl Dotnet {
                 return done;
             }
         }
-        if let Some(name) = failed_test(t) {
+        if let Some(name) = failed_test(t).filter(|_| test_header(l)) {
             self.block = Some(TestBlock {
                 test: Some(name.to_string()),
                 message: String::new(),
@@ -196,7 +209,7 @@ impl Dotnet {
             });
             return true;
         }
-        if l.colon && crate::has(&ERROR_NEEDLE, t) {
+        if l.colon && paren_colon(t) {
             return self.msbuild(t, l.no, sink);
         }
         false

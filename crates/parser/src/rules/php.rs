@@ -92,6 +92,7 @@ fn test_name(raw: &str) -> &str {
 }
 
 impl Php {
+    #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.unit.is_none()
             && self.stan_file.is_none()
@@ -158,7 +159,7 @@ impl Php {
                 return true;
             }
         }
-        if crate::contains(t, ".php:") {
+        if super::ruby::lead_path(t).is_some_and(|p| p.ends_with(".php")) {
             if let Some(c) = STAN_RAW.captures(t) {
                 let msg = &c[3];
                 let ty = if msg.starts_with("Syntax error") {

@@ -128,6 +128,21 @@ fn has_severity(t: &str) -> bool {
     })
 }
 
+/// The `path` of a line that starts with `path:N` (no blank in the path, not all digits).
+pub(crate) fn lead_path(t: &str) -> Option<&str> {
+    let b = t.as_bytes();
+    let i = memchr::memchr(b':', b)?;
+    let head = &b[..i];
+    if i == 0
+        || !b.get(i + 1).is_some_and(u8::is_ascii_digit)
+        || head.iter().all(u8::is_ascii_digit)
+        || memchr::memchr2(b' ', b'\t', head).is_some()
+    {
+        return None;
+    }
+    t.get(..i)
+}
+
 /// Finds `: Dept/Cop: ` (the cheap test before standardrb's regex).
 fn has_cop(t: &str) -> bool {
     let b = t.as_bytes();
@@ -145,11 +160,13 @@ impl Ruby {
     /// True when the line cannot matter: no block is open, and it has no `path:N` and none of
     /// the first bytes that start one (`Failure:`, `Error:`, `1) …`, `rspec …`, `An error…`,
     /// `== path ==`).
+    #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.block.is_none()
             && self.simple_file.is_none()
             && !l.colon_digit
-            && !matches!(l.first, b'F' | b'E' | b'A' | b'=' | b'0'..=b'9')
+            && !matches!(l.first, b'F' | b'E' | b'A' | b'0'..=b'9')
+            && !(l.first == b'=' && l.last == b'=')
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -230,6 +247,10 @@ impl Ruby {
     }
 
     fn colon(&mut self, t: &str, seq: u64, sink: &mut Sink) -> bool {
+        // Every shape below starts with `path:N`; most `:N` lines (times, counters) do not.
+        let Some(path) = lead_path(t) else {
+            return false;
+        };
         if has_severity(t) {
             if let Some(c) = RUBOCOP.captures(t) {
                 offense(
@@ -252,10 +273,7 @@ impl Ruby {
             offense(&c[1], &c[2], &c[3], "C", None, c.get(4), &c[5], seq, sink);
             return true;
         }
-        let rubyish = [".rb:", ".rake:", ".gemspec:", ".ru:"]
-            .iter()
-            .any(|n| crate::contains(t, n));
-        if !rubyish {
+        if !matches!(super::ext(path), "rb" | "rake" | "gemspec" | "ru") {
             return false;
         }
         if let Some(c) = UNCAUGHT.captures(t) {

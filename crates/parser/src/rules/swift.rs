@@ -63,6 +63,7 @@ fn classify(msg: &str) -> BugType {
 }
 
 impl Swift {
+    #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         // xcpretty's summary: a class header at the margin, then indented test lines.
         let summary_test = self.class.is_some() && summary_test(l.text).is_some();
@@ -80,32 +81,30 @@ impl Swift {
                         self.test = Some((name.to_string(), msg.to_string(), l.no));
                     }
                 }
-            } else if l.indent() == 0 {
+            } else if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
                 self.class = is_class_header(t).then(|| t.to_string());
                 self.test = None;
             }
             return false;
         }
-        if let Some(i) = CROSS.find(t.as_bytes()) {
-            // xcpretty: the glyph may follow other text the capture glued on.
-            if i <= 8 {
-                let rest = t[i + "❌".len()..].trim_start();
-                if let Some(c) = XCPRETTY.captures(rest) {
-                    let msg = &c[4];
-                    sink.emit(
-                        l.no,
-                        Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), classify(msg), msg)
-                            .col(super::num(&c[3]))
-                            .conf(0.9)
-                            .tool("swiftc"),
-                    );
-                    return true;
-                }
-                return false;
-            }
-        }
         if !crate::contains(t, ".swift:") {
             return false;
+        }
+        // xcpretty: the glyph may follow other text the capture glued on.
+        if let Some(i) = CROSS.find(&t.as_bytes()[..t.len().min(16)]) {
+            let rest = t[i + "❌".len()..].trim_start();
+            let Some(c) = XCPRETTY.captures(rest) else {
+                return false;
+            };
+            let msg = &c[4];
+            sink.emit(
+                l.no,
+                Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), classify(msg), msg)
+                    .col(super::num(&c[3]))
+                    .conf(0.9)
+                    .tool("swiftc"),
+            );
+            return true;
         }
         // xcpretty's summary location: the whole line is `/path/x.swift:12`.
         if l.indent() >= 2 && !t.contains(' ') {
