@@ -130,15 +130,19 @@ fn paren_colon(text: &str) -> bool {
     })
 }
 
+/// `dotnet test` prefixes xUnit's own lines with `[xUnit.net 00:00:06.52]`; what follows is
+/// the runner's line, indented.
+fn strip_xunit_prefix(t: &str) -> &str {
+    match t.strip_prefix("[xUnit.net ") {
+        Some(rest) => rest.split_once(']').map_or(t, |(_, r)| r.trim_start()),
+        None => t,
+    }
+}
+
 /// `Ns.Class.Test [FAIL]`, `Failed Ns.Class.Test [12 ms]`, `1) Failed : Ns.Class.Test`.
 fn failed_test(t: &str) -> Option<&str> {
     if let Some(name) = t.strip_suffix("[FAIL]") {
-        let name = name.trim();
-        // `[xUnit.net 00:00:01.23]     Ns.Class.Test [FAIL]`
-        let name = match name.strip_prefix('[') {
-            Some(r) => r.split_once(']').map_or(name, |(_, n)| n.trim()),
-            None => name,
-        };
+        let name = strip_xunit_prefix(name.trim()).trim();
         return plausible(name).then_some(name);
     }
     let rest = match t.split_once(") ") {
@@ -174,7 +178,7 @@ impl Dotnet {
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
-        let t = l.trimmed();
+        let t = strip_xunit_prefix(l.trimmed());
         if self.block.is_some() {
             if let Some(done) = self.block_line(t, sink) {
                 return done;
@@ -371,6 +375,20 @@ mod tests {
             r[0].test_name.as_deref(),
             Some("ThreadJob with ScriptBlock and Using variables")
         );
+    }
+
+    #[test]
+    fn xunit_lines_behind_the_vstest_prefix() {
+        // lihs-ie/window-logger RUN_TEST_RESULT.md (GitHub Actions, Windows runner)
+        let log = "[xUnit.net 00:00:06.52]     WindowLogger.Presentation.Tests.Forms.MainFormTests.RefreshActivityGrid_WithActivities_ShouldDisplayData [FAIL]\n[xUnit.net 00:00:06.52]       Expected dataSource not to be <null>.\n[xUnit.net 00:00:06.52]       Stack Trace:\n[xUnit.net 00:00:06.52]            at FluentAssertions.Execution.XUnit2TestFramework.Throw(String message)\n[xUnit.net 00:00:06.52]         D:\\a\\window-logger\\window-logger\\tests\\WindowLogger.Presentation.Tests\\Forms\\MainFormTests.cs(158,0): at WindowLogger.Presentation.Tests.Forms.MainFormTests.RefreshActivityGrid_WithActivities_ShouldDisplayData()\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "tests/WindowLogger.Presentation.Tests/Forms/MainFormTests.cs"
+        );
+        assert_eq!(r[0].line_number, 158);
+        assert_eq!(r[0].message, "Expected dataSource not to be <null>.");
     }
 
     #[test]

@@ -23,6 +23,10 @@ static PHPUNIT_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S.*?\.(?:php|phpt|inc)):(\d+)$").unwrap());
 static PSALM: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^ERROR: (\w+) - (\S+?):(\d+):(\d+) - (.+)$").unwrap());
+/// Psalm's `--output-format=text`: `path:12:5:error - InvalidGlobal: message`.
+static PSALM_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+?\.php):(\d+):(\d+):(error|warning|info) - (\w+): (.+)$").unwrap()
+});
 static STAN_ROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+)(?::\d+)?\s{2,}(\S.*)$").unwrap());
 static STAN_RAW: LazyLock<Regex> =
@@ -50,6 +54,15 @@ pub(crate) struct Php {
 
 fn is_dependency(path: &str) -> bool {
     crate::path::is_vendored(path) || path.starts_with("vendor/") || path.contains("/vendor/")
+}
+
+/// Psalm's issue types: parse errors, everything else is a type-checker finding.
+fn psalm_type(issue: &str) -> BugType {
+    if issue == "ParseError" {
+        BugType::Syntax
+    } else {
+        BugType::TypeError
+    }
 }
 
 /// PHPUnit's naming convention for test classes.
@@ -143,11 +156,7 @@ impl Php {
         }
         if l.first == b'E' {
             if let Some(c) = PSALM.captures(t) {
-                let ty = if &c[1] == "ParseError" {
-                    BugType::Syntax
-                } else {
-                    BugType::TypeError
-                };
+                let ty = psalm_type(&c[1]);
                 sink.emit(
                     l.no,
                     Finding::new(&c[2], super::num(&c[3]).unwrap_or(0), ty, &c[5])
@@ -160,6 +169,24 @@ impl Php {
             }
         }
         if super::ruby::lead_path(t).is_some_and(|p| p.ends_with(".php")) {
+            if let Some(c) = PSALM_TEXT.captures(t) {
+                if &c[4] == "error" {
+                    sink.emit(
+                        l.no,
+                        Finding::new(
+                            &c[1],
+                            super::num(&c[2]).unwrap_or(0),
+                            psalm_type(&c[5]),
+                            &c[6],
+                        )
+                        .col(super::num(&c[3]))
+                        .conf(0.95)
+                        .tool("psalm")
+                        .rule(Some(&c[5])),
+                    );
+                }
+                return true;
+            }
             if let Some(c) = STAN_RAW.captures(t) {
                 let msg = &c[3];
                 let ty = if msg.starts_with("Syntax error") {
@@ -368,6 +395,29 @@ mod tests {
         );
         assert_eq!(r[0].line_number, 59);
         assert!(r[1].file_path.ends_with("Tests/Helper.php"));
+    }
+
+    #[test]
+    fn psalm_text_and_phpstan_raw_formats() {
+        // reviewdog/errorformat fmts/testdata/psalm.in and phpstan.in
+        let psalm = "/path/to/main.php:258:4:error - InvalidGlobal: Cannot use global scope heredler in global scope\n/path/to/main.php:84:21:error - UndefinedConstant: Const __ROOT__ is not defined\n";
+        let r = parse_str(psalm, &ParseOptions::with_workspace("/path/to"));
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("main.php", 258)
+        );
+        assert_eq!(r[1].rule.as_deref(), Some("UndefinedConstant"));
+        // Without the workspace the absolute paths are outside the repository.
+        assert!(parse(psalm).is_empty());
+        let stan = "/application/controllers/Account.php:63:Call to static method BaseModel::TransRollback() with incorrect case: TransRollBack\n";
+        let r = parse_str(stan, &ParseOptions::with_workspace("/application"));
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("controllers/Account.php", 63)
+        );
+        assert_eq!(r[0].error_type, BugType::TypeError);
     }
 
     #[test]
