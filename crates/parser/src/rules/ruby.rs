@@ -319,7 +319,8 @@ impl Ruby {
             return false;
         };
         let desc = c[3].trim();
-        if self.reported.iter().any(|r| r == desc) {
+        let key = crate::sink::truncate_chars(desc, crate::MAX_MESSAGE);
+        if self.reported.iter().any(|r| r == key) {
             return true;
         }
         let n = super::num(&c[2]).unwrap_or(0);
@@ -382,8 +383,10 @@ impl Ruby {
         );
         if emitted {
             if let Some(t) = test {
+                // Names are compared as the sink keeps them (cut), so memory stays bounded.
                 if self.reported.len() < MAX_NAMES {
-                    self.reported.push(t.trim().to_string());
+                    let name = crate::sink::truncate_chars(t.trim(), crate::MAX_MESSAGE);
+                    self.reported.push(name.to_string());
                 }
             }
         }
