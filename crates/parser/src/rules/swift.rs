@@ -7,6 +7,10 @@
 //! It must never report `warning:`/`note:` lines, xcodebuild's summaries (`** BUILD FAILED **`,
 //! `Failing tests:`), or errors without a source line (`error: Build input file cannot be
 //! found`, `xcodebuild: error: …`).
+//!
+//! Swift Testing's own console lines (`✘ Test foo() recorded an issue at FooTests.swift:12:5: …`)
+//! are not reported: they name the file only (`SourceLocation.description` is
+//! `fileName:line:column`), so the directory in the repository is unknown.
 
 use std::sync::LazyLock;
 
