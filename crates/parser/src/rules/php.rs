@@ -27,6 +27,7 @@ static PSALM: LazyLock<Regex> =
 static PSALM_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+?\.php):(\d+):(\d+):(error|warning|info) - (\w+): (.+)$").unwrap()
 });
+static PHP_ERROR: crate::Needle = crate::needle!("PHP Fatal error:");
 static STAN_ROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+)(?::\d+)?\s{2,}(\S.*)$").unwrap());
 static STAN_RAW: LazyLock<Regex> =
@@ -54,6 +55,17 @@ pub(crate) struct Php {
 
 fn is_dependency(path: &str) -> bool {
     crate::path::is_vendored(path) || path.starts_with("vendor/") || path.contains("/vendor/")
+}
+
+/// A line of PHPUnit's progress characters (`.`, `E`, `F`, `S`…) that may end in an
+/// interpreter error printed without a newline before it.
+fn glued_after_progress(l: &Line<'_>) -> bool {
+    l.colon
+        && l.last.is_ascii_digit()
+        && matches!(
+            l.first,
+            b'.' | b'E' | b'F' | b'S' | b'I' | b'R' | b'W' | b'N'
+        )
 }
 
 /// Psalm's issue types: parse errors, everything else is a type-checker finding.
@@ -111,6 +123,7 @@ impl Php {
             && self.stan_file.is_none()
             && !l.colon_digit
             && !matches!(l.first, b'P' | b'F' | b'L' | b'0'..=b'9')
+            && !glued_after_progress(l)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -149,6 +162,13 @@ impl Php {
         if t.starts_with("PHP ") || t.starts_with("Parse error:") || t.starts_with("Fatal error:") {
             if let Some(done) = self.interpreter(t, l.no, sink) {
                 return done;
+            }
+        } else if glued_after_progress(l) {
+            // PHPUnit's progress dots have no newline: a fatal error is glued after them.
+            if let Some(i) = PHP_ERROR.find(t.as_bytes()) {
+                if let Some(done) = self.interpreter(&t[i..], l.no, sink) {
+                    return done;
+                }
             }
         }
         if !l.colon_digit {
@@ -418,6 +438,20 @@ mod tests {
             ("controllers/Account.php", 63)
         );
         assert_eq!(r[0].error_type, BugType::TypeError);
+    }
+
+    #[test]
+    fn fatal_error_glued_to_progress_dots() {
+        // symfony/symfony Travis log (LogChunks)
+        let log = ".........S............................S..............S...PHP Fatal error:  Call to undefined method Symfony\\Component\\Debug\\Tests\\Exception\\FlattenExceptionTest::assertNan() in /home/travis/build/symfony/symfony/src/Symfony/Component/Debug/Tests/Exception/FlattenExceptionTest.php on line 259\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 259);
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert!(
+            r[0].file_path
+                .starts_with("src/Symfony/Component/Debug/Tests/")
+        );
     }
 
     #[test]
