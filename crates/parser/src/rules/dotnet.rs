@@ -145,10 +145,7 @@ fn failed_test(t: &str) -> Option<&str> {
         let name = strip_xunit_prefix(name.trim()).trim();
         return plausible(name).then_some(name);
     }
-    let rest = match t.split_once(") ") {
-        Some((n, r)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => r,
-        _ => t,
-    };
+    let rest = super::ruby::numbered(t).unwrap_or(t);
     let name = rest
         .strip_prefix("Failed : ")
         .or_else(|| rest.strip_prefix("Error : "))

@@ -131,7 +131,10 @@ impl Php {
         if self.stan_file.is_some() && self.stan_line(t, l.no, sink) {
             return true;
         }
-        if l.first.is_ascii_digit() && l.indent() == 0 {
+        if l.first.is_ascii_digit()
+            && l.indent() == 0
+            && super::ruby::numbered(t).is_some_and(|r| crate::contains(r, "::"))
+        {
             if let Some(c) = PHPUNIT_HEADER.captures(t) {
                 self.end_unit(sink);
                 self.unit = Some(UnitBlock {

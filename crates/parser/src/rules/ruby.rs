@@ -128,6 +128,16 @@ fn has_severity(t: &str) -> bool {
     })
 }
 
+/// The rest of a numbered line: `12) rest` (1 to 5 digits).
+pub(crate) fn numbered(t: &str) -> Option<&str> {
+    let b = t.as_bytes();
+    let n = b.iter().take(6).take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 5 || b.get(n) != Some(&b')') || b.get(n + 1) != Some(&b' ') {
+        return None;
+    }
+    t.get(n + 2..)
+}
+
 /// The `path` of a line that starts with `path:N` (no blank in the path, not all digits).
 pub(crate) fn lead_path(t: &str) -> Option<&str> {
     let b = t.as_bytes();
@@ -177,10 +187,8 @@ impl Ruby {
         // Headers of blocks.
         match l.first {
             b'F' | b'E' | b'0'..=b'9' => {
-                let word = t
-                    .split_once(") ")
-                    .filter(|(n, _)| n.bytes().all(|c| c.is_ascii_digit()))
-                    .map_or(t, |(_, w)| w);
+                let numbered = numbered(t);
+                let word = numbered.unwrap_or(t);
                 if word == "Failure:" || word == "Error:" {
                     self.start(
                         if word == "Failure:" {
@@ -194,12 +202,10 @@ impl Ruby {
                     return true;
                 }
                 // RSpec indents its numbered failures; PHPUnit and JUnit do not.
-                if l.indent() >= 2 && l.first.is_ascii_digit() {
-                    if let Some((n, desc)) = t.split_once(") ") {
-                        if !n.is_empty() && n.len() < 6 && n.bytes().all(|c| c.is_ascii_digit()) {
-                            self.start(Kind::Rspec, Some(desc.to_string()), l.no);
-                            return false;
-                        }
+                if l.indent() >= 2 {
+                    if let Some(desc) = numbered {
+                        self.start(Kind::Rspec, Some(desc.to_string()), l.no);
+                        return false;
                     }
                 }
             }
