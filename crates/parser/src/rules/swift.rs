@@ -101,7 +101,8 @@ impl Swift {
                 return false;
             };
             let msg = &c[4];
-            sink.emit(
+            emit(
+                sink,
                 l.no,
                 Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), classify(msg), msg)
                     .col(super::num(&c[3]))
@@ -117,7 +118,8 @@ impl Swift {
                     if let (Some(n), Some((name, msg, seq))) = (super::num(n), self.test.take()) {
                         let class = self.class.as_deref().unwrap_or("");
                         let test = format!("{class}.{name}");
-                        sink.emit(
+                        emit(
+                            sink,
                             seq,
                             Finding::new(path, n, BugType::Logic, &msg)
                                 .test(Some(&test))
@@ -129,7 +131,7 @@ impl Swift {
                 }
             }
         }
-        let Some(c) = DIAG.captures(t) else {
+        let Some(c) = DIAG.captures(pod_lint(t)) else {
             return false;
         };
         if &c[4] != "error" && &c[4] != "fatal error" {
@@ -142,7 +144,8 @@ impl Swift {
                 (Some(class), Some(name)) => format!("{}.{}", class.as_str(), name.as_str()),
                 _ => format!("{}.{}", &x[3], &x[4]),
             };
-            sink.emit(
+            emit(
+                sink,
                 l.no,
                 Finding::new(path, line, BugType::Logic, &x[5])
                     .test(Some(&test))
@@ -155,7 +158,8 @@ impl Swift {
             Some(r) => (BugType::Linting, r.get(1).map(|m| m.as_str()), "swiftlint"),
             None => (classify(msg), None, "swiftc"),
         };
-        sink.emit(
+        emit(
+            sink,
             l.no,
             Finding::new(path, line, ty, msg)
                 .col(col)
@@ -169,6 +173,37 @@ impl Swift {
     pub fn flush(&mut self, _sink: &mut Sink) {
         self.class = None;
         self.test = None;
+    }
+}
+
+/// `pod lib lint` relays xcodebuild's diagnostics as `- ERROR | xcodebuild:  /path/x.swift:…`.
+fn pod_lint(t: &str) -> &str {
+    if !t.starts_with("- ") {
+        return t;
+    }
+    match t.split_once("| xcodebuild:") {
+        Some((_, rest)) => rest.trim_start(),
+        None => t,
+    }
+}
+
+/// Checked-out dependencies (Carthage, CocoaPods, SwiftPM, Xcode's package checkouts).
+fn is_dependency(path: &str) -> bool {
+    crate::path::is_vendored(path)
+        || [
+            "Carthage/Checkouts/",
+            "Pods/",
+            ".build/checkouts/",
+            "SourcePackages/checkouts/",
+        ]
+        .iter()
+        .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
+}
+
+/// Emits a finding unless its file is a checked-out dependency.
+fn emit(sink: &mut Sink, seq: u64, f: Finding<'_>) {
+    if sink.repo_path(f.path).is_some_and(|p| !is_dependency(&p)) {
+        sink.emit(seq, f);
     }
 }
 
@@ -220,6 +255,22 @@ mod tests {
         assert_eq!(r[2].error_type, BugType::Syntax);
         assert_eq!(r[3].error_type, BugType::Linting);
         assert_eq!(r[3].rule.as_deref(), Some("force_cast"));
+    }
+
+    #[test]
+    fn pod_lib_lint_and_dependencies() {
+        // ReactiveCocoa Travis logs (LogChunks)
+        let log = "    - ERROR | xcodebuild:  /Users/travis/build/ReactiveCocoa/ReactiveCocoa/ReactiveCocoa/NSObject+Association.swift:134:2: error: use of unresolved identifier '_rac_objc_setAssociatedObject'\n    - ERROR | xcodebuild: Returned an unsuccessful exit code. You can use `--verbose` for more information.\n\u{26a0}\u{fe0f}  /Users/travis/build/ReactiveCocoa/ReactiveCocoa/Carthage/Checkouts/Nimble/Sources/Nimble/Expectation.swift:73:18: 'Matcher' is deprecated: Use Predicate instead\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "ReactiveCocoa/NSObject+Association.swift");
+        assert_eq!(
+            (r[0].line_number, r[0].error_type),
+            (134, BugType::TypeError)
+        );
+        assert!(super::is_dependency(
+            "Carthage/Checkouts/Nimble/Sources/Nimble/Expectation.swift"
+        ));
     }
 
     #[test]
