@@ -92,6 +92,8 @@ pub(crate) struct Ruby {
     simple_file: Option<String>,
     /// Tests reported from failure blocks (the RSpec summary repeats them).
     reported: Vec<String>,
+    /// Inside RSpec's `Pending:` list, whose `Failure/Error:` blocks are expected failures.
+    pending: bool,
 }
 
 /// Installed gems and the interpreter's own files: never the project's code.
@@ -176,11 +178,20 @@ impl Ruby {
             && self.simple_file.is_none()
             && !l.colon_digit
             && !matches!(l.first, b'F' | b'E' | b'A' | b'0'..=b'9')
+            && !(l.first == b'P' && self.pending_start(l))
             && !(l.first == b'=' && l.last == b'=')
+    }
+
+    /// `Pending:` at the margin (RSpec's list of pending examples).
+    fn pending_start(&self, l: &Line<'_>) -> bool {
+        l.indent() == 0 && l.trimmed().starts_with("Pending:")
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if self.pending && l.first == b'F' && t.starts_with("Finished in ") {
+            self.pending = false;
+        }
         if self.block.is_some() && self.block_line(l, sink) {
             return true;
         }
@@ -201,8 +212,11 @@ impl Ruby {
                     );
                     return true;
                 }
+                if t == "Failures:" {
+                    self.pending = false;
+                }
                 // RSpec indents its numbered failures; PHPUnit and JUnit do not.
-                if l.indent() >= 2 {
+                if l.indent() >= 2 && !self.pending {
                     if let Some(desc) = numbered {
                         self.start(Kind::Rspec, Some(desc.to_string()), l.no);
                         return false;
@@ -224,6 +238,10 @@ impl Ruby {
                 }
             }
             b'r' if t.starts_with("rspec ") => return self.rspec_rerun(t, l.no, sink),
+            b'P' if t.starts_with("Pending:") => {
+                self.pending = true;
+                return true;
+            }
             _ => {}
         }
         if self.simple_file.is_some() {
@@ -556,6 +574,7 @@ impl Ruby {
             }
         }
         self.simple_file = None;
+        self.pending = false;
     }
 }
 
@@ -686,6 +705,18 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "spec/requests/users_controller_spec.rb");
         assert_eq!((r[0].line_number, r[0].error_type), (3520, BugType::Syntax));
+    }
+
+    #[test]
+    fn rspec_pending_examples_are_not_failures() {
+        // bundler/bundler Travis log (LogChunks, misc/regression-tests/4682.log)
+        let log = "Pending: (Failures listed here are expected and do not affect your suite's status)\n\n  1) bundle update with --source option should not update gems not included in the source that happen to have the same name\n     # Allowed to fail to preserve backwards-compatibility\n     Failure/Error: expect(the_bundle).not_to include_gems \"activesupport 3.0\"\n       expected the bundle not to include gems \"activesupport 3.0\" but:\n     # ./spec/commands/update_spec.rb:141:in `block (3 levels) in <top (required)>'\n\nFinished in 15 minutes 57 seconds (files took 1.32 seconds to load)\n2053 examples, 0 failures, 8 pending\n\nFailures:\n\n  1) real world edgecases resolves dependencies correctly\n     Failure/Error: expect(lockfile).to include(\"rails (3.2.22.2)\")\n       # $? => 0\n     # ./spec/realworld/edgecases_spec.rb:52:in `block (2 levels) in <top (required)>'\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("spec/realworld/edgecases_spec.rb", 52)
+        );
     }
 
     #[test]
