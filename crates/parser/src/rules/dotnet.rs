@@ -149,7 +149,9 @@ fn failed_test(t: &str) -> Option<&str> {
     let name = rest
         .strip_prefix("Failed : ")
         .or_else(|| rest.strip_prefix("Error : "))
-        .or_else(|| rest.strip_prefix("Failed "))?;
+        .or_else(|| rest.strip_prefix("Failed "))?
+        // Older console loggers align the name: `Failed   Ns.Class.Test`.
+        .trim_start();
     // `[12 ms]` / `[< 1 ms]` after the name.
     let name = match name.rfind(" [") {
         Some(i) if name.ends_with(']') => &name[..i],
