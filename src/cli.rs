@@ -344,21 +344,31 @@ fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
 /// unreadable input.
 fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet, standalone_dds};
-    use ci_medic_parser::{ParseOptions, parse_reader};
+    use ci_medic_parser::{MAX_REPORTS, ParseOptions, parse_reader_parsed};
 
     let opts = ParseOptions {
         workspace: args.workspace.clone(),
     };
     let result = match args.file.as_deref() {
-        None => parse_reader(std::io::stdin().lock(), &opts),
-        Some(p) if p.as_os_str() == "-" => parse_reader(std::io::stdin().lock(), &opts),
+        None => parse_reader_parsed(std::io::stdin().lock(), &opts),
+        Some(p) if p.as_os_str() == "-" => parse_reader_parsed(std::io::stdin().lock(), &opts),
         Some(p) => match std::fs::File::open(p) {
-            Ok(f) => parse_reader(std::io::BufReader::new(f), &opts),
+            Ok(f) => parse_reader_parsed(std::io::BufReader::new(f), &opts),
             Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
         },
     };
     let reports = match result {
-        Ok(r) => r,
+        Ok(parsed) => {
+            // On stderr, so every output format stays as it is.
+            if parsed.left_out > 0 {
+                eprintln!(
+                    "ci-medic analyze: more errors were found than the {MAX_REPORTS} shown \
+                     ({} further findings left out)",
+                    parsed.left_out
+                );
+            }
+            parsed.reports
+        }
         Err(e) => return usage_error(format!("cannot read the log: {e}")),
     };
     let config = match &args.config {

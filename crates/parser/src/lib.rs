@@ -615,22 +615,42 @@ impl Parser {
         self.sink.len()
     }
 
-    /// Ends the log: flushes a trailing partial line and any open block.
-    pub fn finish(mut self) -> Vec<BugReport> {
+    /// [`finish`](Parser::finish), and how many findings of further locations the
+    /// [`MAX_REPORTS`] cap left out: a reader must be told that more errors were found than
+    /// shown.
+    pub fn finish_parsed(mut self) -> Parsed {
         if !self.partial.is_empty() {
             let whole = std::mem::take(&mut self.partial);
             self.feed_line(&whole);
         }
         self.step_boundary();
-        self.sink.into_reports()
+        let left_out = self.sink.left_out();
+        Parsed {
+            reports: self.sink.into_reports(),
+            left_out,
+        }
+    }
+
+    /// Ends the log: flushes a trailing partial line and any open block.
+    pub fn finish(self) -> Vec<BugReport> {
+        self.finish_parsed().reports
     }
 }
 
-/// Parses a log from a reader, streaming, in bounded memory.
-pub fn parse_reader<R: std::io::Read>(
+/// What a whole parse found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// At most [`MAX_REPORTS`], in order of first appearance.
+    pub reports: Vec<BugReport>,
+    /// Findings of further locations left out by the cap (0 when everything is in `reports`).
+    pub left_out: u64,
+}
+
+/// [`parse_reader`], also saying how many findings the report cap left out.
+pub fn parse_reader_parsed<R: std::io::Read>(
     mut reader: R,
     opts: &ParseOptions,
-) -> std::io::Result<Vec<BugReport>> {
+) -> std::io::Result<Parsed> {
     let mut parser = Parser::new(opts);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -641,7 +661,15 @@ pub fn parse_reader<R: std::io::Read>(
             Err(e) => return Err(e),
         }
     }
-    Ok(parser.finish())
+    Ok(parser.finish_parsed())
+}
+
+/// Parses a log from a reader, streaming, in bounded memory.
+pub fn parse_reader<R: std::io::Read>(
+    reader: R,
+    opts: &ParseOptions,
+) -> std::io::Result<Vec<BugReport>> {
+    parse_reader_parsed(reader, opts).map(|p| p.reports)
 }
 
 /// Parses a log held in memory.
@@ -766,5 +794,31 @@ mod wrapper_tests {
                    raise ValueError(\"x\")\n\
                    ValueError: x\n";
         assert_eq!(parse(log), vec![("tests/test_core.py".to_string(), 5)]);
+    }
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    #[test]
+    fn findings_past_the_cap_are_counted_not_kept() {
+        // The same real ruff line as in the crate docs, at 1,200 distinct locations.
+        let log: String = (1..=1_200)
+            .map(|i| format!("src/m{i}.py:1:8: F401 [*] `os` imported but unused\n"))
+            .collect();
+        let mut p = Parser::new(&ParseOptions::default());
+        p.feed(log.as_bytes());
+        // A location already kept is not counted again.
+        p.feed(b"src/m1.py:1:8: F401 [*] `os` imported but unused\n");
+        let parsed = p.finish_parsed();
+        assert_eq!(parsed.reports.len(), MAX_REPORTS);
+        assert_eq!(parsed.left_out, 200);
+        let few = parse_reader_parsed(
+            &b"src/a.py:1:8: F401 [*] `os` imported but unused\n"[..],
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((few.reports.len(), few.left_out), (1, 0));
     }
 }

@@ -91,6 +91,8 @@ pub struct Sink {
     /// → `mypkg` lives at `src/mypkg`): a frame in `site-packages/mypkg/…` is the repository's
     /// own code installed into a virtualenv, and maps back. At most [`MAX_OWN_PACKAGES`].
     own_packages: Vec<(String, String)>,
+    /// Findings of new locations refused because [`MAX_REPORTS`] were already kept.
+    left_out: u64,
 }
 
 /// Bound on the learned package directories.
@@ -221,7 +223,11 @@ impl Sink {
         }
         let line = u32::try_from(f.line).unwrap_or(u32::MAX);
         let key = (path, line, f.error_type);
-        if self.seen.contains_key(&key) || self.reports.len() >= MAX_REPORTS {
+        if self.seen.contains_key(&key) {
+            return true;
+        }
+        if self.reports.len() >= MAX_REPORTS {
+            self.left_out = self.left_out.saturating_add(1);
             return true;
         }
         let message = truncate_chars(f.message.trim(), MAX_MESSAGE).to_string();
@@ -361,6 +367,11 @@ impl Sink {
 
     pub fn len(&self) -> usize {
         self.reports.len()
+    }
+
+    /// Findings of further locations the cap left out (a location found twice counts twice).
+    pub fn left_out(&self) -> u64 {
+        self.left_out
     }
 
     /// Reports in order of first appearance in the log (stable for equal lines).
