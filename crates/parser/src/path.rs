@@ -80,7 +80,13 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
 /// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    const ROOTS: [&str; 3] = ["/home/runner/work/", "/Users/runner/work/", "/__w/"];
+    // Travis CI checks out into `/home/travis/build/<owner>/<repo>/`.
+    const ROOTS: [&str; 4] = [
+        "/home/runner/work/",
+        "/Users/runner/work/",
+        "/__w/",
+        "/home/travis/build/",
+    ];
     for root in ROOTS {
         if let Some(rest) = p.strip_prefix(root) {
             return strip_two_segments(rest);

@@ -48,6 +48,82 @@ static BABEL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").unwrap());
 static CODE_ANY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+ ?)?\|").unwrap());
 static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*> ?(\d+) \|").unwrap());
+/// TSLint's prose formatters: `ERROR: path:l:c rule message` and `ERROR: path[l, c]: message`.
+static TSLINT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ERROR: (?:\((\S+)\) )?(\S+?)(?::(\d+):(\d+) (\S+) |\[(\d+), (\d+)\]: )(.+)$")
+        .unwrap()
+});
+
+/// Node core modules as frames name them before `node:` prefixes (Node < 16): bare file names
+/// and `internal/…`. A relative frame path with one of these names is Node's, not the repo's.
+const NODE_CORE: [&str; 24] = [
+    "events.js",
+    "domain.js",
+    "net.js",
+    "timers.js",
+    "module.js",
+    "fs.js",
+    "vm.js",
+    "util.js",
+    "assert.js",
+    "stream.js",
+    "tty.js",
+    "zlib.js",
+    "http.js",
+    "https.js",
+    "readline.js",
+    "buffer.js",
+    "child_process.js",
+    "bootstrap_node.js",
+    "_stream_readable.js",
+    "_stream_writable.js",
+    "_stream_duplex.js",
+    "_stream_transform.js",
+    "async_hooks.js",
+    "cluster.js",
+];
+
+/// True when a stack frame's path is Node's own code rather than a file of the repository.
+fn is_node_internal(path: &str) -> bool {
+    path.starts_with("node:")
+        || path.starts_with("internal/")
+        || (!path.contains('/') && NODE_CORE.contains(&path))
+}
+
+/// The file a frame names. Source-mapped frames can glue the output directory to the
+/// source's absolute URL (`out/vs/a/file:/home/…/src/vs/a/x.ts`); the source is what failed.
+fn frame_path(path: &str) -> &str {
+    match path.find("file:/") {
+        Some(i) if i > 0 => &path[i + 5..],
+        _ => path,
+    }
+}
+
+/// Which numbered failure list is open: mocha's `N failing` or Jasmine's `Failures:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Numbered {
+    Mocha,
+    Jasmine,
+}
+
+/// `  1) suite title:` (mocha) or `1) full name` (Jasmine). Some macOS Travis captures prefix
+/// every line with a literal `nl`, which is dropped.
+fn numbered_header(t: &str) -> Option<&str> {
+    let t = t.strip_prefix("nl").map_or(t, str::trim_start);
+    let n = ascii_digits(t);
+    if n == 0 || n > 5 {
+        return None;
+    }
+    t[n..]
+        .strip_prefix(')')
+        .filter(|r| r.is_empty() || r.starts_with(' '))
+        .map(str::trim)
+}
+
+/// Tools that print paths relative to the directory an npm script ran in.
+const REBASED_TOOLS: &[&str] = &[
+    "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape",
+];
 
 const JS_EXTS: [&str; 13] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
@@ -182,6 +258,8 @@ struct TestBlock {
     budget: u32,
     done: bool,
     tool: &'static str,
+    /// Mocha prints a test's title over several lines; open until the line ending in `:`.
+    title_open: bool,
 }
 
 #[derive(Debug)]
@@ -200,6 +278,12 @@ pub(crate) struct Js {
     /// `/path/file.js:3` printed by Node above a `SyntaxError`.
     node_loc: Option<(String, u64, u32)>,
     node_err: Option<NodeErr>,
+    numbered: Option<Numbered>,
+    /// TAP (tape): `TAP version` seen, the current `# test` name, and a `not ok` waiting for
+    /// its `at:` line.
+    tap: bool,
+    tap_test: Option<String>,
+    tap_failed: Option<(String, u64)>,
 }
 
 impl Js {
@@ -213,6 +297,8 @@ impl Js {
             || self.node_loc.is_some()
             || self.node_err.is_some()
             || self.eslint_file.is_some()
+            || self.numbered.is_some()
+            || self.tap
         {
             return false;
         }
@@ -220,10 +306,19 @@ impl Js {
         if t.is_empty() {
             return true;
         }
+        // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows.
+        if (l.last == b'g' && l.first.is_ascii_digit())
+            || (l.first == b'E' && t.starts_with("ERROR: "))
+            || (l.first == b'T' && t.starts_with("TAP version"))
+        {
+            return false;
+        }
         // 0xE2 starts `●`.
         if matches!(l.first, b'F' | 0xE2)
             || (l.first == b'n'
-                && (t.starts_with("npm error path ") || t.starts_with("npm ERR! path ")))
+                && (t.starts_with("npm error path ")
+                    || (t.starts_with("npm ERR! ")
+                        && (t.starts_with("npm ERR! path ") || t.contains(": `cd ")))))
         {
             return false;
         }
@@ -259,7 +354,19 @@ impl Js {
             .strip_prefix("npm error path ")
             .or_else(|| t.strip_prefix("npm ERR! path "))
         {
-            sink.rebase_step(dir.trim(), &["tsc", "eslint", "jest", "vitest"]);
+            sink.rebase_step(dir.trim(), REBASED_TOOLS);
+            return true;
+        }
+        // `npm ERR! pkg@1.0 test:x: `cd ./sub && npm test``: the script ran in `sub`.
+        if let Some(rest) = t.strip_prefix("npm ERR! ") {
+            if let Some((_, cmd)) = rest.split_once(": `cd ") {
+                if let Some((dir, _)) = cmd.split_once(" && ") {
+                    sink.rebase_step(dir.trim(), REBASED_TOOLS);
+                    return true;
+                }
+            }
+        }
+        if self.tap_line(l, t, sink) {
             return true;
         }
         // Both tsc formats carry `: error TS` (`f(1,2): error` or `f:1:2 - error`).
@@ -269,7 +376,13 @@ impl Js {
         {
             return true;
         }
+        if self.numbered_line(l, t, sink) {
+            return true;
+        }
         if self.test_block(l, t, sink) {
+            return true;
+        }
+        if l.first == b'E' && l.colon && t.starts_with("ERROR: ") && self.tslint(l.no, t, sink) {
             return true;
         }
         if self.node(l, t, sink) {
@@ -392,6 +505,155 @@ impl Js {
         false
     }
 
+    /// Mocha (`N failing`, then `  1) suite title:`) and Jasmine (`Failures:`, then `1) name`)
+    /// failure lists: each numbered entry becomes a test block whose first in-repo frame is
+    /// reported with the test's full title.
+    fn numbered_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.first.is_ascii_digit() && &t[ascii_digits(t)..] == " failing" {
+            self.finish_block(sink);
+            self.numbered = Some(Numbered::Mocha);
+            return true;
+        }
+        if t == "Failures:" {
+            self.finish_block(sink);
+            self.numbered = Some(Numbered::Jasmine);
+            return true;
+        }
+        let Some(mode) = self.numbered else {
+            return false;
+        };
+        if let Some(title) = numbered_header(t) {
+            self.finish_block(sink);
+            let (title, open) = match title.strip_suffix(':') {
+                Some(done) => (done.trim_end(), false),
+                None => (title, mode == Numbered::Mocha),
+            };
+            self.block = Some(TestBlock {
+                test: (!title.is_empty()).then(|| title.to_string()),
+                file: None,
+                message: None,
+                message_lines: 0,
+                code_line: None,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                done: false,
+                tool: if mode == Numbered::Mocha {
+                    "mocha"
+                } else {
+                    "jasmine"
+                },
+                title_open: open,
+            });
+            return true;
+        }
+        let Some(b) = &mut self.block else {
+            return false;
+        };
+        if b.tool != "mocha" && b.tool != "jasmine" {
+            return false;
+        }
+        if b.title_open {
+            let part = t.strip_prefix("nl").map_or(t, str::trim_start);
+            let (part, open) = match part.strip_suffix(':') {
+                Some(p) => (p.trim_end(), false),
+                None => (part, true),
+            };
+            b.title_open = open;
+            if !part.is_empty() {
+                let name = b.test.get_or_insert_with(String::new);
+                if name.len() < 1000 {
+                    if !name.is_empty() {
+                        name.push(' ');
+                    }
+                    name.push_str(part);
+                }
+            }
+            return true;
+        }
+        // After its frame, a block ends at the first unindented line that is not an entry.
+        if b.done && l.indent() == 0 {
+            self.finish_block(sink);
+            self.numbered = None;
+            return false;
+        }
+        false
+    }
+
+    /// tape's TAP output: `# test name`, `not ok N assertion`, then `  at: Test.<anonymous>
+    /// (path:l:c)` naming the failing assertion.
+    fn tap_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if t.starts_with("TAP version") {
+            self.tap = true;
+            return true;
+        }
+        if !self.tap {
+            return false;
+        }
+        if let Some(name) = t.strip_prefix("# ") {
+            self.tap_test = Some(crate::sink::truncate_chars(name, 300).to_string());
+            return true;
+        }
+        if let Some(rest) = t.strip_prefix("not ok ") {
+            let msg = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim();
+            self.tap_failed = Some((crate::sink::truncate_chars(msg, 300).to_string(), l.no));
+            return true;
+        }
+        if t.starts_with("ok ") {
+            self.tap_failed = None;
+            return true;
+        }
+        if let Some(at) = t.strip_prefix("at: ") {
+            if let Some((msg, seq)) = self.tap_failed.take() {
+                let at = at.trim_end_matches(')');
+                let loc = at.rsplit(['(', ' ']).next().unwrap_or(at);
+                let mut parts = loc.rsplitn(3, ':');
+                let (col, line, path) = (parts.next(), parts.next(), parts.next());
+                if let (Some(path), Some(line)) = (path, line.and_then(super::num)) {
+                    let in_repo = sink
+                        .repo_path(path)
+                        .is_some_and(|p| !crate::path::is_vendored(&p));
+                    if in_repo && !is_node_internal(path) {
+                        sink.emit(
+                            seq,
+                            Finding::new(path, line, BugType::Logic, &msg)
+                                .col(col.and_then(super::num))
+                                .test(self.tap_test.as_deref())
+                                .conf(0.9)
+                                .tool("tape"),
+                        );
+                    }
+                }
+            }
+            return true;
+        }
+        false
+    }
+
+    /// TSLint's prose output (`ERROR: path:l:c rule message`).
+    fn tslint(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
+        let Some(c) = TSLINT.captures(t) else {
+            return false;
+        };
+        let g = |i| c.get(i).map(|m| m.as_str());
+        let (line, col) = match (g(3), g(4)) {
+            (Some(l), Some(c)) => (l, c),
+            _ => (g(6).unwrap_or(""), g(7).unwrap_or("")),
+        };
+        let (Some(line), Some(col)) = (super::num(line), super::num(col)) else {
+            return false;
+        };
+        let rule = g(5).or(g(1));
+        sink.emit(
+            seq,
+            Finding::new(&c[2], line, BugType::Linting, &c[8])
+                .col(Some(col))
+                .conf(0.95)
+                .tool("tslint")
+                .rule(rule),
+        );
+        true
+    }
+
     fn finish_block(&mut self, sink: &mut Sink) {
         let Some(b) = self.block.take() else {
             return;
@@ -429,6 +691,7 @@ impl Js {
                     budget: BLOCK_BUDGET,
                     done: false,
                     tool: "vitest",
+                    title_open: false,
                 });
                 return true;
             }
@@ -447,6 +710,7 @@ impl Js {
                         budget: BLOCK_BUDGET,
                         done: false,
                         tool: "vitest",
+                        title_open: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
@@ -471,6 +735,7 @@ impl Js {
                 budget: BLOCK_BUDGET,
                 done: false,
                 tool: "jest",
+                title_open: false,
             });
             return true;
         }
@@ -492,11 +757,11 @@ impl Js {
         }
         if t.starts_with("at ") || t.starts_with("❯ ") {
             if let Some(c) = FRAME.captures(t) {
-                let path = &c[1];
+                let path = frame_path(&c[1]);
                 let in_repo = sink
                     .repo_path(path)
                     .is_some_and(|p| !crate::path::is_vendored(&p));
-                if in_repo && !path.starts_with("node:") {
+                if in_repo && !is_node_internal(path) {
                     let msg = b.message.as_deref().unwrap_or("test failed");
                     let ty = message_type(msg, BugType::Logic);
                     sink.emit(
@@ -543,6 +808,10 @@ impl Js {
         }
         // The message is the block's text up to the code frame or stack (expected/received
         // lines included), bounded.
+        let t = t.strip_prefix("nl ").map_or(t, str::trim_start);
+        if t.is_empty() || t == "nl" {
+            return true;
+        }
         match &mut b.message {
             None => b.message = Some(crate::sink::truncate_chars(t, 500).to_string()),
             Some(m) if b.code_line.is_none() && m.len() < 400 && b.message_lines < 12 => {
@@ -570,11 +839,11 @@ impl Js {
                 e.budget -= 1;
                 if t.starts_with("at ") {
                     if let Some(c) = FRAME.captures(t) {
-                        let path = &c[1];
+                        let path = frame_path(&c[1]);
                         let in_repo = sink
                             .repo_path(path)
                             .is_some_and(|p| !crate::path::is_vendored(&p));
-                        if in_repo && !path.starts_with("node:") {
+                        if in_repo && !is_node_internal(path) {
                             let e = self.node_err.take().expect("checked");
                             sink.emit(
                                 e.seq,
@@ -648,6 +917,10 @@ impl Js {
         self.jest_file = None;
         self.node_loc = None;
         self.node_err = None;
+        self.numbered = None;
+        self.tap = false;
+        self.tap_test = None;
+        self.tap_failed = None;
     }
 }
 

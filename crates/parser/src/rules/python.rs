@@ -25,12 +25,22 @@ static FRAME: LazyLock<Regex> =
 static EXC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$").unwrap());
 static LOC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\S+\.pyi?):(\d+): (.*)$").unwrap());
+/// A fixture error's location: `file /path/test_x.py, line 21` and a bare `/path/test_x.py:21`.
+static FIXTURE_LOC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:file (\S+\.py), line (\d+)|(\S+\.py):(\d+):?)$").unwrap());
+/// Node ids printed by `pytest -v` (`path::test FAILED [ 2%]`) and pytest-xdist
+/// (`[gw0] [ 50%] FAILED path::test`).
+static VERBOSE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[gw\d+\] (?:\[\s*\d+%\] )?(?:FAILED|ERROR) (\S+::\S.*?)|(\S+::\S.*?) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$").unwrap()
+});
+/// Node ids remembered from verbose progress lines.
+const MAX_VERBOSE_IDS: usize = 512;
 static LINT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]{1,5}\d{1,4})(:?) (.*)$").unwrap());
 static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
 static UNITTEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+)(?: \(([^)]+)\))?").unwrap());
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
 
 /// True when `name` (possibly dotted) names an exception class.
 fn is_exception_name(name: &str) -> bool {
@@ -102,6 +112,8 @@ pub(crate) struct Python {
     unittest_test: Option<String>,
     /// `--tb=line` reports waiting for their test id from the short summary.
     line_mode: std::collections::VecDeque<(String, u64)>,
+    /// Failed node ids from `-v` / xdist progress lines, to name failure blocks in full.
+    verbose_ids: std::collections::VecDeque<String>,
 }
 
 impl Python {
@@ -112,6 +124,7 @@ impl Python {
         self.tb.is_none()
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
+            && !(l.colon && matches!(l.last, b']' | b'D' | b'R') || l.first == b'[')
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -139,6 +152,17 @@ impl Python {
                 }
             }
             Section::Other | Section::None => {}
+        }
+        if l.colon && (t.contains("FAILED") || t.contains("ERROR")) {
+            if let Some(c) = VERBOSE_FAILED.captures(t) {
+                let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+                if self.verbose_ids.len() < MAX_VERBOSE_IDS
+                    && !self.verbose_ids.iter().any(|x| x == id)
+                {
+                    self.verbose_ids.push_back(id.to_string());
+                }
+                return true;
+            }
         }
         self.traceback_line(l, t, sink)
     }
@@ -313,6 +337,20 @@ impl Python {
                 return true;
             }
         }
+        if block.loc.is_none() && t.ends_with(|c: char| c.is_ascii_digit() || c == ':') {
+            if let Some(c) = FIXTURE_LOC.captures(t) {
+                let (p, n) = match (c.get(1), c.get(2)) {
+                    (Some(p), Some(n)) => (p.as_str(), n.as_str()),
+                    _ => (&c[3], &c[4]),
+                };
+                if let Some(n) = super::num(n) {
+                    if in_repo(p, sink) {
+                        block.loc = Some((p.to_string(), n));
+                    }
+                }
+                return true;
+            }
+        }
         // `--tb=native` tracebacks inside a block.
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
@@ -337,6 +375,13 @@ impl Python {
             return;
         };
         let ty = b.exc.as_deref().map_or(BugType::Logic, exception_type);
+        let full = b.test.as_deref().and_then(|short| {
+            self.verbose_ids.iter().find(|id| {
+                id.split_once("::")
+                    .is_some_and(|(_, name)| name.replace("::", ".") == short)
+            })
+        });
+        let test = full.map(String::as_str).or(b.test.as_deref());
         let message = match ty {
             BugType::Logic => b.first_e.as_deref().or(b.exc_msg.as_deref()),
             _ => b.exc_msg.as_deref().or(b.first_e.as_deref()),
@@ -346,7 +391,7 @@ impl Python {
         sink.emit(
             b.seq,
             Finding::new(path, *line, ty, message)
-                .test(b.test.as_deref())
+                .test(test)
                 .conf(0.9)
                 .tool("pytest")
                 .rule(b.exc.as_deref().filter(|_| ty != BugType::Logic)),
@@ -386,6 +431,7 @@ impl Python {
         self.tb = None;
         self.unittest_test = None;
         self.line_mode.clear();
+        self.verbose_ids.clear();
     }
 }
 
