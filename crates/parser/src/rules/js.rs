@@ -48,6 +48,27 @@ static BABEL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").unwrap());
 static CODE_ANY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+ ?)?\|").unwrap());
 static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*> ?(\d+) \|").unwrap());
+/// stylelint's `string` formatter rows under a file header: `  4:1  ✖  message  rule` (the
+/// message may wrap onto indented continuation lines) and the older `429:1\tmessage (rule)`.
+static STYLELINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(\d+):(\d+)\s+(✖|⚠)\s+(.+?)(?:\s{2,}([a-z][\w/-]*))?\s*$").unwrap()
+});
+static STYLELINT_OLD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\d+):(\d+)\t(.+?)(?: \(([a-z][\w/-]*)\))?$").unwrap());
+/// `path.js:635 message (rule)`: the `standard`/prettier-eslint summary some projects' lint
+/// scripts print (Atom's `script/lint`).
+static LINE_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+\.(?:js|jsx|ts|tsx|mjs|cjs|coffee)):(\d+) (.+) \(([\w@-]+(?:/[\w@-]+)*)\)$")
+        .unwrap()
+});
+/// CoffeeScript's compiler: `test/x.coffee:8:25: error: unexpected identifier`.
+static COFFEE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+\.(?:coffee|litcoffee)):(\d+):(\d+): error: (.+)$").unwrap()
+});
+/// Ruby Sass / node-sass: `Error: Invalid CSS after …` then `on line 86 of sass/x.sass`.
+static SASS_LOC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^on line (\d+) of (\S+\.(?:sass|scss|css|less))$").unwrap());
+
 /// TSLint's prose formatters: `ERROR: path:l:c rule message` and `ERROR: path[l, c]: message`.
 static TSLINT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^ERROR: (?:\((\S+)\) )?(\S+?)(?::(\d+):(\d+) (\S+) |\[(\d+), (\d+)\]: )(.+)$")
@@ -125,8 +146,9 @@ const REBASED_TOOLS: &[&str] = &[
     "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape",
 ];
 
-const JS_EXTS: [&str; 13] = [
+const JS_EXTS: [&str; 18] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
+    "coffee", "css", "scss", "sass", "less",
 ];
 
 /// Leading ASCII digits of `s`, as a byte count.
@@ -268,6 +290,14 @@ struct NodeErr {
     ty: BugType,
     seq: u64,
     budget: u32,
+    /// No `at` frame seen yet.
+    first_frame: bool,
+}
+
+/// A frame that names a file but not a real position: CoffeeScript code run without source
+/// maps reports every frame at `x.coffee:1:1`.
+fn is_placeholder_frame(path: &str, line: &str, col: &str) -> bool {
+    line == "1" && col == "1" && super::ext(path) == "coffee"
 }
 
 #[derive(Debug, Default)]
@@ -331,7 +361,10 @@ impl Js {
         // The same preconditions as `line` (tsc, Node exceptions, ESLint compact/unix rows),
         // cheapest first: byte searches before substring searches.
         let b = t.as_bytes();
-        if l.colon_digit && l.last == b']' {
+        if l.colon_digit && (l.last == b']' || (l.last == b')' && l.indent() == 0)) {
+            return false;
+        }
+        if l.colon_digit && l.first.is_ascii_alphanumeric() && t.contains(": error: ") {
             return false;
         }
         if (l.colon_digit || memchr::memchr(b'(', b).is_some()) && crate::has(&ERROR_TS, t) {
@@ -419,6 +452,23 @@ impl Js {
     }
 
     fn eslint(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.colon_digit && t.contains(": error: ") {
+            if let Some(c) = COFFEE.captures(t) {
+                sink.emit(
+                    l.no,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Syntax,
+                        &c[4],
+                    )
+                    .col(super::num(&c[3]))
+                    .conf(0.95)
+                    .tool("coffee"),
+                );
+                return true;
+            }
+        }
         if l.indent() > 0 {
             if let Some(file) = &self.eslint_file {
                 let caps;
@@ -432,6 +482,27 @@ impl Js {
                         })
                     }
                 };
+                if row.is_none() && l.text.contains('✖') {
+                    if let Some(c) = STYLELINT_ROW.captures(l.text) {
+                        if &c[3] == "✖" {
+                            let file = file.clone();
+                            sink.emit(
+                                l.no,
+                                Finding::new(
+                                    &file,
+                                    super::num(&c[1]).unwrap_or(0),
+                                    BugType::Linting,
+                                    &c[4],
+                                )
+                                .col(super::num(&c[2]))
+                                .conf(0.95)
+                                .tool("stylelint")
+                                .rule(c.get(5).map(|m| m.as_str())),
+                            );
+                        }
+                        return true;
+                    }
+                }
                 if let Some((line, col, level, msg, rule)) = row {
                     if level == "error" {
                         let (line, col) = (super::num(line), super::num(col));
@@ -459,6 +530,44 @@ impl Js {
         if !t.contains(' ') && JS_EXTS.contains(&super::ext(t)) && t.len() < 512 {
             self.eslint_file = Some(t.to_string());
             return false;
+        }
+        if let Some(file) = &self.eslint_file {
+            if l.first.is_ascii_digit() && t.contains('\t') {
+                if let Some(c) = STYLELINT_OLD.captures(t) {
+                    let file = file.clone();
+                    sink.emit(
+                        l.no,
+                        Finding::new(
+                            &file,
+                            super::num(&c[1]).unwrap_or(0),
+                            BugType::Linting,
+                            &c[3],
+                        )
+                        .col(super::num(&c[2]))
+                        .conf(0.95)
+                        .tool("stylelint")
+                        .rule(c.get(4).map(|m| m.as_str())),
+                    );
+                    return true;
+                }
+            }
+        }
+        if l.colon_digit && l.last == b')' {
+            if let Some(c) = LINE_RULE.captures(t) {
+                sink.emit(
+                    l.no,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Linting,
+                        &c[3],
+                    )
+                    .conf(0.9)
+                    .tool("eslint")
+                    .rule(Some(&c[4])),
+                );
+                return true;
+            }
         }
         if l.colon && crate::has(&COMMA_COL, t) {
             if let Some(c) = ESLINT_COMPACT.captures(t) {
@@ -837,8 +946,38 @@ impl Js {
                 self.node_err = None;
             } else {
                 e.budget -= 1;
+                if t.starts_with("on line ") {
+                    if let Some(c) = SASS_LOC.captures(t) {
+                        let e = self.node_err.take().expect("checked");
+                        let msg = e.message.trim_start_matches("Error: ");
+                        let ty = if msg.starts_with("Undefined ") {
+                            BugType::TypeError
+                        } else {
+                            BugType::Syntax
+                        };
+                        sink.emit(
+                            e.seq,
+                            Finding::new(&c[2], super::num(&c[1]).unwrap_or(0), ty, msg)
+                                .conf(0.9)
+                                .tool("sass"),
+                        );
+                        return true;
+                    }
+                }
                 if t.starts_with("at ") {
-                    if let Some(c) = FRAME.captures(t) {
+                    let first = std::mem::replace(&mut e.first_frame, false);
+                    let caps = FRAME.captures(t);
+                    // Code run through `eval` (its innermost frame is `<anonymous>`) or without
+                    // source maps has no position in the repository: the first repo frame
+                    // further out is a harness, not the failure.
+                    let placeholder = caps
+                        .as_ref()
+                        .is_some_and(|c| is_placeholder_frame(&c[1], &c[2], &c[3]));
+                    if placeholder || (first && caps.is_none()) {
+                        self.node_err = None;
+                        return true;
+                    }
+                    if let Some(c) = caps {
                         let path = frame_path(&c[1]);
                         let in_repo = sink
                             .repo_path(path)
@@ -864,7 +1003,7 @@ impl Js {
             }
         }
         // `/home/runner/work/R/R/src/index.js:3` on its own line (Node's syntax error header).
-        if l.indent() == 0 && l.colon_digit && !t.contains(' ') {
+        if l.indent() <= 2 && l.colon_digit && !t.contains(' ') {
             if let Some((path, line)) = t.rsplit_once(':') {
                 if JS_EXTS.contains(&super::ext(path)) {
                     if let Some(n) = super::num(line) {
@@ -883,6 +1022,28 @@ impl Js {
         }
         if let Some(c) = JS_EXC.captures(t) {
             let name = &c[1];
+            // PostCSS names the stylesheet position in the message itself.
+            if name == "CssSyntaxError" {
+                let msg = &c[3];
+                let mut it = msg.splitn(2, ": ");
+                if let (Some(loc), Some(text)) = (it.next(), it.next()) {
+                    let mut parts = loc.rsplitn(3, ':');
+                    if let (Some(col), Some(line), Some(path)) =
+                        (parts.next(), parts.next(), parts.next())
+                    {
+                        if let Some(line) = super::num(line) {
+                            sink.emit(
+                                l.no,
+                                Finding::new(path, line, BugType::Syntax, text)
+                                    .col(super::num(col))
+                                    .conf(0.9)
+                                    .tool("postcss"),
+                            );
+                            return true;
+                        }
+                    }
+                }
+            }
             if name == "SyntaxError" {
                 if let Some((path, line, _)) = self.node_loc.take() {
                     sink.emit(
@@ -904,6 +1065,7 @@ impl Js {
                 ty,
                 seq: l.no,
                 budget: NODE_BUDGET,
+                first_frame: true,
             });
             // Not claimed: the same line may be a Python exception line or another tool's.
             return false;
