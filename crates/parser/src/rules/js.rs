@@ -1214,4 +1214,152 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[1].file_path, "src/app.js");
     }
+
+    // The lines below are copied from real Travis logs of the corpus (fixtures/corpus/real/
+    // javascript/pyjs-travis-*), shortened where a test needs only a few of them.
+
+    #[test]
+    fn mocha_multi_line_titles_name_the_test() {
+        let log = "  65843 passing (11m)\n  5 failing\n\n  1) \n       \n         unittests:: Reuse program structure:: General\n           fails if change affects tripleslash references:\n     AssertionError: expected 1 to equal 2\n      at Context.<anonymous> (src/testRunner/unittests/reuseProgramStructure.ts:259:20)\n      at processImmediate (internal/timers.js:439:21)\n\n  2) \n       \n         unittests:: Reuse program structure:: General\n           fails if change affects imports:\n     AssertionError: expected 1 to equal 2\n      at Context.<anonymous> (src/testRunner/unittests/reuseProgramStructure.ts:279:20)\n      at processImmediate (internal/timers.js:439:21)\n\n\n\n[00:04:30] 'runTestsParallel' errored after 11 min\n[00:04:30] Error: Process exited with code: 5\n    at ChildProcess.<anonymous> (/home/travis/build/microsoft/TypeScript/scripts/build/utils.js:52:24)\n    at ChildProcess.emit (events.js:203:13)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].line_number, 259);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "unittests:: Reuse program structure:: General fails if change affects tripleslash references"
+            )
+        );
+        assert_eq!(r[1].line_number, 279);
+        assert_eq!(r[0].tool.as_deref(), Some("mocha"));
+    }
+
+    #[test]
+    fn mocha_source_mapped_frames_and_nl_prefixed_lines() {
+        let log = "  24 failing\n\n  1) commands namespace tests editorCommand with extra args:\n     Error: Failed to show text document file:///home/travis/build/Microsoft/vscode/extensions/vscode-api-tests/testWorkspace/far.js, should show in editor #undefined\n      at out/vs/workbench/api/node/file:/home/travis/build/Microsoft/vscode/src/vs/workbench/api/node/extHostTextEditors.ts:86:11\n      at Object.notifySuccess [as _notify] (out/vs/base/common/winjs.base.js:1185:59)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "src/vs/workbench/api/node/extHostTextEditors.ts"
+        );
+        assert_eq!(r[0].line_number, 86);
+        let log = "\u{1b}[31m  1 failing\u{1b}[0m\nnl\nnl\u{1b}[0m  1) window namespace tests issue #25801 - default column when opening a file:\nnl\nnl      \u{1b}[31mAssertionError: wanted fileName:/var/folders/bb/T/dkwnjrjb/viewColumn:1 but got fileName:/var/folders/bb/T/goslwd/viewColumn:2.\n\n      at Object.<anonymous> (extensions/vscode-api-tests/src/singlefolder-tests/window.test.ts:137:10)\n\n      at step (extensions/vscode-api-tests/out/singlefolder-tests/window.test.js:36:23)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 137);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("window namespace tests issue #25801 - default column when opening a file")
+        );
+        assert!(
+            r[0].message.starts_with("AssertionError"),
+            "{}",
+            r[0].message
+        );
+    }
+
+    #[test]
+    fn node_core_frames_without_prefix_are_not_the_repository() {
+        assert!(super::is_node_internal("internal/process/next_tick.js"));
+        assert!(super::is_node_internal("events.js"));
+        assert!(!super::is_node_internal("test/events.js"));
+        assert!(!super::is_node_internal("index.js"));
+        let log = "  1 failing\n\n  1) Check challenges\n       Check challenges (english)\n             Solution 1:\n     TypeError: Cannot read property 'message' of undefined\n      at process._tickCallback (internal/process/next_tick.js:68:7)\n      at /home/travis/build/freeCodeCamp/freeCodeCamp/curriculum/test/test-challenges.js:320:15\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "curriculum/test/test-challenges.js");
+    }
+
+    #[test]
+    fn npm_script_cd_rebases_relative_frames() {
+        let log = "  1 failing\n\n  1) Check challenges\n             Solution 1:\n     Error: the string \"<code>rangeOfNumbers(1, 5)</code>\"\n      at Runner.Mocha.Runner.fail (test/test-challenges.js:65:24)\n      at process._tickCallback (internal/process/next_tick.js:68:7)\n\nnpm ERR! @freecodecamp/freecodecamp@0.0.1 test:curriculum: `cd ./curriculum && npm test && cd ../`\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "curriculum/test/test-challenges.js");
+        assert_eq!(r[0].line_number, 65);
+    }
+
+    #[test]
+    fn jasmine_failures_list() {
+        let log = "Failures:\n1) NgPackagesInstaller installLocalDependencies() when there is no local package marker should overwrite package.json with modified config\n  Message:\n    Expected spy writeFileSync to have been called with [ '/home/travis/build/angular/angular/aio/root/dir/package.json' ].\n  Stack:\n    Error: Expected spy writeFileSync to have been called.\n        at UserContext.it (/home/travis/build/angular/angular/aio/tools/ng-packages-installer/index.spec.js:216:34)\n\n25 specs, 3 failures\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "aio/tools/ng-packages-installer/index.spec.js"
+        );
+        assert_eq!(r[0].line_number, 216);
+        assert!(
+            r[0].test_name
+                .as_deref()
+                .unwrap()
+                .ends_with("with modified config")
+        );
+    }
+
+    #[test]
+    fn tape_names_the_assertion_by_its_test() {
+        let log = "TAP version 13\n# passes a good component\nok 5 no parsing errors\nnot ok 6 no errors\n  ---\n    operator: notOk\n    expected: false\n    actual:   1\n    at: Test.<anonymous> (/home/travis/build/airbnb/javascript/packages/eslint-config-airbnb/test/test-react-order.js:57:7)\n    stack: |-\n      Error: no errors\n          at Test.assert [as _assert] (/home/travis/build/airbnb/javascript/packages/eslint-config-airbnb/node_modules/tape/lib/test.js:225:54)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 57);
+        assert_eq!(r[0].test_name.as_deref(), Some("passes a good component"));
+        assert_eq!(r[0].message, "no errors");
+    }
+
+    #[test]
+    fn tslint_prose() {
+        let log = "/home/travis/build/microsoft/TypeScript/src/compiler/checker.ts\nERROR: /home/travis/build/microsoft/TypeScript/src/compiler/checker.ts:20269:48 boolean-trivia Tag argument with parameter name\n[16:21:57] 'lintOne' errored after 36 s\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/compiler/checker.ts");
+        assert_eq!(r[0].rule.as_deref(), Some("boolean-trivia"));
+        assert_eq!(r[0].error_type, BugType::Linting);
+    }
+
+    #[test]
+    fn stylelint_both_formats_and_wrapped_messages() {
+        let log = "> stylelint *.css\n\n\nnormalize.css\n   4:1  \u{2716}  Expected no more than 1 empty       max-empty-lines                 \n           line(s)                                                             \n 506:1  \u{2716}  Unexpected missing end-of-source    no-missing-end-of-source-newline\n           newline\n\nnpm ERR! Test failed.  See above for more details.\n\nnormalize.css\n429:1\tUnexpected missing newline at end of file (no-missing-eof-newline)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(
+            (r[0].line_number, r[0].rule.as_deref()),
+            (4, Some("max-empty-lines"))
+        );
+        assert_eq!(r[1].line_number, 506);
+        assert_eq!(r[2].rule.as_deref(), Some("no-missing-eof-newline"));
+    }
+
+    #[test]
+    fn stylesheet_compilers() {
+        let log = "Error: Undefined variable: \"$dropdown-divider-background-color-dark\".\n        on line 98 of sass/components/dropdown.sass\n        from line 5 of sass/components/_all.sass\n  Use --trace for backtrace.\nCssSyntaxError: /home/travis/build/necolas/normalize.css/normalize.css:11:3: Unknown word\n    at Input.error (/home/travis/build/necolas/normalize.css/node_modules/postcss/lib/input.js:61:22)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "sass/components/dropdown.sass");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("normalize.css", 11)
+        );
+        assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn coffeescript_compile_errors_and_placeholder_frames() {
+        let log = "\u{1b}[0;31m  test/numbers_bigint.coffee:8:25: error: unexpected identifier\r\n  eq 'bigint', typeof 42n\n                        ^\n  AST as expected for NullLiteral node \n  AssertionError: Property type: expected e to equal NullLiteral\n    at exports.eq (/home/travis/build/jashkenas/coffeescript/test/support/helpers.coffee:1:1)\n    at global.test (/home/travis/build/jashkenas/coffeescript/Cakefile:538:21)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "test/numbers_bigint.coffee");
+        assert_eq!(r[0].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn lint_script_path_line_rule() {
+        let log = "src/grammar-registry.js:1 Strings must use singlequote. (quotes)\nsrc/grammar-registry.js:636 Insert `;` (prettier/prettier)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[1].rule.as_deref(), Some("prettier/prettier"));
+        assert_eq!(r[1].line_number, 636);
+    }
 }

@@ -582,4 +582,50 @@ mod tests {
         assert_eq!(r[2].error_type, BugType::TypeError);
         assert_eq!(r[3].error_type, BugType::Import);
     }
+
+    // Lines from real Travis logs of the corpus (fixtures/corpus/real/python/pyjs-travis-*).
+
+    #[test]
+    fn verbose_node_ids_and_fixture_errors() {
+        let log = "tests/rules/test_nixos_cmd_not_found.py::test_match[command0] FAILED     [ 72%]\r\n==================================== ERRORS ====================================\n____ ERROR at setup of test_get_new_command[command0-nix-env -iA nixos.vim] ____\nfile /home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py, line 21\n  def test_get_new_command(mocker, command, new_command, packages):\nE       fixture 'packages' not found\n>       use 'pytest --fixtures [testpath]' for help on them.\n\n/home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py:21\n=================================== FAILURES ===================================\n_____________________________ test_match[command0] _____________________________\n\n/home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py:9: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n/opt/python/3.7.1/lib/python3.7/unittest/mock.py:1386: in start\nE           AttributeError: <module 'thefuck.rules.nixos_cmd_not_found'> does not have the attribute 'which'\n\n/opt/python/3.7.1/lib/python3.7/unittest/mock.py:1229: AttributeError\n=== 4 failed, 1609 passed, 16 skipped, 4 warnings, 2 error in 456.94 seconds ===\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].line_number, 21);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("test_get_new_command[command0-nix-env -iA nixos.vim]")
+        );
+        assert_eq!(r[1].line_number, 9);
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("tests/rules/test_nixos_cmd_not_found.py::test_match[command0]")
+        );
+    }
+
+    #[test]
+    fn xdist_progress_lines_give_node_ids() {
+        let ids = [
+            "[gw0] [ 20%] FAILED test_dist_tests_with_crash.py::test_fail0 ",
+            "tests/shells/test_generic.py::TestGeneric::test_app_alias FAILED         [ 96%]",
+        ];
+        for line in ids {
+            let c = super::VERBOSE_FAILED.captures(line.trim()).expect(line);
+            assert!(c.get(1).or(c.get(2)).is_some());
+        }
+        assert!(
+            super::VERBOSE_FAILED
+                .captures("tests/x.py::test_y PASSED [ 1%]")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn unittest_headers_need_a_test_id() {
+        // TSLint's `ERROR: path:l:c` is not a unittest header.
+        let log = "ERROR: /home/travis/build/microsoft/TypeScript/src/compiler/checker.ts:20269:48 boolean-trivia Tag argument with parameter name\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].tool.as_deref(), Some("tslint"));
+        assert!(super::UNITTEST.is_match("FAIL: test_add (tests.test_calc.CalcTest)"));
+    }
 }
