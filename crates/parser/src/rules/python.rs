@@ -33,6 +33,37 @@ static FIXTURE_LOC: LazyLock<Regex> =
 static VERBOSE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[gw\d+\] (?:\[\s*\d+%\] )?(?:FAILED|ERROR) (\S+::\S.*?)|(\S+::\S.*?) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$").unwrap()
 });
+/// pylint's parseable format and ruff's `pylint` format: `[E0401(import-error), obj] msg`,
+/// `[F401] msg`, `[unused-import] msg`.
+static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[([A-Za-z][\w-]*?)(?:\(([a-z][\w-]*)\))?(?:, [^\]]*)?\] (.+)$").unwrap()
+});
+/// A ruff rule name used in place of a code (preview output): `unused-import`.
+static KEBAB: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)+):? (.+)$").unwrap());
+/// ruff's grouped format rows under a `path.py:` header: `  1:8 F401 [*] msg`.
+static GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(\d+):(\d+) ([A-Z]{1,5}\d{1,4}|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):? (.+)$")
+        .unwrap()
+});
+/// ruff's full format location under a header: ` --> input.py:1:8`.
+static ARROW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^--> (\S+\.pyi?):(\d+):(\d+)$").unwrap());
+
+/// True when `t` starts with a kebab-case word followed by `:` (`unused-import: …`), by bytes.
+fn kebab_colon(t: &str) -> bool {
+    let b = t.as_bytes();
+    let Some(end) = memchr::memchr(b':', b) else {
+        return false;
+    };
+    end > 2
+        && b[0].is_ascii_lowercase()
+        && b[..end].contains(&b'-')
+        && b[..end]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
 /// Node ids remembered from verbose progress lines.
 const MAX_VERBOSE_IDS: usize = 512;
 static LINT: LazyLock<Regex> =
@@ -114,6 +145,11 @@ pub(crate) struct Python {
     line_mode: std::collections::VecDeque<(String, u64)>,
     /// Failed node ids from `-v` / xdist progress lines, to name failure blocks in full.
     verbose_ids: std::collections::VecDeque<String>,
+    /// ruff `--output-format grouped`: the `path.py:` header of the rows that follow.
+    grouped_file: Option<String>,
+    /// ruff's full format with rule names (preview): `unused-import: msg`, waiting for its
+    /// ` --> path:line:col` line.
+    ruff_header: Option<(String, String, u64)>,
 }
 
 impl Python {
@@ -125,6 +161,15 @@ impl Python {
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
             && !(l.colon && matches!(l.last, b']' | b'D' | b'R') || l.first == b'[')
+            && self.grouped_file.is_none()
+            && self.ruff_header.is_none()
+            && !(l.last == b':'
+                && l.indent() == 0
+                && (l.trimmed().ends_with(".py:") || l.trimmed().ends_with(".pyi:")))
+            && !(l.first.is_ascii_lowercase()
+                && l.colon
+                && l.indent() == 0
+                && kebab_colon(l.trimmed()))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -153,6 +198,9 @@ impl Python {
             }
             Section::Other | Section::None => {}
         }
+        if self.ruff_line(l, t, sink) {
+            return true;
+        }
         if l.colon && (t.contains("FAILED") || t.contains("ERROR")) {
             if let Some(c) = VERBOSE_FAILED.captures(t) {
                 let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
@@ -165,6 +213,68 @@ impl Python {
             }
         }
         self.traceback_line(l, t, sink)
+    }
+
+    /// ruff's grouped rows and its full format headed by a rule name (preview).
+    fn ruff_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if let Some(file) = &self.grouped_file {
+            if l.indent() > 0 {
+                if let Some(c) = GROUPED_ROW.captures(l.text) {
+                    let rule = &c[3];
+                    let msg = c[4].trim_start_matches("[*] ");
+                    let ty = if rule == "invalid-syntax" {
+                        syntax_or_indent(msg)
+                    } else {
+                        BugType::Linting
+                    };
+                    let file = file.clone();
+                    sink.emit(
+                        l.no,
+                        Finding::new(&file, super::num(&c[1]).unwrap_or(0), ty, msg)
+                            .col(super::num(&c[2]))
+                            .conf(0.95)
+                            .tool("ruff")
+                            .rule(Some(rule)),
+                    );
+                    return true;
+                }
+            }
+            self.grouped_file = None;
+        }
+        if let Some((rule, msg, seq)) = self.ruff_header.take() {
+            if let Some(c) = ARROW.captures(t) {
+                sink.emit(
+                    seq,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Linting,
+                        &msg,
+                    )
+                    .col(super::num(&c[3]))
+                    .conf(0.95)
+                    .tool("ruff")
+                    .rule(Some(&rule)),
+                );
+                return true;
+            }
+        }
+        if l.indent() == 0
+            && l.last == b':'
+            && !t.contains(' ')
+            && (t.ends_with(".py:") || t.ends_with(".pyi:"))
+        {
+            self.grouped_file = Some(t.trim_end_matches(':').to_string());
+            return true;
+        }
+        // `invalid-syntax:` headers are the Rust matcher's (it reads ruff's full format).
+        if l.indent() == 0 && kebab_colon(t) && !t.starts_with("invalid-syntax") {
+            if let Some(c) = KEBAB.captures(t) {
+                let msg = c[2].trim_start_matches("[*] ");
+                self.ruff_header = Some((c[1].to_string(), msg.to_string(), l.no));
+            }
+        }
+        false
     }
 
     fn traceback_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
@@ -432,6 +542,8 @@ impl Python {
         self.unittest_test = None;
         self.line_mode.clear();
         self.verbose_ids.clear();
+        self.grouped_file = None;
+        self.ruff_header = None;
     }
 }
 
@@ -496,6 +608,46 @@ pub(crate) fn colon(
                 .rule(Some(code)),
         );
         return true;
+    }
+    if rest.starts_with('[') {
+        if let Some(c) = BRACKET.captures(rest) {
+            let code = &c[1];
+            let symbol = c.get(2).map(|m| m.as_str());
+            let ty = match (code, symbol) {
+                ("invalid-syntax", _) | ("E0001", _) | (_, Some("syntax-error")) => {
+                    syntax_or_indent(&c[3])
+                }
+                ("E0401", _) | (_, Some("import-error")) => BugType::Import,
+                _ => BugType::Linting,
+            };
+            sink.emit(
+                seq,
+                Finding::new(path, line, ty, &c[3])
+                    .col(col)
+                    .conf(0.95)
+                    .tool_opt(step.contains("ruff").then_some("ruff"))
+                    .rule(Some(code)),
+            );
+            return true;
+        }
+    }
+    if !rest.starts_with("invalid-syntax") && kebab_colon(rest) {
+        if let Some(c) = KEBAB.captures(rest) {
+            sink.emit(
+                seq,
+                Finding::new(
+                    path,
+                    line,
+                    BugType::Linting,
+                    c[2].trim_start_matches("[*] "),
+                )
+                .col(col)
+                .conf(0.95)
+                .tool("ruff")
+                .rule(Some(&c[1])),
+            );
+            return true;
+        }
     }
     for prefix in ["SyntaxError: ", "invalid-syntax: "] {
         if let Some(msg) = rest.strip_prefix(prefix) {
@@ -627,5 +779,31 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].tool.as_deref(), Some("tslint"));
         assert!(super::UNITTEST.is_match("FAIL: test_add (tests.test_calc.CalcTest)"));
+    }
+
+    // ruff's own CLI snapshots (astral-sh/ruff, crates/ruff/tests/cli/snapshots).
+    #[test]
+    fn ruff_grouped_pylint_and_rule_name_formats() {
+        let log = "----- stdout -----\ninput.py:\n  1:8 F401 [*] `os` imported but unused\n  2:5 F821 Undefined name `y`\n  3:1 invalid-syntax: Cannot use `match` statement on Python 3.9 (syntax was added in Python 3.10)\n\nFound 3 errors.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("F401"));
+        assert_eq!(r[0].message, "`os` imported but unused");
+        assert_eq!(r[2].error_type, BugType::Syntax);
+        let log = "input.py:1: [unused-import] `os` imported but unused\ninput.py:2: [F821] Undefined name `y`\nsrc/test/resources/python_src/pypackage/pymodule.py:33: [E0401(import-error), ] Unable to import 'deadbeef'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("unused-import"));
+        assert_eq!(r[2].error_type, BugType::Import);
+        let log = "unused-import: [*] `os` imported but unused\n --> input.py:1:8\n  |\n1 | import os  # F401\n  |        ^^\n\nundefined-name: Undefined name `y`\n --> input.py:2:5\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[1].line_number, r[1].rule.as_deref()),
+            (2, Some("undefined-name"))
+        );
+        // A fix summary is not a finding.
+        let log = "Fixed 1 error:\n- input.py:\n    1 × F401 (unused-import)\n\nFound 1 error (1 fixed, 0 remaining).\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 }
