@@ -38,7 +38,7 @@ static ESLINT_UNIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(.+?):(\d+):(\d+): (.+?) \[(Error|Warning)(?:/(\S+))?\]$").unwrap()
 });
 static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:at |❯ )(?:.*? \(|[^\s(]+ )?(?:file://)?([^\s()]+?):(\d+):(\d+)\)?$")
+    Regex::new(r#"^\s*(?:at |❯ )(?:.*? \(|[^\s(]+ )?(?:file://)?([^\s()]+?):(\d+):(\d+)\)?"?$"#)
         .unwrap()
 });
 static JS_EXC: LazyLock<Regex> = LazyLock::new(|| {
@@ -257,6 +257,7 @@ fn message_type(msg: &str, default: BugType) -> BugType {
         || msg.contains("ERR_MODULE_NOT_FOUND")
         || msg.contains("Failed to resolve import")
         || msg.contains("Failed to load url")
+        || msg.contains("Could not locate module")
     {
         BugType::Import
     } else if msg.starts_with("SyntaxError")
