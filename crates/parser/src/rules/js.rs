@@ -146,9 +146,9 @@ const REBASED_TOOLS: &[&str] = &[
     "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape",
 ];
 
-const JS_EXTS: [&str; 18] = [
+const JS_EXTS: [&str; 19] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
-    "coffee", "css", "scss", "sass", "less",
+    "coffee", "css", "scss", "sass", "less", "imba",
 ];
 
 /// Leading ASCII digits of `s`, as a byte count.
@@ -263,8 +263,12 @@ fn message_type(msg: &str, default: BugType) -> BugType {
     } else if msg.starts_with("SyntaxError")
         || msg.contains("Jest encountered an unexpected token")
         || msg.contains("Unexpected token")
+        || msg.contains("parser error: ")
     {
         BugType::Syntax
+    } else if msg.starts_with("TypeCheckError") {
+        // Vitest's typecheck mode reports tsc's diagnostics as failed tests.
+        BugType::TypeError
     } else {
         default
     }
@@ -277,6 +281,9 @@ struct TestBlock {
     message: Option<String>,
     message_lines: u32,
     code_line: Option<u64>,
+    /// The last numbered line of a code frame without a `>` marker (`6 |  frame.`), which a
+    /// caret line under it (`  |        ^`) designates.
+    last_code_no: Option<u64>,
     seq: u64,
     budget: u32,
     done: bool,
@@ -338,7 +345,8 @@ impl Js {
             return true;
         }
         // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows.
-        if (l.last == b'g' && l.first.is_ascii_digit())
+        if (l.first == b'"' && t[1..].trim_start().starts_with("FAIL "))
+            || (l.last == b'g' && l.first.is_ascii_digit())
             || (l.first == b'E' && t.starts_with("ERROR: "))
             || (l.first == b'T' && t.starts_with("TAP version"))
         {
@@ -644,6 +652,7 @@ impl Js {
                 message: None,
                 message_lines: 0,
                 code_line: None,
+                last_code_no: None,
                 seq: l.no,
                 budget: BLOCK_BUDGET,
                 done: false,
@@ -785,10 +794,22 @@ impl Js {
     }
 
     fn test_block(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
-        // Jest: `FAIL src/a.test.js`; Vitest: `FAIL  src/a.test.ts > suite > test`.
-        if let Some(rest) = t.strip_prefix("FAIL ") {
+        // Jest: `FAIL src/a.test.js`; Vitest: `FAIL  src/a.test.ts > suite > test`. Output kept
+        // in a quoted string (snapshot files, quoted log records) opens with `"`.
+        if let Some(rest) = t.strip_prefix("FAIL ").or_else(|| {
+            t.strip_prefix("\"")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix("FAIL "))
+        }) {
             let rest = rest.trim();
             if let Some((file, name)) = rest.split_once(" > ") {
+                // Vitest lists every test that failed with the same error above it: the
+                // block is named after the first.
+                if let Some(b) = &self.block {
+                    if b.tool == "vitest" && !b.done && b.message.is_none() && b.test.is_some() {
+                        return true;
+                    }
+                }
                 self.finish_block(sink);
                 let name = name.split(" [").next().unwrap_or(name).trim();
                 self.block = Some(TestBlock {
@@ -797,6 +818,7 @@ impl Js {
                     message: None,
                     message_lines: 0,
                     code_line: None,
+                    last_code_no: None,
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     done: false,
@@ -816,6 +838,7 @@ impl Js {
                         message: None,
                         message_lines: 0,
                         code_line: None,
+                        last_code_no: None,
                         seq: l.no,
                         budget: BLOCK_BUDGET,
                         done: false,
@@ -841,6 +864,7 @@ impl Js {
                 message: None,
                 message_lines: 0,
                 code_line: None,
+                last_code_no: None,
                 seq: l.no,
                 budget: BLOCK_BUDGET,
                 done: false,
@@ -914,6 +938,12 @@ impl Js {
             return true;
         }
         if CODE_ANY.is_match(t) {
+            let digits = ascii_digits(t);
+            if digits > 0 {
+                b.last_code_no = super::num(&t[..digits]);
+            } else if b.code_line.is_none() && t[1..].trim_start().starts_with('^') {
+                b.code_line = b.last_code_no;
+            }
             return true;
         }
         // The message is the block's text up to the code frame or stack (expected/received
@@ -1362,5 +1392,34 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!(r[1].rule.as_deref(), Some("prettier/prettier"));
         assert_eq!(r[1].line_number, 636);
+    }
+
+    // Vitest's and Jest's own output as their test suites keep it (quoted snapshot strings).
+    #[test]
+    fn vitest_typecheck_and_shared_errors() {
+        let log = "\" FAIL  fail.test-d.ts:9 > nested suite > nested 2 > failing test 2\nTypeCheckError: This expression is not callable. Type 'ExpectVoid<number>' has no call signatures.\n ❯ fail.test-d.ts:10:23\n      8|   describe('nested 2', () => {\n     10|       expectTypeOf(1).toBeVoid()\n       |                       ^\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("nested suite > nested 2 > failing test 2")
+        );
+        let log = " FAIL  basic.test.ts > test-b 1\n FAIL  basic.test.ts > test-b 2\nAssertionError: expected 1 to be +0 // Object.is equality\n ❯ basic.test.ts:10:13\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].test_name.as_deref(), Some("test-b 1"));
+    }
+
+    #[test]
+    fn jest_frame_closing_a_quoted_block() {
+        let log = "\"FAIL __tests__/assertionCount.test.js\n  ● .hasAssertions() › throws when there are not assertions\n\n    expect.hasAssertions()\n\n    > 26 |   expect.hasAssertions();\n         |          ^\n\n      at Object.hasAssertions (__tests__/assertionCount.test.js:26:10)\"\n`;\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 26);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(".hasAssertions() › throws when there are not assertions")
+        );
     }
 }
