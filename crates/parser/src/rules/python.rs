@@ -50,6 +50,20 @@ static GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^--> (\S+\.pyi?):(\d+):(\d+)$").unwrap());
 
+/// pytest prints a location outside any checkout the parser knows as an absolute path under its
+/// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
+/// project's own file.
+fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
+    if let Some(root) = rootdir {
+        if let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
+            if sink.repo_path(p).is_none() {
+                return rest.to_string();
+            }
+        }
+    }
+    p.to_string()
+}
+
 /// True when `t` starts with a kebab-case word followed by `:` (`unused-import: …`), by bytes.
 fn kebab_colon(t: &str) -> bool {
     let b = t.as_bytes();
@@ -150,6 +164,10 @@ pub(crate) struct Python {
     /// ruff's full format with rule names (preview): `unused-import: msg`, waiting for its
     /// ` --> path:line:col` line.
     ruff_header: Option<(String, String, u64)>,
+    /// Indentation of the pytest section rule that opened the current section.
+    section_indent: usize,
+    /// pytest's `rootdir: /path` header line.
+    rootdir: Option<String>,
 }
 
 impl Python {
@@ -170,6 +188,7 @@ impl Python {
                 && l.colon
                 && l.indent() == 0
                 && kebab_colon(l.trimmed()))
+            && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -178,6 +197,9 @@ impl Python {
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
             self.finish_block(sink);
+            // Output pasted into docs or re-indented by a harness keeps its shape under a
+            // uniform indentation: the section rule's indentation is the block's column 0.
+            self.section_indent = l.indent();
             self.section = match title.as_str() {
                 "failures" => Section::Failures,
                 "errors" => Section::Errors,
@@ -197,6 +219,12 @@ impl Python {
                 }
             }
             Section::Other | Section::None => {}
+        }
+        if let Some(dir) = t.strip_prefix("rootdir: ") {
+            let dir = dir.split(", ").next().unwrap_or(dir).trim_end_matches('/');
+            self.rootdir =
+                (dir.starts_with('/') && dir.len() > 1 && dir.len() < 512).then(|| dir.to_string());
+            return true;
         }
         if self.ruff_line(l, t, sink) {
             return true;
@@ -379,7 +407,16 @@ impl Python {
                 return true;
             }
         }
-        let text = l.text;
+        let base = self.section_indent;
+        // Column 0 of the section (see `section_indent`); lines indented less end nothing but
+        // are read as they are.
+        let text = if l.indent() >= base {
+            &l.text[base..]
+        } else {
+            l.text
+        };
+        let indent = l.indent().saturating_sub(base);
+        let root = self.rootdir.as_deref();
         let Some(block) = &mut self.block else {
             // `--tb=line`: bare location lines under FAILURES.
             if let Some(c) = LOC.captures(t) {
@@ -417,9 +454,10 @@ impl Python {
                     block.first_e = Some(content.to_string());
                 }
                 if let Some(c) = FRAME.captures(content) {
-                    if let (Some(p), Some(n)) = (sink.repo_path(&c[1]), super::num(&c[2])) {
+                    let path = rooted(root, &c[1], sink);
+                    if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2])) {
                         if !crate::path::is_vendored(&p) {
-                            block.loc = Some((c[1].to_string(), n));
+                            block.loc = Some((path, n));
                         }
                     }
                 } else if let Some((name, _)) = parse_exception(content) {
@@ -433,11 +471,12 @@ impl Python {
             sink.repo_path(p)
                 .is_some_and(|p| !crate::path::is_vendored(&p))
         };
-        if l.indent() == 0 && l.colon_digit {
+        if indent == 0 && l.colon_digit {
             if let Some(c) = LOC.captures(t) {
                 if let Some(n) = super::num(&c[2]) {
-                    if in_repo(&c[1], sink) {
-                        block.loc = Some((c[1].to_string(), n));
+                    let path = rooted(root, &c[1], sink);
+                    if in_repo(&path, sink) {
+                        block.loc = Some((path, n));
                     }
                     let rest = &c[3];
                     if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
@@ -454,8 +493,9 @@ impl Python {
                     _ => (&c[3], &c[4]),
                 };
                 if let Some(n) = super::num(n) {
-                    if in_repo(p, sink) {
-                        block.loc = Some((p.to_string(), n));
+                    let path = rooted(root, p, sink);
+                    if in_repo(&path, sink) {
+                        block.loc = Some((path, n));
                     }
                 }
                 return true;
@@ -464,11 +504,12 @@ impl Python {
         // `--tb=native` tracebacks inside a block.
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
-                if in_repo(&c[1], sink) {
-                    block.loc = Some((c[1].to_string(), n));
+                let path = rooted(root, &c[1], sink);
+                if in_repo(&path, sink) {
+                    block.loc = Some((path, n));
                 }
             }
-        } else if l.indent() == 0 {
+        } else if indent == 0 {
             if let Some((name, _)) = parse_exception(t) {
                 block.exc = Some(name.to_string());
                 block.exc_msg = Some(t.to_string());
@@ -515,7 +556,10 @@ impl Python {
             .strip_prefix("FAILED ")
             .or_else(|| t.strip_prefix("ERROR "))
         else {
-            return t.is_empty();
+            return t.is_empty()
+                || ["SKIPPED ", "XFAIL ", "XPASS ", "PASSED ", "XPASSED "]
+                    .iter()
+                    .any(|p| t.starts_with(p));
         };
         let nodeid = rest.split(" - ").next().unwrap_or(rest).trim();
         if let Some((_, name)) = nodeid.split_once("::") {
@@ -544,6 +588,7 @@ impl Python {
         self.verbose_ids.clear();
         self.grouped_file = None;
         self.ruff_header = None;
+        self.rootdir = None;
     }
 }
 
@@ -805,5 +850,25 @@ mod tests {
         // A fix summary is not a finding.
         let log = "Fixed 1 error:\n- input.py:\n    1 × F401 (unused-import)\n\nFound 1 error (1 fixed, 0 remaining).\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    // pytest's documentation (pytest-dev/pytest doc/en), output indented under rst directives.
+    #[test]
+    fn indented_output_rootdir_and_other_outcomes_in_the_summary() {
+        let log = "    $ pytest\n    rootdir: /home/sweet/project\n    ==================================== ERRORS ====================================\n    _______________________ ERROR at setup of test_root ________________________\n    file /home/sweet/project/b/test_error.py, line 1\n      def test_root(db):  # no db here, will error out\n    E       fixture 'db' not found\n\n    /home/sweet/project/b/test_error.py:1\n    ================================= FAILURES =================================\n    _______________________________ test_fail __________________________________\n\n        def test_fail():\n    >       assert 0\n    E       assert 0\n\n    test_example.py:14: AssertionError\n    ========================= short test summary info ==========================\n    SKIPPED [1] test_example.py:22: skipping this test\n    XFAIL test_example.py::test_xfail - xfailing this test\n    FAILED test_example.py::test_fail - assert 0\n    ERROR b/test_error.py::test_root\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("b/test_error.py", 1)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("b/test_error.py::test_root")
+        );
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("test_example.py::test_fail")
+        );
     }
 }
