@@ -20,6 +20,7 @@ static ERROR_TS: crate::Needle = crate::needle!("error TS");
 static ERROR: crate::Needle = crate::needle!("Error");
 static EXCEPTION: crate::Needle = crate::needle!("Exception");
 static COMMA_COL: crate::Needle = crate::needle!(", col ");
+static COLON_ERROR: crate::Needle = crate::needle!(": error: ");
 
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Error: )?(\S[^()]*?)\((\d+),(\d+)\): error (TS\d+): (.*)$").unwrap()
@@ -373,7 +374,7 @@ impl Js {
         if l.colon_digit && (l.last == b']' || (l.last == b')' && l.indent() == 0)) {
             return false;
         }
-        if l.colon_digit && l.first.is_ascii_alphanumeric() && t.contains(": error: ") {
+        if l.colon_digit && l.first.is_ascii_alphanumeric() && crate::has(&COLON_ERROR, t) {
             return false;
         }
         if (l.colon_digit || memchr::memchr(b'(', b).is_some()) && crate::has(&ERROR_TS, t) {

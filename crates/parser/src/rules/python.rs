@@ -67,16 +67,18 @@ fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
 /// True when `t` starts with a kebab-case word followed by `:` (`unused-import: …`), by bytes.
 fn kebab_colon(t: &str) -> bool {
     let b = t.as_bytes();
-    let Some(end) = memchr::memchr(b':', b) else {
+    if !b.first().is_some_and(u8::is_ascii_lowercase) {
         return false;
-    };
-    end > 2
-        && b[0].is_ascii_lowercase()
-        && b[..end].contains(&b'-')
-        && b[..end]
-            .iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    }
+    let end = b
+        .iter()
+        .position(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-'))
+        .unwrap_or(b.len());
+    end > 2 && b.get(end) == Some(&b':') && b[..end].contains(&b'-')
 }
+
+static FAILED_WORD: crate::Needle = crate::needle!(" FAILED");
+static ERROR_WORD: crate::Needle = crate::needle!(" ERROR");
 
 /// Node ids remembered from verbose progress lines.
 const MAX_VERBOSE_IDS: usize = 512;
@@ -178,7 +180,10 @@ impl Python {
         self.tb.is_none()
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
-            && !(l.colon && matches!(l.last, b']' | b'D' | b'R') || l.first == b'[')
+            && !(l.colon
+                && matches!(l.last, b']' | b'D' | b'R')
+                && (crate::has(&FAILED_WORD, l.trimmed()) || crate::has(&ERROR_WORD, l.trimmed())))
+            && !(l.first == b'[' && l.trimmed().starts_with("[gw"))
             && self.grouped_file.is_none()
             && self.ruff_header.is_none()
             && !(l.last == b':'
