@@ -14,6 +14,8 @@ use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
 const BLOCK_BUDGET: u32 = 2000;
+/// Lines a mocha/Jasmine failure list may go without an entry before it is given up.
+const NUMBERED_IDLE: u32 = 200;
 const NODE_BUDGET: u32 = 60;
 
 static ERROR_TS: crate::Needle = crate::needle!("error TS");
@@ -318,6 +320,8 @@ pub(crate) struct Js {
     node_loc: Option<(String, u64, u32)>,
     node_err: Option<NodeErr>,
     numbered: Option<Numbered>,
+    /// Lines since the numbered list last had an open entry.
+    numbered_idle: u32,
     /// TAP (tape): `TAP version` seen, the current `# test` name, and a `not ok` waiting for
     /// its `at:` line.
     tap: bool,
@@ -631,16 +635,29 @@ impl Js {
         if l.first.is_ascii_digit() && &t[ascii_digits(t)..] == " failing" {
             self.finish_block(sink);
             self.numbered = Some(Numbered::Mocha);
+            self.numbered_idle = 0;
             return true;
         }
         if t == "Failures:" {
             self.finish_block(sink);
             self.numbered = Some(Numbered::Jasmine);
+            self.numbered_idle = 0;
             return true;
         }
         let Some(mode) = self.numbered else {
             return false;
         };
+        // A list whose entries never come (a summary line that only looked like mocha's) is
+        // given up, so the rest of the log is not read as its body.
+        if self.block.is_none() {
+            self.numbered_idle += 1;
+            if self.numbered_idle > NUMBERED_IDLE {
+                self.numbered = None;
+                return false;
+            }
+        } else {
+            self.numbered_idle = 0;
+        }
         if let Some(title) = numbered_header(t) {
             self.finish_block(sink);
             let (title, open) = match title.strip_suffix(':') {

@@ -238,6 +238,7 @@ impl Python {
             if let Some(c) = VERBOSE_FAILED.captures(t) {
                 let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
                 if self.verbose_ids.len() < MAX_VERBOSE_IDS
+                    && id.len() <= 512
                     && !self.verbose_ids.iter().any(|x| x == id)
                 {
                     self.verbose_ids.push_back(id.to_string());
