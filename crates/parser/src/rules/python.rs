@@ -77,6 +77,11 @@ fn kebab_colon(t: &str) -> bool {
     end > 2 && b.get(end) == Some(&b':') && b[..end].contains(&b'-')
 }
 
+/// pydocstyle: `path.py:27 in public function `get_user`:` then `        D300: message`.
+static PYDOCSTYLE_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+\.pyi?):(\d+) (?:at module level|in [^:]+):$").unwrap());
+static PYDOCSTYLE_ROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(D\d{3}): (.+)$").unwrap());
+
 static FAILED_WORD: crate::Needle = crate::needle!(" FAILED");
 static ERROR_WORD: crate::Needle = crate::needle!(" ERROR");
 
@@ -170,6 +175,8 @@ pub(crate) struct Python {
     section_indent: usize,
     /// pytest's `rootdir: /path` header line.
     rootdir: Option<String>,
+    /// A pydocstyle location line waiting for its `Dnnn: message` line.
+    docstyle: Option<(String, u64, u64)>,
 }
 
 impl Python {
@@ -194,6 +201,8 @@ impl Python {
                 && l.indent() == 0
                 && kebab_colon(l.trimmed()))
             && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
+            && self.docstyle.is_none()
+            && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -291,6 +300,26 @@ impl Python {
                     .rule(Some(&rule)),
                 );
                 return true;
+            }
+        }
+        if let Some((path, line, seq)) = self.docstyle.take() {
+            if let Some(c) = PYDOCSTYLE_ROW.captures(t) {
+                sink.emit(
+                    seq,
+                    Finding::new(&path, line, BugType::Linting, &c[2])
+                        .conf(0.95)
+                        .tool("pydocstyle")
+                        .rule(Some(&c[1])),
+                );
+                return true;
+            }
+        }
+        if l.indent() == 0 && l.last == b':' && l.colon_digit {
+            if let Some(c) = PYDOCSTYLE_HEAD.captures(t) {
+                if let Some(n) = super::num(&c[2]) {
+                    self.docstyle = Some((c[1].to_string(), n, l.no));
+                    return true;
+                }
             }
         }
         if l.indent() == 0
@@ -595,6 +624,7 @@ impl Python {
         self.grouped_file = None;
         self.ruff_header = None;
         self.rootdir = None;
+        self.docstyle = None;
     }
 }
 
