@@ -907,4 +907,13 @@ mod tests {
             Some("test_example.py::test_fail")
         );
     }
+
+    // pydocstyle (reviewdog/errorformat fmts/testdata/pydocstyle.in).
+    #[test]
+    fn pydocstyle_two_line_findings() {
+        let log = "test.py:1 at module level:\n        D100: Missing docstring in public module\ntest.py:27 in public function `get_user`:\n        D300: Use \"\"\"triple double quotes\"\"\" (found '''-quotes)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[1].line_number, r[1].rule.as_deref()), (27, Some("D300")));
+    }
 }
