@@ -1,10 +1,14 @@
-//! TypeScript / JavaScript: tsc (`file(line,col): error TS…` and `file:line:col - error TS…`),
-//! ESLint (stylish, compact, unix), Jest `●` and Vitest `FAIL … >` failure blocks with their
-//! stack frames, and Node errors (`SyntaxError` after a `file:line` header, uncaught exceptions
-//! and `Cannot find module` with an in-repo stack frame).
+//! TypeScript / JavaScript and the web toolchain around them: tsc (`file(line,col): error TS…`
+//! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
+//! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
+//! and Vitest `FAIL … >` blocks, mocha's `N failing` and Jasmine's `Failures:` numbered lists
+//! (with the full test title), tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
+//! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame).
 //!
-//! It must never report an ESLint `warning` row, a frame inside `node_modules` or Node's
-//! internals, or a Jest `● Console` block.
+//! It must never report an ESLint or stylelint `warning` row, a frame inside `node_modules` or
+//! Node's internals (`node:…`, and the bare `internal/…`, `events.js` of Node < 16), a Jest
+//! `● Console` block, or a frame without a real position (an `eval`'d innermost frame, a
+//! CoffeeScript `x.coffee:1:1` placeholder) — the harness frame further out is not the failure.
 
 use std::sync::LazyLock;
 

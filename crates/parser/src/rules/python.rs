@@ -1,7 +1,9 @@
 //! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
-//! blocks, pytest failure and error sections (location lines, `E` lines, collection errors, the
-//! short test summary), unittest `FAIL:` headers, and the `path:line:col: CODE` family of
-//! linters (flake8, ruff concise, pylint) and type checker (mypy).
+//! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
+//! errors, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
+//! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
+//! and the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
+//! pydocstyle, mypy, ruff (concise, grouped, pylint format, and rule names in place of codes).
 //!
 //! It must never report a warning or `note:` line, a frame outside the repository, or a pytest
 //! summary line without a line number of its own.
