@@ -13,7 +13,9 @@ use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
 use crate::orchestrator::{Context, Orchestrator};
-use crate::server::{ServeOptions, init_tracing, init_tracing_with, serve, shutdown_signal};
+use crate::server::{
+    HttpLimits, ServeOptions, init_tracing, init_tracing_with, serve, shutdown_signal,
+};
 use crate::store::Store;
 
 #[derive(Debug, Parser)]
@@ -306,10 +308,14 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             addr: SocketAddr::new(config.host, config.port),
             store,
             metrics,
-            secrets: vec![config.webhook_secret.clone()],
+            secrets: config.webhook_secrets.clone(),
             workers: config.workers,
             retry: RetryPolicy::default(),
             shutdown_grace: config.shutdown_grace,
+            http: HttpLimits {
+                header_timeout: config.request_timeout,
+                max_connections: config.max_connections,
+            },
             extra_routes: axum::Router::new(),
             announce: true,
         };

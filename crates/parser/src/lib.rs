@@ -51,9 +51,9 @@
 //! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, Jest/Vitest, `go test`, JUnit), uncaught runtime exception with a frame in the repo | `LOGIC` |
 //! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
-//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`), javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
+//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
-//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
 //! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
@@ -73,7 +73,9 @@
 //! # Paths
 //!
 //! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
-//! `/Users/runner/work/R/R/`, `/github/workspace/`) and [`ParseOptions::workspace`] are stripped;
+//! `/Users/runner/work/R/R/`, `/github/workspace/`, Travis `/home/travis/build/O/R/`),
+//! [`ParseOptions::workspace`] and, failing that, the Jenkins workspace the log names
+//! (`Building in workspace /var/lib/jenkins/workspace/job`) are stripped;
 //! a path that is still absolute or escapes with `..` is never emitted.
 
 mod normalize;

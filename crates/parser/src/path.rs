@@ -80,12 +80,15 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
 /// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    // Travis CI checks out into `/home/travis/build/<owner>/<repo>/`.
-    const ROOTS: [&str; 4] = [
+    // Actions runners and Travis (`/home/travis/build/O/R/`, macOS `/Users/travis/build/O/R/`).
+    // Not GitLab's `/builds/<namespace>/<project>/`: a namespace may have any number of
+    // segments, so two would be a guess.
+    const ROOTS: [&str; 5] = [
         "/home/runner/work/",
         "/Users/runner/work/",
         "/__w/",
         "/home/travis/build/",
+        "/Users/travis/build/",
     ];
     for root in ROOTS {
         if let Some(rest) = p.strip_prefix(root) {
@@ -105,7 +108,8 @@ fn strip_runner_prefix(p: &str) -> Option<&str> {
 
 fn strip_two_segments(rest: &str) -> Option<&str> {
     let (owner, rest) = rest.split_once('/')?;
-    if owner.is_empty() || owner.starts_with('_') {
+    // `_temp`, `_actions`: runner scratch space; `.m2`, `.cache`: tool caches under the root.
+    if owner.is_empty() || owner.starts_with(['_', '.']) {
         return None;
     }
     let (_repo, rest) = rest.split_once('/')?;
@@ -169,6 +173,10 @@ mod tests {
             Some("x.py")
         );
         assert_eq!(
+            normalize_path("/home/travis/build/jwilm/alacritty/font/src/lib.rs", None).as_deref(),
+            Some("font/src/lib.rs")
+        );
+        assert_eq!(
             normalize_path("./src/./a.go", None).as_deref(),
             Some("src/a.go")
         );
@@ -183,6 +191,10 @@ mod tests {
         assert_eq!(normalize_path("<frozen importlib._bootstrap>", None), None);
         assert_eq!(normalize_path("C:/Users/x.py", None), None);
         assert_eq!(normalize_path("~/x.py", None), None);
+        assert_eq!(
+            normalize_path("/home/travis/build/.m2/repository/a/b/c.jar", None),
+            None
+        );
         assert_eq!(normalize_path("a/../b.py", None).as_deref(), Some("b.py"));
     }
 

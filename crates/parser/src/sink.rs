@@ -103,6 +103,17 @@ impl Sink {
         normalize_path(raw, self.workspace.as_deref())
     }
 
+    /// The log itself named the checkout (Jenkins' `Building in workspace /var/lib/jenkins/…`):
+    /// use it unless the caller gave one.
+    pub fn learn_workspace(&mut self, ws: &str) {
+        let ws = ws.trim();
+        let b = ws.as_bytes();
+        let absolute = b.first() == Some(&b'/') || (b.len() > 2 && b[1] == b':');
+        if self.workspace.is_none() && absolute && ws.len() > 1 {
+            self.workspace = Some(ws.to_string());
+        }
+    }
+
     /// Records a finding seen at log line `seq`. Returns true when the finding's path is inside
     /// the repository (whether or not it was a duplicate), so callers can tell a refused path.
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {

@@ -44,7 +44,7 @@ impl Rules {
         if !self.go.quiet(l) && self.go.line(l, sink) {
             return;
         }
-        if !self.jvm.quiet(l) && self.jvm.line(l, sink) {
+        if !self.jvm.quiet(l) && self.jvm.line_in(l, ctx, sink) {
             return;
         }
         if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
