@@ -388,7 +388,9 @@ impl Js {
         if (l.colon_digit || memchr::memchr(b'(', b).is_some()) && crate::has(&ERROR_TS, t) {
             return false;
         }
-        if l.first.is_ascii_uppercase() && (crate::has(&ERROR, t) || crate::has(&EXCEPTION, t)) {
+        if (l.first.is_ascii_uppercase() || l.first == b'"')
+            && (crate::has(&ERROR, t) || crate::has(&EXCEPTION, t))
+        {
             return false;
         }
         !(l.indent() == 0 && memchr::memchr(b',', b).is_some() && crate::has(&COMMA_COL, t))
@@ -1017,7 +1019,8 @@ impl Js {
                         return true;
                     }
                 }
-                if t.starts_with("at ") {
+                // Vitest prints its frames as `❯ fn path:l:c` (collection and unhandled errors).
+                if t.starts_with("at ") || t.starts_with("❯ ") {
                     let first = std::mem::replace(&mut e.first_frame, false);
                     let caps = FRAME.captures(t);
                     // Code run through `eval` (its innermost frame is `<anonymous>`) or without
@@ -1066,9 +1069,11 @@ impl Js {
                 }
             }
         }
-        // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon.
+        // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon. A
+        // quoted block (snapshot files, quoted log records) opens with `"`.
+        let t = t.strip_prefix('"').unwrap_or(t);
         if !l.colon
-            || !t.as_bytes()[0].is_ascii_uppercase()
+            || !t.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
             || !(crate::has(&ERROR, t) || crate::has(&EXCEPTION, t))
         {
             return false;
@@ -1443,5 +1448,18 @@ mod tests {
             r[0].test_name.as_deref(),
             Some(".hasAssertions() › throws when there are not assertions")
         );
+    }
+
+    // `vitest list` collection errors (vitest-dev/vitest test/e2e/test/__snapshots__/list.test.ts.snap).
+    #[test]
+    fn vitest_errors_outside_fail_blocks() {
+        let log = "\"Error: describe error\n ❯ describe-error.test.ts:4:9\n      2|\n      4|   throw new Error('describe error')\n       |         ^\n\nError: top level error\n ❯ top-level-error.test.ts:1:7\n      1| throw new Error('top level error')\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("describe-error.test.ts", 4)
+        );
+        assert_eq!(r[1].message, "Error: top level error");
     }
 }
