@@ -996,6 +996,13 @@ impl Js {
                 *budget -= 1;
             }
         }
+        // A Jest console block (`console.log` then the message and the call site) names where
+        // something was printed, not where an earlier error came from.
+        let unquoted = t.strip_prefix('"').map_or(t, str::trim_start);
+        if self.node_err.is_some() && unquoted.starts_with("console.") && !unquoted.contains(' ') {
+            self.node_err = None;
+            return false;
+        }
         if let Some(e) = &mut self.node_err {
             if e.budget == 0 {
                 self.node_err = None;
@@ -1461,5 +1468,12 @@ mod tests {
             ("describe-error.test.ts", 4)
         );
         assert_eq!(r[1].message, "Error: top level error");
+    }
+
+    // Jest's console blocks (jestjs/jest e2e/__tests__/__snapshots__/jest.config.ts.test.ts.snap).
+    #[test]
+    fn a_console_block_is_not_the_site_of_an_earlier_error() {
+        let log = "Error: Jest: Failed to parse the TypeScript config file <<REPLACED>>\n    both with the native node TypeScript support and configured TypeScript loaders.\n\n  console.log\n<<REPLACED>>/jest-config-ts/some/nested/directory\n\n      at Object.<anonymous> (__tests__/a-giraffe.js:3:27)\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 }
