@@ -205,7 +205,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             Some((m, r)) if !r.contains(' ') => (m, Some(r)),
             _ => (msg, None),
         };
-        let ty = if rule == Some("syntax") {
+        let ty = if rule == Some("syntax") || msg.starts_with("syntax error") {
             BugType::Syntax
         } else {
             BugType::Linting

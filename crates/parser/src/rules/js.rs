@@ -1057,7 +1057,13 @@ impl Js {
                                 )
                                 .col(super::num(&c[3]))
                                 .conf(0.85)
-                                .tool("node"),
+                                // Vitest's `❯` frames are its own rendering, relative to the
+                                // project root; Node's internals never come out that way.
+                                .tool(if t.starts_with("❯ ") {
+                                    "vitest"
+                                } else {
+                                    "node"
+                                }),
                             );
                         }
                     }
