@@ -42,7 +42,8 @@
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
-//! `dart.rs`, `format.rs`, `infra.rs`, `generic.rs`) looks at it.
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
@@ -68,6 +69,10 @@
 //! | Dart / Flutter (`rules/dart.rs`): `dart analyze` / `flutter analyze` / machine-format `error`s and front-end `Error:`s `TYPE_ERROR`, parser codes (`expected_token`…) and `Expected …` `SYNTAX`, `uri_does_not_exist` / `Error when reading` / `Not found: 'package:…'` `IMPORT`; `dart test`/`flutter test` failures `LOGIC` | as stated |
 //! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l`, `prettier --list-different` and `terraform fmt -check` listings in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
 //! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning`, yamllint `error`, actionlint, markdownlint, tldr-lint, tflint `Error`/`Warning`, shellcheck checkstyle `error`; terraform `Error:` (not in `.terraform/modules`) and Actions workflow-file errors are `TYPE_ERROR` (`SYNTAX` for parse errors, `IMPORT` for missing modules) | `LINTING` |
+//! | Ruby: RuboCop/standardrb offenses (not `I:`, not `[Corrected]`) `LINTING`, `Lint/Syntax` and `ruby -c` syntax errors `SYNTAX`; RSpec, minitest and uncaught exceptions `LOGIC` (`SyntaxError`/`LoadError` while loading: `SYNTAX`/`IMPORT`) | by evidence |
+//! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
+//! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
+//! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.

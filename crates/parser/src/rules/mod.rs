@@ -8,15 +8,19 @@
 pub(crate) mod beam;
 pub(crate) mod c;
 pub(crate) mod dart;
+pub(crate) mod dotnet;
 pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
 pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
+pub(crate) mod php;
 pub(crate) mod python;
+pub(crate) mod ruby;
 pub(crate) mod rust;
 pub(crate) mod scala;
+pub(crate) mod swift;
 
 use crate::sink::Sink;
 use crate::{Ctx, Line};
@@ -35,6 +39,10 @@ pub(crate) struct Rules {
     dart: dart::Dart,
     format: format::Format,
     infra: infra::Infra,
+    ruby: ruby::Ruby,
+    php: php::Php,
+    dotnet: dotnet::Dotnet,
+    swift: swift::Swift,
 }
 
 impl Rules {
@@ -45,6 +53,10 @@ impl Rules {
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
             return;
         }
+        // Before Python, whose unittest matcher takes every `ERROR: …` line (Psalm's format).
+        if !self.php.quiet(l) && self.php.line(l, sink) {
+            return;
+        }
         if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
@@ -52,6 +64,10 @@ impl Rules {
             return;
         }
         if !self.js.quiet(l) && self.js.line(l, sink) {
+            return;
+        }
+        // Before Go, which takes every `# …` line (RSpec's backtrace is `# ./x.rb:5:in …`).
+        if !self.ruby.quiet(l) && self.ruby.line(l, sink) {
             return;
         }
         if !self.go.quiet(l) && self.go.line(l, sink) {
@@ -75,6 +91,12 @@ impl Rules {
         if !self.infra.quiet(l) && self.infra.line(l, sink) {
             return;
         }
+        if !self.dotnet.quiet(l) && self.dotnet.line(l, sink) {
+            return;
+        }
+        if !self.swift.quiet(l) && self.swift.line(l, sink) {
+            return;
+        }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
     }
 
@@ -90,6 +112,10 @@ impl Rules {
         self.dart.flush(sink);
         self.format.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
+        self.ruby.flush(sink);
+        self.php.flush(sink);
+        self.dotnet.flush(sink);
+        self.swift.flush(sink);
         sink.next_step();
     }
 }
