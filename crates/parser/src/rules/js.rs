@@ -429,11 +429,10 @@ impl Js {
         {
             return true;
         }
-        if self.numbered_line(l, t, sink) {
-            return true;
-        }
-        if self.test_block(l, t, sink) {
-            return true;
+        // RSpec prints the same `Failures:` / `  1) name` list as Jasmine: a Jasmine list is read
+        // but its lines are left to the other matchers too.
+        if self.numbered_line(l, t, sink) || self.test_block(l, t, sink) {
+            return self.numbered != Some(Numbered::Jasmine);
         }
         if l.first == b'E' && l.colon && t.starts_with("ERROR: ") && self.tslint(l.no, t, sink) {
             return true;
