@@ -153,9 +153,11 @@ const REBASED_TOOLS: &[&str] = &[
     "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape",
 ];
 
-const JS_EXTS: [&str; 19] = [
+const JS_EXTS: [&str; 20] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
     "coffee", "css", "scss", "sass", "less", "imba",
+    // Ember-era `x.js.es6` sources, linted with `eslint --ext .es6`.
+    "es6",
 ];
 
 /// Leading ASCII digits of `s`, as a byte count.
