@@ -580,10 +580,9 @@ fn stored_gate(data_dir: &Path) -> Option<Response> {
 }
 
 /// 16 bytes from the OS's CSPRNG, hex-encoded.
-fn random_state() -> std::io::Result<String> {
-    use std::io::Read;
+fn random_state() -> Result<String, getrandom::Error> {
     let mut buf = [0u8; 16];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    getrandom::fill(&mut buf)?;
     Ok(hex::encode(buf))
 }
 
@@ -625,11 +624,11 @@ async fn setup_page(
     let state = match random_state() {
         Ok(st) => st,
         Err(e) => {
-            error!(error = %e, "cannot read /dev/urandom");
+            error!(error = %e, "the operating system's random number generator failed");
             return page(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "No randomness",
-                "<p>The server could not read /dev/urandom.</p>",
+                "<p>The server could not get random bytes from the operating system.</p>",
             );
         }
     };
@@ -860,6 +859,14 @@ async fn exchange(s: &SetupState, code: &str) -> Result<StoredApp, SetupError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setup_states_are_random_hex() {
+        let (a, b) = (random_state().unwrap(), random_state().unwrap());
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn manifest_is_filled_everywhere() {
