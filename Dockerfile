@@ -28,6 +28,17 @@ RUN apt-get update \
     && chmod 0700 /data
 COPY --from=builder /usr/local/bin/ci-medic /usr/local/bin/ci-medic
 
+# OCI annotations; VERSION and REVISION come from the build (`--build-arg REVISION=$(git rev-parse HEAD)`).
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="ci-medic" \
+      org.opencontainers.image.description="A GitHub App that turns failed CI checks into reviewed, minimal fixes" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="MIT" \
+      org.opencontainers.image.source="https://github.com/ci-medic/ci-medic" \
+      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
+
 ENV DATA_DIR=/data \
     HOST=0.0.0.0 \
     PORT=3000 \
