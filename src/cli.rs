@@ -289,11 +289,12 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             )
         })?;
         let metrics = Metrics::new();
-        let github = crate::github::RestClient::for_app(
-            crate::github::GitHubClientConfig::new(config.github_api_url.clone()),
-            config.app.clone(),
-        )
-        .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?;
+        let mut client_config =
+            crate::github::GitHubClientConfig::new(config.github_api_url.clone());
+        client_config.write_interval = config.github_write_interval;
+        let github = crate::github::RestClient::for_app(client_config, config.app.clone())
+            .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?
+            .with_metrics(metrics.clone());
         let mut ctx = Context::new(
             Arc::new(github),
             store.clone(),

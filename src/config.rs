@@ -91,6 +91,9 @@ pub struct ServeArgs {
     /// Connections served at once.
     #[arg(long, env = "MAX_CONNECTIONS", default_value_t = 512)]
     pub max_connections: usize,
+    /// Milliseconds between two content-creating GitHub requests of one installation.
+    #[arg(long, env = "GITHUB_WRITE_INTERVAL_MS", default_value_t = 1000)]
+    pub github_write_interval_ms: u64,
 }
 
 /// Validated service configuration.
@@ -109,6 +112,7 @@ pub struct ServiceConfig {
     pub public_url: Option<String>,
     pub request_timeout: Duration,
     pub max_connections: usize,
+    pub github_write_interval: Duration,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -203,6 +207,12 @@ impl ServeArgs {
                 "must be between 1 and 600",
             ));
         }
+        if self.github_write_interval_ms > 10_000 {
+            return Err(config_error(
+                "GITHUB_WRITE_INTERVAL_MS",
+                "must be between 0 and 10000",
+            ));
+        }
         if !(1..=100_000).contains(&self.max_connections) {
             return Err(config_error(
                 "MAX_CONNECTIONS",
@@ -242,6 +252,7 @@ impl ServeArgs {
             public_url,
             request_timeout: Duration::from_secs(self.request_timeout_seconds),
             max_connections: self.max_connections,
+            github_write_interval: Duration::from_millis(self.github_write_interval_ms),
         })
     }
 }
@@ -530,6 +541,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "MAX_CONNECTIONS",
         "512",
         "Connections served at once; more wait in the kernel's backlog. With the timeout, slow or idle clients cannot exhaust the server.",
+    ),
+    (
+        "GITHUB_WRITE_INTERVAL_MS",
+        "1000",
+        "Milliseconds between two content-creating GitHub requests (comments, check runs, commits) of one installation, which are also never sent concurrently, as GitHub's best practices ask; reads are not paced.",
     ),
     (
         "LOG_FORMAT",

@@ -97,10 +97,14 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
     // The real service, on loopback, against the fake.
     let store = Store::open(data_dir).context("opening the demo database")?;
     let metrics = Metrics::new();
+    // Writes are paced as in production, a little faster so the demo reads well.
+    let mut client_config = GitHubClientConfig::new(fake.base_url());
+    client_config.write_interval = Duration::from_millis(200);
     let github = RestClient::for_app(
-        GitHubClientConfig::new(fake.base_url()),
+        client_config,
         AppCredentials::new(APP_ID, &SecretString::from(KEY.to_string()))?,
-    )?;
+    )?
+    .with_metrics(metrics.clone());
     let ctx = Context::new(Arc::new(github), store.clone(), metrics.clone(), APP_ID)?;
     let addr: SocketAddr = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;

@@ -29,6 +29,12 @@ pub struct StageLabels {
     pub outcome: &'static str,
 }
 
+/// One installation; its id is GitHub's, so the label set grows only with installations.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InstallationLabels {
+    pub installation: u64,
+}
+
 /// All of ci-medic's metrics. Cheap to clone.
 #[derive(Clone)]
 pub struct Metrics {
@@ -40,6 +46,7 @@ pub struct Metrics {
     pub job_duration: Family<JobLabels, Histogram>,
     pub job_failures: Family<JobLabels, Counter>,
     pub stages: Family<StageLabels, Counter>,
+    pub github_rate_remaining: Family<InstallationLabels, Gauge>,
 }
 
 /// Known event names; anything else is counted as `other` so a hostile sender cannot grow the
@@ -114,8 +121,15 @@ impl Metrics {
             "Pipeline stage outcomes (analysis, comment, approval, fix, push, verdict)",
             stages.clone(),
         );
+        let github_rate_remaining = Family::<InstallationLabels, Gauge>::default();
+        registry.register(
+            "github_rate_limit_remaining",
+            "GitHub API requests left in the current rate-limit window, per installation (x-ratelimit-remaining of its last answer)",
+            github_rate_remaining.clone(),
+        );
         Metrics {
             registry: Arc::new(registry),
+            github_rate_remaining,
             deliveries,
             queue_depth,
             jobs_running,
@@ -124,6 +138,13 @@ impl Metrics {
             job_failures,
             stages,
         }
+    }
+
+    /// Records an installation's remaining GitHub rate limit.
+    pub fn github_rate_limit_remaining(&self, installation: u64, left: i64) {
+        self.github_rate_remaining
+            .get_or_create(&InstallationLabels { installation })
+            .set(left);
     }
 
     pub fn delivery(&self, event: &str, outcome: &'static str) {

@@ -179,6 +179,8 @@ fn respond_with(status: u16, headers: &[(&str, &str)], body: &Value) -> Response
 fn fast_config(api: String) -> GitHubClientConfig {
     let mut c = GitHubClientConfig::new(api);
     c.request_timeout = Duration::from_secs(5);
+    // The pacing test sets its own; the others test one call at a time.
+    c.write_interval = Duration::ZERO;
     c.retry = RetryPolicy {
         max_retries: 3,
         max_total_wait: Duration::from_secs(5),
@@ -1828,4 +1830,94 @@ async fn the_comment_found_by_marker_is_never_another_apps() {
     assert_eq!(text(workflow), marked("wf"));
     assert_eq!(text(staging), marked("stg"));
     assert_eq!(text(first.id), edited);
+}
+
+#[tokio::test]
+async fn writes_of_one_installation_go_one_at_a_time_a_set_interval_apart() {
+    let dir = require_shared!();
+    let comment = example(&dir, "issue-comment");
+    // Each answer takes 100 ms and says how much of the rate limit is left.
+    let arrivals: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+    let log = arrivals.clone();
+    let server = serve(move |seen, n| {
+        log.lock()
+            .unwrap()
+            .push((Instant::now(), seen.method.to_string()));
+        let left = (4999 - n).to_string();
+        let body = if seen.method == Method::GET {
+            json!([])
+        } else {
+            comment.clone()
+        };
+        respond_with(
+            if seen.method == Method::POST {
+                201
+            } else {
+                200
+            },
+            &[("x-test-delay-ms", "100"), ("x-ratelimit-remaining", &left)],
+            &body,
+        )
+    })
+    .await;
+    let mut config = fast_config(server.api());
+    config.write_interval = Duration::from_millis(300);
+    let metrics = ci_medic::metrics::Metrics::new();
+    let c =
+        RestClient::with_token_provider(config, Arc::new(StaticToken(SecretString::from(TOKEN))))
+            .unwrap()
+            .with_metrics(metrics.clone());
+    // Four writes of one installation at once, and a read beside them.
+    let started = Instant::now();
+    let writes = (0..4).map(|i| {
+        let c = c.clone();
+        async move {
+            c.create_issue_comment(INST, &repo(), 1347, &format!("<!-- ci-medic -->\n{i}"))
+                .await
+                .unwrap()
+        }
+    });
+    let r = repo();
+    let read = c.list_issue_comments(INST, &r, 1347);
+    let (_, read) = tokio::join!(futures::future::join_all(writes), read);
+    read.unwrap();
+    let seen = arrivals.lock().unwrap().clone();
+    let posts: Vec<Instant> = seen
+        .iter()
+        .filter(|(_, m)| m == "POST")
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(posts.len(), 4);
+    for pair in posts.windows(2) {
+        // The previous answer took 100 ms, then 300 ms of spacing: never concurrent.
+        let gap = pair[1] - pair[0];
+        assert!(gap >= Duration::from_millis(390), "writes {gap:?} apart");
+    }
+    // The read did not wait for the writes.
+    let get = seen.iter().find(|(_, m)| m == "GET").unwrap().0;
+    assert!(
+        get - started < Duration::from_millis(300),
+        "{:?}",
+        get - started
+    );
+    eprintln!(
+        "4 paced writes took {:?}; gaps {:?}",
+        started.elapsed(),
+        posts.windows(2).map(|p| p[1] - p[0]).collect::<Vec<_>>()
+    );
+    // Another installation does not wait for this one's turn.
+    let other = Instant::now();
+    c.create_issue_comment(InstallationId(7), &repo(), 1, "<!-- ci-medic -->\nx")
+        .await
+        .unwrap();
+    assert!(other.elapsed() < Duration::from_millis(300));
+    let text = metrics.render();
+    assert!(
+        text.contains("ci_medic_github_rate_limit_remaining{installation=\"42\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ci_medic_github_rate_limit_remaining{installation=\"7\"} 4994"),
+        "{text}"
+    );
 }

@@ -49,6 +49,61 @@ pub const MAX_COMMENT_CHARS: usize = 65_536;
 pub struct RestClient {
     http: Arc<Transport>,
     tokens: Arc<dyn TokenProvider>,
+    pacer: Arc<WritePacer>,
+    /// `x-ratelimit-remaining` per installation, when the client reports to metrics.
+    rate_remaining: Option<RateGauge>,
+}
+
+/// The metrics the client reports to (a newtype: `Metrics` has no `Debug`).
+#[derive(Clone)]
+struct RateGauge(crate::metrics::Metrics);
+
+impl std::fmt::Debug for RateGauge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RateGauge")
+    }
+}
+
+/// Serialises one installation's writes and spaces them `interval` apart. GitHub asks for no
+/// concurrent content-creating requests and about a second between them; reads are not paced.
+#[derive(Debug)]
+struct WritePacer {
+    interval: std::time::Duration,
+    /// Per installation: when its last write finished.
+    last: std::sync::Mutex<
+        std::collections::HashMap<
+            InstallationId,
+            Arc<tokio::sync::Mutex<Option<tokio::time::Instant>>>,
+        >,
+    >,
+}
+
+impl WritePacer {
+    fn new(interval: std::time::Duration) -> Self {
+        WritePacer {
+            interval,
+            last: Default::default(),
+        }
+    }
+
+    /// Waits for this installation's turn; the guard is the turn, held until the write ends.
+    async fn turn(
+        &self,
+        inst: InstallationId,
+    ) -> tokio::sync::OwnedMutexGuard<Option<tokio::time::Instant>> {
+        let slot = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(inst)
+            .or_default()
+            .clone();
+        let guard = slot.lock_owned().await;
+        if let Some(at) = *guard {
+            tokio::time::sleep_until(at + self.interval).await;
+        }
+        guard
+    }
 }
 
 impl RestClient {
@@ -64,9 +119,15 @@ impl RestClient {
         credentials: AppCredentials,
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
+        let pacer = Arc::new(WritePacer::new(config.write_interval));
         let http = Arc::new(Transport::new(config)?);
         let tokens = Arc::new(InstallationTokens::new(credentials, http.clone(), clock));
-        Ok(Self { http, tokens })
+        Ok(Self {
+            http,
+            tokens,
+            pacer,
+            rate_remaining: None,
+        })
     }
 
     /// A client taking its tokens from `tokens` (e.g. [`super::StaticToken`]).
@@ -75,9 +136,18 @@ impl RestClient {
         tokens: Arc<dyn TokenProvider>,
     ) -> Result<Self> {
         Ok(Self {
+            pacer: Arc::new(WritePacer::new(config.write_interval)),
             http: Arc::new(Transport::new(config)?),
             tokens,
+            rate_remaining: None,
         })
+    }
+
+    /// Reports each installation's remaining rate limit (`x-ratelimit-remaining` of its last
+    /// answer) as `ci_medic_github_rate_limit_remaining{installation}`.
+    pub fn with_metrics(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.rate_remaining = Some(RateGauge(metrics));
+        self
     }
 
     fn repo_url(&self, repo: &RepoRef, rest: &[&str]) -> Result<Url> {
@@ -88,16 +158,35 @@ impl RestClient {
 
     /// Runs `call` as the installation; on 401 the cached token is dropped and the call made
     /// once more with a fresh one (tokens can be revoked before `expires_at`).
+    /// Writes wait for the installation's turn ([`WritePacer`]).
     async fn send(&self, inst: InstallationId, call: &Call<'_>) -> Result<reqwest::Response> {
+        let mut turn = if matches!(call.method, Method::GET | Method::HEAD) {
+            None
+        } else {
+            Some(self.pacer.turn(inst).await)
+        };
         let token = self.tokens.installation_token(inst).await?;
-        match self.http.execute(call, Auth::Bearer(&token)).await {
+        let result = match self.http.execute(call, Auth::Bearer(&token)).await {
             Err(GitHubError::Unauthorized { .. }) => {
                 self.tokens.invalidate(inst).await;
                 let token = self.tokens.installation_token(inst).await?;
                 self.http.execute(call, Auth::Bearer(&token)).await
             }
             other => other,
+        };
+        if let Some(turn) = turn.as_mut() {
+            **turn = Some(tokio::time::Instant::now());
         }
+        if let (Some(metrics), Ok(resp)) = (&self.rate_remaining, &result)
+            && let Some(left) = resp
+                .headers()
+                .get("x-ratelimit-remaining")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<i64>().ok())
+        {
+            metrics.0.github_rate_limit_remaining(inst.0, left);
+        }
+        result
     }
 
     async fn get<T: DeserializeOwned>(&self, inst: InstallationId, url: Url) -> Result<T> {

@@ -80,6 +80,9 @@ pub struct GitHubClientConfig {
     pub retry: RetryPolicy,
     /// Pagination stops with an error after this many pages (100 items each).
     pub max_pages: u32,
+    /// Content-creating requests (POST, PATCH, PUT, DELETE) of one installation are sent one
+    /// at a time, this long apart, as GitHub's best practices ask (about a second).
+    pub write_interval: Duration,
 }
 
 impl GitHubClientConfig {
@@ -92,6 +95,7 @@ impl GitHubClientConfig {
             download_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
             max_pages: 300,
+            write_interval: Duration::from_secs(1),
         }
     }
 }

@@ -76,6 +76,8 @@ impl Server {
             .env("DATA_DIR", opts.data_dir)
             .env("WORKERS", opts.workers.to_string())
             .env("SHUTDOWN_GRACE_SECONDS", "5")
+            // Paced as in production, shorter: every end-to-end test goes through the pacer.
+            .env("GITHUB_WRITE_INTERVAL_MS", "50")
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
