@@ -90,7 +90,6 @@ pub enum Stage {
     Approved { by: String, at: String },
     /// The fix commit is on the branch; CI has not reported on it yet.
     Pushed {
-        by: String,
         commit_sha: String,
         files: Vec<String>,
     },
@@ -114,11 +113,7 @@ pub enum Stage {
         run_url: Option<String>,
     },
     /// The check still failed and no attempt is left.
-    Stopped {
-        commit_sha: String,
-        attempts: u32,
-        max_attempts: u32,
-    },
+    Stopped { attempts: u32, max_attempts: u32 },
     /// CI never reported on the pushed commit.
     NoVerdict { commit_sha: String, hours: u32 },
 }
@@ -711,9 +706,6 @@ pub fn step(
             destination,
         } => {
             approved(state, "pushed")?;
-            let Stage::Approved { by, .. } = &state.stage else {
-                unreachable!("checked by `approved`");
-            };
             next.note(
                 at,
                 format!(
@@ -722,11 +714,7 @@ pub fn step(
                 ),
             );
             next.attempts += 1;
-            next.stage = Stage::Pushed {
-                by: by.clone(),
-                commit_sha,
-                files,
-            };
+            next.stage = Stage::Pushed { commit_sha, files };
             effects.push(Effect::Publish);
         }
         Event::CheckPassed {
@@ -771,7 +759,6 @@ pub fn step(
             );
             if state.attempts >= max_attempts {
                 next.stage = Stage::Stopped {
-                    commit_sha,
                     attempts: state.attempts,
                     max_attempts,
                 };
