@@ -37,6 +37,7 @@ pub enum Command {
     /// Read a CI log and print the bug reports (or the proposal ci-medic would post).
     Analyze(AnalyzeArgs),
     /// See ci-medic work end to end against a local fake GitHub (no App needed).
+    #[cfg(feature = "demo")]
     Demo,
     /// Run a workspace's build in the Docker sandbox and print the executor's result.
     Exec(crate::executor::ExecArgs),
@@ -116,7 +117,11 @@ pub struct AnalyzeArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Demo) && std::env::var_os("RUST_LOG").is_none() {
+    #[cfg(feature = "demo")]
+    let quiet = matches!(cli.command, Command::Demo);
+    #[cfg(not(feature = "demo"))]
+    let quiet = false;
+    if quiet && std::env::var_os("RUST_LOG").is_none() {
         // The demo prints what a maintainer sees; the service's own logs would drown it.
         init_tracing_with(cli.log_format == LogFormat::Json, "warn");
     } else {
@@ -140,6 +145,7 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        #[cfg(feature = "demo")]
         Command::Demo => match runtime().block_on(crate::demo::run()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

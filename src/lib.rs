@@ -46,6 +46,7 @@ pub mod git_agent;
 pub mod github;
 pub mod orchestrator;
 
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod setup;
 

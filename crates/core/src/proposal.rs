@@ -30,6 +30,9 @@ pub use packet::{
     CheckRef, DEFAULT_GOAL, FIX_PACKET_SCHEMA, FixPacket, Metrics, PacketConstraints, Severity,
     Violation, build_fix_packet, gate_of, instructions_for, severity_of,
 };
-pub use paths::{PathError, check_relative_path, path_in_scope, path_within};
+pub use paths::{
+    PathError, PathPattern, PathPatterns, check_relative_path, compile_glob, path_in_scope,
+    path_within,
+};
 pub use state::{StoredProposal, Transition, TransitionError, is_final, next_status};
 pub use validate::{Rule, ValidationError, ValidationErrors, validate_code_fix};

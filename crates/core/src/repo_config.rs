@@ -268,6 +268,8 @@ impl RepoConfig {
     /// Whether ci-medic analyses a failed check of this name: `checks.include` empty or
     /// matching, and `checks.exclude` not matching (exclude wins).
     pub fn check_selected(&self, check_name: &str) -> bool {
+        // Check-run names are not paths: `*` crosses the ` / ` GitHub puts between a workflow
+        // and a job name (`CI / test (ubuntu)`), unlike in the path matcher.
         let matches = |pattern: &String| match globset::Glob::new(pattern) {
             Ok(glob) => glob.compile_matcher().is_match(check_name),
             // Unreachable after validation; a literal comparison is the least surprising reading.
@@ -330,7 +332,7 @@ impl RepoConfig {
                 let path = vec![Seg::Key("constraints"), Seg::Key(key), Seg::Index(i)];
                 if let Some(why) = bad_repo_path(p) {
                     check(false, path, why);
-                } else if let Err(e) = globset::Glob::new(p) {
+                } else if let Err(e) = crate::proposal::compile_glob(p) {
                     check(
                         false,
                         path,

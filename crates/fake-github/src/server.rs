@@ -139,22 +139,12 @@ fn parse_auth(h: Option<&HeaderValue>) -> Auth {
     Auth::Token(cred.to_string())
 }
 
+/// Decodes `%XX` escapes; anything that is not one (a lone `%`, `%zz`, `%a` before a
+/// multi-byte character) stays as it is, and bytes that are not UTF-8 become U+FFFD.
 fn pct_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
@@ -1656,6 +1646,12 @@ mod tests {
     fn percent_decoding() {
         assert_eq!(pct_decode("a%2Fb%20c"), "a/b c");
         assert_eq!(pct_decode("100%"), "100%");
+        // A request path or query is attacker-controlled; none of these may panic.
+        assert_eq!(pct_decode("%aé"), "%aé");
+        assert_eq!(pct_decode("é%"), "é%");
+        assert_eq!(pct_decode("%zz%2"), "%zz%2");
+        assert_eq!(pct_decode("%C3%A9"), "é");
+        assert_eq!(pct_decode("%FF"), "\u{FFFD}");
     }
 
     #[test]

@@ -49,3 +49,181 @@ fn corpus_matches_expectations() {
         logs.len()
     );
 }
+
+/// A row of a `SOURCES.md` table: where a real log came from.
+struct Source {
+    kind: String,
+}
+
+/// Reads the `| case | kind | source | licence |` table of a `SOURCES.md`.
+fn sources(dir: &std::path::Path) -> Result<std::collections::BTreeMap<String, Source>, String> {
+    let path = dir.join("SOURCES.md");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (every set of real logs needs one)", path.display()))?;
+    let mut rows = std::collections::BTreeMap::new();
+    let mut header_seen = false;
+    for line in text.lines().map(str::trim).filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if !header_seen {
+            if cells.len() < 4 || cells[..4] != ["case", "kind", "source", "licence"] {
+                return Err(format!(
+                    "{}: the table's columns must be | case | kind | source | licence |",
+                    path.display()
+                ));
+            }
+            header_seen = true;
+            continue;
+        }
+        if cells
+            .iter()
+            .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'))
+        {
+            continue;
+        }
+        if cells.len() < 4 || cells.iter().take(4).any(|c| c.is_empty()) {
+            return Err(format!("{}: incomplete row `{line}`", path.display()));
+        }
+        let case = cells[0].trim_matches('`').to_string();
+        let kind = cells[1].trim_matches('`').to_string();
+        if kind != "ci-log" && kind != "tool-output" {
+            return Err(format!(
+                "{}: kind of `{case}` is `{kind}`, not ci-log or tool-output",
+                path.display()
+            ));
+        }
+        rows.insert(case, Source { kind });
+    }
+    Ok(rows)
+}
+
+/// The real-world corpus (`fixtures/corpus/real/<ecosystem>/<set>/`): logs copied from public CI
+/// runs, issue threads and tools' own test suites, with hand-checked expectations and their
+/// provenance in `SOURCES.md`. Prints recall, precision, type accuracy and test-name recall per
+/// ecosystem and overall, and fails below 0.95 recall or precision overall; a report on a log
+/// that has no error is a failure on its own.
+#[test]
+fn real_corpus_recall_and_precision() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus");
+    let real = root.join("real");
+    let mut problems = Vec::new();
+    let mut per_eco: std::collections::BTreeMap<String, (common::Score, usize, usize, usize)> =
+        Default::default();
+    let mut all = common::Score::default();
+    let (mut ci_logs, mut tool_outputs, mut clean) = (0, 0, 0);
+    let logs = if real.is_dir() {
+        common::walk(&real, &|p| p.extension().is_some_and(|e| e == "log"))
+    } else {
+        Vec::new()
+    };
+    let mut source_tables = std::collections::BTreeMap::new();
+    for log in &logs {
+        let rel = log.strip_prefix(&real).unwrap_or(log);
+        let eco = rel
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = log.parent().expect("a log is in a directory").to_path_buf();
+        let table = source_tables
+            .entry(dir.clone())
+            .or_insert_with(|| sources(&dir));
+        let stem = log
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match table {
+            Err(e) => problems.push(format!("{}: {e}", rel.display())),
+            Ok(rows) => match rows.get(&stem) {
+                None => problems.push(format!("{}: no row in SOURCES.md", rel.display())),
+                Some(s) if s.kind == "ci-log" => ci_logs += 1,
+                Some(_) => tool_outputs += 1,
+            },
+        }
+        let entry = per_eco.entry(eco).or_default();
+        entry.1 += 1;
+        match common::score(log, &log.with_extension("expected.json")) {
+            Err(e) => problems.push(format!("{}: {e}", rel.display())),
+            Ok((s, diff)) => {
+                if s.expected == 0 {
+                    clean += 1;
+                    entry.3 += 1;
+                    if s.reported > 0 {
+                        problems.push(format!(
+                            "{}: a log with no error gave {} report(s)\n{}",
+                            rel.display(),
+                            s.reported,
+                            diff.join("\n")
+                        ));
+                    }
+                }
+                if !diff.is_empty() {
+                    entry.2 += 1;
+                    eprintln!("DIFF {}\n{}", rel.display(), diff.join("\n"));
+                }
+                entry.0.add(&s);
+                all.add(&s);
+            }
+        }
+    }
+    eprintln!(
+        "\nreal corpus: {} logs ({ci_logs} CI job logs, {tool_outputs} tool outputs; {clean} with no error)\n",
+        logs.len()
+    );
+    eprintln!(
+        "| ecosystem | logs | clean | not exact | expected | reported | recall | precision | type accuracy | test-name recall |"
+    );
+    eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let row = |name: &str, s: &common::Score, n: usize, inexact: usize, clean: usize| {
+        eprintln!(
+            "| {name} | {n} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            s.expected,
+            s.reported,
+            s.recall(),
+            s.precision(),
+            s.type_accuracy(),
+            s.test_name_recall()
+        );
+    };
+    for (eco, (s, n, inexact, clean)) in &per_eco {
+        row(eco, s, *n, *inexact, *clean);
+    }
+    let inexact: usize = per_eco.values().map(|v| v.2).sum();
+    row("**real, all**", &all, logs.len(), inexact, clean);
+    // The self-made corpus (`logs/`), which must match exactly (the test above), in the same
+    // terms, and the whole corpus.
+    let own = common::walk(&root.join("logs"), &|p| {
+        p.extension().is_some_and(|e| e == "log")
+    });
+    let mut own_score = common::Score::default();
+    let mut own_clean = 0;
+    for log in &own {
+        if let Ok((s, _)) = common::score(log, &log.with_extension("expected.json")) {
+            own_clean += usize::from(s.expected == 0);
+            own_score.add(&s);
+        }
+    }
+    row("self-made", &own_score, own.len(), 0, own_clean);
+    let mut whole = all;
+    whole.add(&own_score);
+    row(
+        "**whole corpus**",
+        &whole,
+        logs.len() + own.len(),
+        inexact,
+        clean + own_clean,
+    );
+    for p in &problems {
+        eprintln!("PROBLEM {p}");
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) in the real corpus",
+        problems.len()
+    );
+    assert!(
+        all.recall() >= 0.95 && all.precision() >= 0.95,
+        "real corpus below 0.95: recall {:.3}, precision {:.3}",
+        all.recall(),
+        all.precision()
+    );
+}

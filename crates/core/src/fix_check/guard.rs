@@ -16,6 +16,7 @@ use super::deps::{
 };
 use super::diff::touched;
 use super::text::{Lang, is_comment_line, lang_of, split_comment, split_lines};
+use crate::proposal::paths::PathPattern;
 use crate::repo_config::CONFIG_PATH;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -279,7 +280,7 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
                 .iter()
                 .map(|e| (e.as_str(), ProtectedBy::DoNotTouch)),
         )
-        .find(|(e, _)| entry_matches(e, &path, true));
+        .find(|(e, _)| protects(e, &path));
     if let Some((entry, by)) = protected {
         v.push(GuardViolation::Protected {
             path: path.clone(),
@@ -423,40 +424,16 @@ fn normalize(path: &str) -> Option<String> {
     if bad { None } else { Some(p.to_string()) }
 }
 
-/// Whether a configured entry covers `path`: globs via globset, `dir/` as a directory, anything
-/// else as the exact file or a directory prefix on whole components.
+/// Whether an allow-list entry covers `path`: [`PathPattern::allows`], the matcher the
+/// proposal uses too.
 pub fn path_matches(entry: &str, path: &str) -> bool {
-    entry_matches(entry, path, false)
+    PathPattern::new(entry).allows(path)
 }
 
-/// `on_bad_glob` is what a malformed glob means: nothing for allow-lists, everything for
-/// protections, so a typo in a protection never opens it.
-fn entry_matches(entry: &str, path: &str, on_bad_glob: bool) -> bool {
-    let e = entry.strip_prefix("./").unwrap_or(entry);
-    if e.is_empty() {
-        return false;
-    }
-    if e.contains(['*', '?', '[', '{']) {
-        let glob = globset::GlobBuilder::new(e.trim_end_matches('/'))
-            .literal_separator(true)
-            .build();
-        return match glob {
-            Ok(g) => {
-                let m = g.compile_matcher();
-                // A glob naming a directory covers what is under it.
-                m.is_match(path) || path.match_indices('/').any(|(i, _)| m.is_match(&path[..i]))
-            }
-            Err(_) => on_bad_glob,
-        };
-    }
-    let dir = e.trim_end_matches('/');
-    if dir.is_empty() {
-        return false;
-    }
-    path == dir && !e.ends_with('/')
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
+/// Whether a protection entry covers `path`: [`PathPattern::protects`] (a malformed glob
+/// protects everything, so a typo in a protection never opens it).
+fn protects(entry: &str, path: &str) -> bool {
+    PathPattern::new(entry).protects(path)
 }
 
 fn code_of(line: &str, lang: Lang) -> &str {
@@ -534,7 +511,7 @@ mod tests {
     #[test]
     fn a_malformed_protection_glob_protects_everything() {
         assert!(!path_matches("src/[a", "src/a.py"));
-        assert!(entry_matches("src/[a", "src/a.py", true));
+        assert!(protects("src/[a", "src/a.py"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! `src/ab/x`; ci-medic compares whole path components instead, so a scope can only narrow.
 //! Pure string work: never touches the file system.
 
-use globset::{Glob, GlobMatcher};
+use globset::GlobMatcher;
 
 /// Why a path is not an acceptable repository-relative path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,47 +87,177 @@ pub fn path_within(path: &str, scope: &str) -> bool {
     true
 }
 
-/// True when `path` is within at least one of `scopes`.
+/// True when `path` lies within at least one of `scopes`, by the semantics of
+/// [`PathPattern`] (scopes may be files, directories or globs). `path` may be a file, a
+/// directory ending in `/` (then everything under it must be covered) or a glob, which is
+/// within only an identical scope entry: one glob's language is never compared with another's.
 pub fn path_in_scope(path: &str, scopes: &[String]) -> bool {
-    scopes.iter().any(|s| path_within(path, s))
+    if check_relative_path(path).is_err() {
+        return false;
+    }
+    let plain = |s: &String| s.strip_prefix("./").unwrap_or(s).to_string();
+    if is_glob(path) {
+        return scopes.iter().any(|s| plain(s) == path);
+    }
+    match path.strip_suffix('/') {
+        Some(dir) => scopes.iter().any(|s| PathPattern::new(s).covers_dir(dir)),
+        None => scopes.iter().any(|s| PathPattern::new(s).allows(path)),
+    }
 }
 
-/// Matches paths against protected-path patterns from the repository configuration:
-/// an entry ending in `/` is a directory (everything under it), an entry with glob
-/// metacharacters is a glob, anything else is a file or a directory given without its slash.
+/// Whether an entry is a glob rather than a plain path.
+fn is_glob(entry: &str) -> bool {
+    entry.contains(['*', '?', '[', '{'])
+}
+
+/// Compiles a glob with the one semantics ci-medic uses everywhere: `*`, `?` and `[…]` never
+/// cross `/`, `**` does, `{a,b}` is alternation.
+pub fn compile_glob(glob: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+}
+
+#[derive(Debug, Clone)]
+enum PatternKind {
+    /// `dir/`: everything under `dir`, never `dir` itself (a file of that name).
+    Dir(String),
+    /// A plain entry: that file, or that directory and everything under it.
+    Exact(String),
+    /// A glob; one naming a directory covers everything under it.
+    Glob(GlobMatcher),
+    /// A glob that does not compile.
+    Malformed,
+    /// An empty entry (or `./`, `/`): matches nothing.
+    Nothing,
+}
+
+/// One configured path entry (`allowed_paths`, `protected_paths`, `do_not_touch`), compiled
+/// once. The one matcher of every path constraint, so what a proposal allows and what the
+/// guard enforces cannot differ. The semantics, gitignore-like:
+///
+/// | entry | matches |
+/// |---|---|
+/// | `src/` | everything under `src`, on whole components |
+/// | `src/a` | the file `src/a`, or the directory `src/a` and everything under it (`src/ab` is not under it) |
+/// | `src/*.py` | `src/x.py`, not `src/x/y.py`: `*`, `?` and `[…]` never cross `/` |
+/// | `src/**/*.py` | `src/x.py` and `src/x/y.py`: `**` does |
+/// | `vendor*` | `vendor/x.go`: a glob that matches a directory covers what is under it |
+/// | a malformed glob (`src/[a`) | nothing where it allows, everything where it protects: a typo never opens a protection |
+///
+/// A leading `./` is ignored. The paths matched are repository-relative; an invalid one
+/// (absolute, `..`, backslash) is allowed by nothing and protected by everything.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    entry: String,
+    kind: PatternKind,
+}
+
+impl PathPattern {
+    pub fn new(entry: &str) -> Self {
+        let e = entry.strip_prefix("./").unwrap_or(entry);
+        let kind = if is_glob(e) {
+            match compile_glob(e.trim_end_matches('/')) {
+                Ok(m) => PatternKind::Glob(m),
+                Err(_) => PatternKind::Malformed,
+            }
+        } else {
+            let dir = e.trim_end_matches('/');
+            if dir.is_empty() {
+                PatternKind::Nothing
+            } else if e.ends_with('/') {
+                PatternKind::Dir(dir.to_string())
+            } else {
+                PatternKind::Exact(dir.to_string())
+            }
+        };
+        PathPattern {
+            entry: entry.to_string(),
+            kind,
+        }
+    }
+
+    /// The entry as configured.
+    pub fn as_str(&self) -> &str {
+        &self.entry
+    }
+
+    /// `None` for a malformed glob or an invalid path: the caller decides what that means.
+    fn hit(&self, path: &str) -> Option<bool> {
+        let path = path.strip_prefix("./").unwrap_or(path);
+        if check_relative_path(path).is_err() {
+            return None;
+        }
+        let path = path.trim_end_matches('/');
+        let under = |dir: &str| {
+            path.strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        Some(match &self.kind {
+            PatternKind::Dir(dir) => under(dir),
+            PatternKind::Exact(p) => path == p || under(p),
+            PatternKind::Glob(m) => {
+                m.is_match(path) || path.match_indices('/').any(|(i, _)| m.is_match(&path[..i]))
+            }
+            PatternKind::Malformed => return None,
+            PatternKind::Nothing => false,
+        })
+    }
+
+    /// Whether the entry covers the directory `dir` and everything under it.
+    fn covers_dir(&self, dir: &str) -> bool {
+        let under = |d: &str| {
+            dir.strip_prefix(d)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
+        match &self.kind {
+            PatternKind::Dir(d) | PatternKind::Exact(d) => dir == d || under(d),
+            PatternKind::Glob(m) => {
+                m.is_match(dir) || dir.match_indices('/').any(|(i, _)| m.is_match(&dir[..i]))
+            }
+            PatternKind::Malformed | PatternKind::Nothing => false,
+        }
+    }
+
+    /// Whether the entry, in an allow-list, lets a change touch `path`.
+    pub fn allows(&self, path: &str) -> bool {
+        self.hit(path).unwrap_or(false)
+    }
+
+    /// Whether the entry, in a protection list, keeps a change off `path`.
+    pub fn protects(&self, path: &str) -> bool {
+        self.hit(path).unwrap_or(true)
+    }
+}
+
+/// A list of [`PathPattern`]s, compiled once.
 #[derive(Debug, Clone)]
 pub struct PathPatterns {
-    entries: Vec<(String, Option<GlobMatcher>)>,
+    entries: Vec<PathPattern>,
 }
 
 impl PathPatterns {
-    /// Builds the matcher. A glob that does not compile is treated as a literal path, so a typo
-    /// in the configuration protects that literal path rather than nothing.
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a String>) -> Self {
-        let entries = patterns
-            .into_iter()
-            .filter(|p| !p.is_empty())
-            .map(|p| {
-                let glob = if p.contains(['*', '?', '[', '{']) {
-                    Glob::new(p).ok().map(|g| g.compile_matcher())
-                } else {
-                    None
-                };
-                (p.clone(), glob)
-            })
-            .collect();
-        PathPatterns { entries }
+        PathPatterns {
+            entries: patterns.into_iter().map(|p| PathPattern::new(p)).collect(),
+        }
     }
 
-    /// The first pattern that matches `path`, if any.
+    /// The first entry that protects `path`, if any (see [`PathPattern::protects`]).
     pub fn matching(&self, path: &str) -> Option<&str> {
-        self.entries.iter().find_map(|(pat, glob)| {
-            let hit = match glob {
-                Some(g) => g.is_match(path),
-                None => path == pat || path_within(path, pat),
-            };
-            hit.then_some(pat.as_str())
-        })
+        self.entries
+            .iter()
+            .find(|p| p.protects(path))
+            .map(PathPattern::as_str)
+    }
+
+    /// The first entry that allows `path`, if any (see [`PathPattern::allows`]).
+    pub fn allowing(&self, path: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|p| p.allows(path))
+            .map(PathPattern::as_str)
     }
 }
 
