@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
 use crate::metrics::{JobLabels, Metrics};
-use crate::store::{JobRecord, JobState, Store, StoreError};
+use crate::store::{JobKind, JobRecord, JobState, Store, StoreError};
 
 /// How a job run failed.
 #[derive(Debug, thiserror::Error)]
@@ -51,24 +51,51 @@ pub struct JobInput {
     pub payload: Vec<u8>,
 }
 
-/// Work the service creates for itself (not from a webhook): resuming a fix loop after a
-/// restart, polling CI when a webhook was missed. It goes through the same queue, so it is
-/// serialised with the webhooks of the same pull request.
+/// Work the service creates for itself (not from a webhook): writing an approved fix, resuming
+/// a fix loop after a restart, polling CI when a webhook was missed. It goes through the same
+/// queue, so it is serialised with the webhooks of the same pull request.
 #[derive(Debug, Clone)]
 pub struct InternalJob {
     /// Serialisation key (the pull request's).
     pub key: String,
-    /// Event name the handler dispatches on.
-    pub event: String,
-    /// Stable identity: one such job is queued per id at a time.
+    /// What it does; never [`JobKind::Delivery`].
+    pub kind: JobKind,
+    /// Identity: a job whose id was queued before is not queued again (until that record is
+    /// pruned), so the caller chooses how often the same work may be queued.
     pub id: String,
-    pub payload: Vec<u8>,
+}
+
+/// Queues one of the service's own jobs, durably, and makes it visible to the workers.
+/// `Ok(false)` when a job with that id was queued before.
+pub async fn enqueue(store: &Store, queue: &Queue, job: InternalJob) -> Result<bool, StoreError> {
+    let record = crate::store::DeliveryRecord {
+        id: job.id,
+        event: job.kind.event_name().unwrap_or("delivery").to_string(),
+        action: None,
+        received_at: Utc::now(),
+        queued: true,
+    };
+    let new = crate::store::NewJob {
+        key: job.key.clone(),
+        kind: job.kind,
+    };
+    match store.accept_delivery(&record, b"", Some(new))? {
+        crate::store::Accepted::New { job_id: Some(id) } => {
+            store.durable().await?;
+            queue.push(id, job.key);
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Processes one job. Implemented by the orchestrator; must be idempotent.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
     async fn handle(&self, input: JobInput) -> Result<(), JobError>;
+
+    /// Called once the queue is loaded, so the handler can queue follow-up jobs itself.
+    fn attach(&self, _queue: Arc<Queue>) {}
 
     /// Called at start-up and periodically: jobs to queue for work in flight.
     async fn reconcile(&self) -> Vec<InternalJob> {
@@ -466,7 +493,7 @@ mod tests {
             queued: true,
         };
         match store
-            .accept_delivery(&d, b"{}", Some(NewJob { key: key.into() }))
+            .accept_delivery(&d, b"{}", Some(NewJob::delivery(key)))
             .unwrap()
         {
             crate::store::Accepted::New { job_id: Some(j) } => {
@@ -517,6 +544,52 @@ mod tests {
             policy().max_attempts + 3
         );
         assert_eq!(metrics.jobs_parked.get(), 0);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
+    }
+
+    /// Hands each job's kind to the test.
+    struct Kinds(Mutex<Vec<JobKind>>);
+
+    #[async_trait]
+    impl JobHandler for Kinds {
+        async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+            self.0.lock().unwrap().push(input.job.kind);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_services_own_jobs_are_typed_queued_once_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let kind = JobKind::WriteFix {
+            repo: "o/r".into(),
+            pr: 7,
+            check: "lint".into(),
+        };
+        let job = InternalJob {
+            key: "o/r#7".into(),
+            kind: kind.clone(),
+            id: "fix-o.r-7-lint-DDS-FIX-20260202-001".into(),
+        };
+        assert!(enqueue(&store, &q, job.clone()).await.unwrap());
+        assert!(
+            !enqueue(&store, &q, job).await.unwrap(),
+            "the same id is queued once"
+        );
+        let stored = store.jobs().unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(
+            (stored[0].kind.clone(), stored[0].event.as_str()),
+            (kind.clone(), "ci_medic_write_fix")
+        );
+        let kinds = Arc::new(Kinds(Mutex::default()));
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(1, q.clone(), kinds.clone(), shutdown.clone());
+        wait_until(|| store.jobs().unwrap().is_empty()).await;
+        assert_eq!(*kinds.0.lock().unwrap(), vec![kind]);
         shutdown.cancel();
         workers.drain(Duration::from_secs(5)).await;
     }

@@ -37,7 +37,7 @@ use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::registry::{Registry, RegistryError};
 use crate::store::runs::{Phase, RunStore};
-use crate::store::{Store, StoreError};
+use crate::store::{JobKind, Store, StoreError};
 use apply::Replay;
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
@@ -60,6 +60,8 @@ pub struct Context {
     /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pr_locks: PrLocks,
+    /// The durable queue, once the server attached it: follow-up jobs (writing a fix) go there.
+    queue: std::sync::OnceLock<Arc<crate::jobs::Queue>>,
 }
 
 /// One lock per pull request. The queue runs jobs with the same key one at a time, but a
@@ -107,6 +109,7 @@ impl Context {
             executor: None,
             config_cache: Mutex::new(HashMap::new()),
             pr_locks: PrLocks::default(),
+            queue: std::sync::OnceLock::new(),
         })
     }
 }
@@ -148,8 +151,15 @@ fn store_err(e: impl std::fmt::Display) -> JobError {
 #[async_trait]
 impl JobHandler for Orchestrator {
     async fn handle(&self, input: JobInput) -> Result<(), JobError> {
-        if input.job.event == fix_loop::RECONCILE_EVENT {
-            return self.reconcile_run(&input.payload).await;
+        match &input.job.kind {
+            JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
+            JobKind::Reconcile { repo, pr, check } => {
+                return self.reconcile_run(repo, *pr, check).await;
+            }
+            JobKind::Delivery if input.job.event == fix_loop::RECONCILE_EVENT => {
+                return self.reconcile_legacy(&input.payload).await;
+            }
+            JobKind::Delivery => {}
         }
         let event = match Delivery::parse(&input.job.event, &input.payload) {
             Ok(e) => e,
@@ -176,6 +186,12 @@ impl JobHandler for Orchestrator {
             }
             Delivery::InstallationChanged(i) => self.installation_changed(i).await,
         }
+    }
+
+    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
+        // Set once per process; a second attach (a second server on the same handler) keeps
+        // the first queue, which is the one its jobs were loaded into.
+        let _ = self.ctx.queue.set(queue);
     }
 
     async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {

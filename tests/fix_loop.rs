@@ -545,7 +545,8 @@ fn dds_status(body: &str) -> String {
 
 /// The published DDS follows the specification's transitions: `proposed`, then `approved` as
 /// soon as the `/approve` is accepted (while the fix is written and pushed), then `executed`
-/// once the check passes on the pushed commit; the registry says the same.
+/// once the check passes on the pushed commit; the registry says the same. The `/approve` is
+/// answered before the fix job runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_published_dds_reads_approved_then_executed() {
     let w = world(&[]).await;
@@ -562,9 +563,13 @@ async fn the_published_dds_reads_approved_then_executed() {
     // The push is held up, so the comment can be read between the approval and the push.
     w.fake
         .fail_next("PATCH", "/repos/octo-org/shop/git/refs", 500, &[], 10_000);
-    say(&w, "maintainer", &format!("/approve {id}")).await;
+    let c = say(&w, "maintainer", &format!("/approve {id}")).await;
     let approved = wait_comment(&w, |b| status_line(b).contains("approved")).await;
     assert_eq!(dds_status(&approved), "approved", "{approved}");
+    // The approval is answered at once: 👍 and the reply come before any push.
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c} "))).await;
+    let reactions: Vec<String> = w.fake.reactions(c).into_iter().map(|r| r.content).collect();
+    assert_eq!(reactions, vec!["+1".to_string()]);
     assert_eq!(
         w.fake.branch_head(REPO, "feature").as_deref(),
         Some(w.head.as_str()),

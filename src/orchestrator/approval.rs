@@ -291,12 +291,13 @@ impl Orchestrator {
         }
         self.publish(inst, repo, &mut run).await?;
         if matches!(run.phase(), Phase::Approved { .. }) {
-            self.advance_approved(inst, repo, run, config).await?;
+            self.queue_fix(inst, repo, run, config).await?;
         }
         Ok(Outcome::Accepted(Some(reply)))
     }
 
-    /// Does what a step left to its caller: writes the approved fix.
+    /// Does what a step left to its caller: queues the approved fix's job, which runs once
+    /// this comment's job (its reaction and reply) is done.
     async fn follow_up(
         &self,
         inst: InstallationId,
@@ -306,7 +307,7 @@ impl Orchestrator {
         follow_ups: Vec<Effect>,
     ) -> Result<(), JobError> {
         if follow_ups.contains(&Effect::WriteFix) {
-            self.advance_approved(inst, repo, run, config).await?;
+            self.queue_fix(inst, repo, run, config).await?;
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ use crate::fix_agent::Proposal;
 use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
+use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
 /// Why the loop stopped before pushing.
@@ -517,11 +518,26 @@ fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
     )
 }
 
-/// Event name of the orchestrator's own reconcile jobs.
+/// Event name of the reconcile jobs the version before typed jobs queued as deliveries, with a
+/// [`ReconcilePayload`]; still understood, so an upgrade leaves none behind.
 pub const RECONCILE_EVENT: &str = "ci_medic_reconcile";
 
 /// Stop watching CI for a pushed fix after this long without a result.
 const CI_TIMEOUT: chrono::Duration = chrono::Duration::hours(6);
+
+/// A run's part of its jobs' ids: repository, pull request and check, in characters any id
+/// may hold.
+fn job_id(run: &FixRun) -> String {
+    format!(
+        "{}-{}-{}",
+        run.repo.replace('/', "."),
+        run.pr_number,
+        run.check_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    )
+}
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct ReconcilePayload {
@@ -543,34 +559,81 @@ impl Orchestrator {
         runs.into_iter()
             .map(|r| crate::jobs::InternalJob {
                 key: format!("{}#{}", r.repo, r.pr_number),
-                event: RECONCILE_EVENT.to_string(),
-                id: format!(
-                    "{}-{}-{}",
-                    r.repo.replace('/', "."),
-                    r.pr_number,
-                    r.check_name
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                        .collect::<String>()
-                ),
-                payload: serde_json::to_vec(&ReconcilePayload {
+                id: job_id(&r),
+                kind: JobKind::Reconcile {
                     repo: r.repo,
                     pr: r.pr_number,
                     check: r.check_name,
-                })
-                .expect("payload serialises"),
+                },
             })
             .collect()
     }
 
-    /// Moves one run on: an approved fix is written and pushed; a pushed fix whose check
-    /// finished without a webhook reaching us gets its verdict by polling.
-    pub(super) async fn reconcile_run(&self, payload: &[u8]) -> Result<(), JobError> {
+    /// Queues the job that writes and pushes the run's approved fix, once per proposal; runs
+    /// it here when no queue is attached (a handler used on its own).
+    pub(super) async fn queue_fix(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: FixRun,
+        config: &RepoConfig,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let Some(queue) = ctx.queue.get() else {
+            return self.advance_approved(inst, repo, run, config).await;
+        };
+        let job = crate::jobs::InternalJob {
+            key: format!("{}#{}", run.repo, run.pr_number),
+            id: format!("fix-{}-{}", job_id(&run), run.fix_id().unwrap_or_default()),
+            kind: JobKind::WriteFix {
+                repo: run.repo.clone(),
+                pr: run.pr_number,
+                check: run.check_name.clone(),
+            },
+        };
+        crate::jobs::enqueue(&ctx.store, queue, job)
+            .await
+            .map_err(store_err)?;
+        Ok(())
+    }
+
+    /// The fix job: writes and pushes the run's approved fix, if it is still approved.
+    pub(super) async fn write_fix(&self, repo: &str, pr: u64, check: &str) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let _held = ctx.pr_locks.lock(repo, pr).await;
+        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+            return Ok(());
+        };
+        let Some(repo) = RepoRef::parse(&run.repo) else {
+            return Ok(());
+        };
+        if !matches!(run.phase(), Phase::Approved { .. }) {
+            info!(check = %run.check_name, phase = ?run.phase(), "no approved fix to write");
+            return Ok(());
+        }
+        let inst = InstallationId(run.installation_id);
+        let (config, _) = self.repo_config(inst, &repo).await?;
+        self.advance_approved(inst, &repo, run, &config).await
+    }
+
+    /// A reconcile job queued by the version before typed jobs.
+    pub(super) async fn reconcile_legacy(&self, payload: &[u8]) -> Result<(), JobError> {
         let p: ReconcilePayload = serde_json::from_slice(payload)
             .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
+        self.reconcile_run(&p.repo, p.pr, &p.check).await
+    }
+
+    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix whose
+    /// check finished without a webhook reaching us gets its verdict by polling.
+    pub(super) async fn reconcile_run(
+        &self,
+        repo: &str,
+        pr: u64,
+        check: &str,
+    ) -> Result<(), JobError> {
         let ctx = &self.ctx;
-        let _held = ctx.pr_locks.lock(&p.repo, p.pr).await;
-        let Some(run) = ctx.runs.get(&p.repo, p.pr, &p.check).map_err(store_err)? else {
+        let _held = ctx.pr_locks.lock(repo, pr).await;
+        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
             return Ok(());
         };
         let Some(repo) = RepoRef::parse(&run.repo) else {
