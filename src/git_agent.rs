@@ -139,6 +139,21 @@ pub fn target_for(
     }
 }
 
+/// What the caller already read of the parent commit's tree: its sha and the mode of each
+/// regular file it will change. A commit's tree is the same in every repository holding the
+/// commit, so what was read from a fork holds for the base repository too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownTree {
+    pub tree_sha: String,
+    pub modes: Vec<(String, FileMode)>,
+}
+
+impl KnownTree {
+    fn mode(&self, path: &str) -> Option<FileMode> {
+        self.modes.iter().find(|(p, _)| p == path).map(|(_, m)| *m)
+    }
+}
+
 /// The git agent over a GitHub client.
 pub struct GitAgent<'a> {
     pub gh: &'a dyn GitHubApi,
@@ -147,15 +162,24 @@ pub struct GitAgent<'a> {
 
 impl GitAgent<'_> {
     /// Creates the blobs, the tree and the commit (objects only; no ref changes). Returns the
-    /// new commit's sha. Safe to repeat: objects are content-addressed.
+    /// new commit's sha. Safe to repeat: objects are content-addressed. `known` spares reading
+    /// the parent's tree again when the caller has read every changed path's mode in it.
     pub async fn prepare(
         &self,
         target: &PushTarget,
         parent: &str,
         files: &[(String, String)],
         message: &str,
+        known: Option<&KnownTree>,
     ) -> Result<String, GitAgentError> {
         let repo = &target.repo;
+        let known_modes: Option<Vec<FileMode>> =
+            known.and_then(|k| files.iter().map(|(p, _)| k.mode(p)).collect());
+        if let (Some(k), Some(modes)) = (known, known_modes) {
+            return self
+                .write_objects(repo, &k.tree_sha, parent, files, modes, message)
+                .await;
+        }
         let base = self.gh.get_git_commit(self.inst, repo, parent).await?;
         // Every path is checked before any object is created.
         let mut modes = Vec::with_capacity(files.len());
@@ -173,6 +197,20 @@ impl GitAgent<'_> {
             };
             modes.push(mode);
         }
+        self.write_objects(repo, &base.tree.sha, parent, files, modes, message)
+            .await
+    }
+
+    /// The blobs, the tree over `base_tree` and the commit on `parent`.
+    async fn write_objects(
+        &self,
+        repo: &RepoRef,
+        base_tree: &str,
+        parent: &str,
+        files: &[(String, String)],
+        modes: Vec<FileMode>,
+        message: &str,
+    ) -> Result<String, GitAgentError> {
         let mut entries = Vec::new();
         for ((path, content), mode) in files.iter().zip(modes) {
             let blob = self
@@ -187,7 +225,7 @@ impl GitAgent<'_> {
         }
         let tree = self
             .gh
-            .create_tree(self.inst, repo, &base.tree.sha, &entries)
+            .create_tree(self.inst, repo, base_tree, &entries)
             .await?;
         let commit = self
             .gh

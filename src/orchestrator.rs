@@ -41,7 +41,19 @@ use crate::store::{JobKind, Store, StoreError};
 use apply::Replay;
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
-type CachedConfig = (String, RepoConfig, Option<ConfigError>);
+/// A repository's configuration as last read: when, from which blob (`None`: no file), and
+/// what it parsed to.
+struct CachedConfig {
+    read_at: std::time::Instant,
+    sha: Option<String>,
+    config: RepoConfig,
+    error: Option<ConfigError>,
+}
+
+/// How long a repository's configuration is used without reading it again: the events of one
+/// failure's loop (proposal, approval, fix, verdict) come within it, so they read it once, and
+/// an edit on the default branch applies within a minute.
+const CONFIG_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Everything the pipeline needs, behind traits where the outside world is involved.
 pub struct Context {
@@ -57,7 +69,7 @@ pub struct Context {
     pub fix_agent: crate::fix_agent::FixAgent,
     /// The Docker sandbox for `verify: docker`; `None` when no engine is reachable.
     pub executor: Option<Arc<dyn crate::executor::Executor>>,
-    /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
+    /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pr_locks: PrLocks,
     /// The durable queue, once the server attached it: follow-up jobs (writing a fix) go there.
@@ -301,6 +313,12 @@ impl Orchestrator {
         inst: InstallationId,
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
+        let key = repo.full_name();
+        if let Some(c) = self.ctx.config_cache.lock().await.get(&key) {
+            if c.read_at.elapsed() < CONFIG_TTL {
+                return Ok((c.config.clone(), c.error.clone()));
+            }
+        }
         let gh = &self.ctx.github;
         let info = gh
             .get_repository(inst, repo)
@@ -310,23 +328,38 @@ impl Orchestrator {
             .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
-        let Some(file) = file else {
-            return Ok((RepoConfig::default(), None));
-        };
-        let key = repo.full_name();
         let mut cache = self.ctx.config_cache.lock().await;
-        if let Some((sha, cfg, err)) = cache.get(&key) {
-            if *sha == file.sha {
-                return Ok((cfg.clone(), err.clone()));
-            }
-        }
-        let text = String::from_utf8_lossy(&file.content);
-        let (cfg, err) = RepoConfig::parse_or_default(&text);
-        if let Some(e) = &err {
-            warn!(repo = %key, error = %e, "invalid repository configuration; using defaults");
-        }
-        cache.insert(key, (file.sha.clone(), cfg.clone(), err.clone()));
-        Ok((cfg, err))
+        let unchanged = |sha: &str| {
+            cache
+                .get(&key)
+                .filter(|c| c.sha.as_deref() == Some(sha))
+                .map(|c| (c.config.clone(), c.error.clone()))
+        };
+        let (sha, config, error) = match file {
+            None => (None, RepoConfig::default(), None),
+            // Unchanged since it was parsed: parsed again it would say the same.
+            Some(file) => match unchanged(&file.sha) {
+                Some((config, error)) => (Some(file.sha), config, error),
+                None => {
+                    let text = String::from_utf8_lossy(&file.content);
+                    let (cfg, err) = RepoConfig::parse_or_default(&text);
+                    if let Some(e) = &err {
+                        warn!(repo = %key, error = %e, "invalid repository configuration; using defaults");
+                    }
+                    (Some(file.sha), cfg, err)
+                }
+            },
+        };
+        cache.insert(
+            key,
+            CachedConfig {
+                read_at: std::time::Instant::now(),
+                sha,
+                config: config.clone(),
+                error: error.clone(),
+            },
+        );
+        Ok((config, error))
     }
 
     async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {

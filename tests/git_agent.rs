@@ -44,7 +44,7 @@ async fn pushes_one_fast_forward_commit_and_repeating_it_is_a_no_op() {
     let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
     let files = vec![("a.py".to_string(), "x = 2\n".to_string())];
     let commit = agent
-        .prepare(&target, &head, &files, "ci-medic: fix")
+        .prepare(&target, &head, &files, "ci-medic: fix", None)
         .await
         .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
@@ -87,6 +87,7 @@ async fn a_branch_that_moved_is_stale_and_nothing_is_pushed() {
             &proposed_for,
             &[("a.py".into(), "x = 1\n".into())],
             "fix",
+            None,
         )
         .await
         .unwrap();
@@ -126,7 +127,7 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
     let target = target_for(&base, Some(&fork), "patch-1", false, "DDS-FIX-20260101-002");
     assert_eq!(target.repo, base);
     let commit = agent
-        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix")
+        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix", None)
         .await
         .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
@@ -224,7 +225,10 @@ async fn an_executable_keeps_its_mode() {
         "scripts/tool.py".to_string(),
         "#!/usr/bin/env python3\nprint(1)\n".to_string(),
     )];
-    let commit = agent.prepare(&target, &head, &files, "fix").await.unwrap();
+    let commit = agent
+        .prepare(&target, &head, &files, "fix", None)
+        .await
+        .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
     assert_eq!(
         fake.mode_at("o/r", &commit, "scripts/tool.py").as_deref(),
@@ -257,7 +261,7 @@ async fn links_submodules_and_directories_are_never_written() {
         fake.clear_request_log();
         let files = vec![(path.to_string(), "print(1)\n".to_string())];
         let err = agent
-            .prepare(&target, &head, &files, "fix")
+            .prepare(&target, &head, &files, "fix", None)
             .await
             .unwrap_err();
         assert!(

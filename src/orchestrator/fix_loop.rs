@@ -20,7 +20,7 @@ use super::apply::Replay;
 use super::{Orchestrator, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::fix_agent::Proposal;
-use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
+use crate::git_agent::{GitAgent, GitAgentError, KnownTree, PathKind, target_for, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::store::JobKind;
@@ -35,6 +35,8 @@ struct Refusal {
 /// A guarded patch ready for the git agent.
 struct WrittenPatch {
     changes: Vec<FileChange>,
+    /// The proposal commit's tree and the modes of the files read from it.
+    tree: KnownTree,
     /// Every fix's reason, and what was left alone and why: the commit message's body.
     reason: String,
     /// The fixers whose patches went in, in order, each once.
@@ -108,7 +110,10 @@ impl Orchestrator {
                             .map(|c| (c.path.clone(), c.after.clone()))
                             .collect();
                         let message = commit_message(&run, &fix_id, &patch.reason);
-                        let commit = match agent.prepare(&target, &parent, &files, &message).await {
+                        let commit = match agent
+                            .prepare(&target, &parent, &files, &message, Some(&patch.tree))
+                            .await
+                        {
                             Ok(c) => c,
                             Err(GitAgentError::GitHub(e)) => {
                                 return Err(gh_err("writing the fix commit", e));
@@ -243,6 +248,7 @@ impl Orchestrator {
         let mut rejected: Option<Refusal> = None;
         // Files left alone, each with why: a maintainer reads these on the comment.
         let mut declined: Vec<String> = Vec::new();
+        let mut modes = Vec::new();
         let tree = gh
             .get_git_commit(inst, read_from, run.proposed_for_sha())
             .await
@@ -263,7 +269,7 @@ impl Orchestrator {
                     ));
                     continue;
                 }
-                PathKind::File(_) => {}
+                PathKind::File(mode) => modes.push((path.clone(), mode)),
             }
             let Some(file) = gh
                 .get_file_content(inst, read_from, &path, run.proposed_for_sha())
@@ -387,6 +393,10 @@ impl Orchestrator {
         }
         Ok(Ok(WrittenPatch {
             changes: candidate.changes,
+            tree: KnownTree {
+                tree_sha: tree,
+                modes,
+            },
             reason: reasons.join("; "),
             fixers,
         }))
