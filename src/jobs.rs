@@ -22,13 +22,40 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
+use crate::github::GitHubError;
 use crate::metrics::{JobLabels, Metrics};
+use crate::store::registry::RegistryError;
 use crate::store::{JobKind, JobRecord, JobState, Store, StoreError};
 
-/// How a job run failed.
+/// How a job run failed. Whether it is tried again, parked at once or queued again for a
+/// given moment follows from the error ([`JobError::is_permanent`], [`JobError::wait`]).
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    /// Worth another try later (GitHub unavailable, rate limited, …).
+    /// A GitHub call failed: what was being done, and GitHub's answer. Retried, unless GitHub
+    /// said it never will work (not found, gone, not allowed) or named when to come back.
+    #[error("{what}: {source}")]
+    GitHub {
+        what: &'static str,
+        #[source]
+        source: GitHubError,
+    },
+    /// The database failed; retried.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The DDS registry could not be read or written; retried.
+    #[error("DDS registry: {0}")]
+    Registry(#[from] RegistryError),
+    /// The DDS registry refused a record for good (a rule of the specification, bad input).
+    #[error("{what}: {source}")]
+    Refused {
+        what: &'static str,
+        #[source]
+        source: RegistryError,
+    },
+    /// The delivery's payload cannot be read as its event: it never will be.
+    #[error("{0}")]
+    BadDelivery(#[from] crate::events::EventError),
+    /// Worth another try later, for a reason with no error type of its own.
     #[error("{0}")]
     Retry(String),
     /// Will fail the same way every time: parked at once.
@@ -38,6 +65,39 @@ pub enum JobError {
     /// without spending an attempt, since waiting is not failing.
     #[error("{message}")]
     Wait { message: String, after: Duration },
+}
+
+impl JobError {
+    /// Will fail the same way every time: parked at once.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            JobError::Permanent(_) | JobError::Refused { .. } | JobError::BadDelivery(_) => true,
+            JobError::GitHub { source, .. } => matches!(
+                source,
+                GitHubError::NotFound
+                    | GitHubError::Gone
+                    | GitHubError::Unauthorized { .. }
+                    | GitHubError::Forbidden { .. }
+            ),
+            _ => false,
+        }
+    }
+
+    /// How long to wait before the next run, when the failure said so (GitHub's rate limit
+    /// names the moment): the job is queued again for then without spending an attempt.
+    pub fn wait(&self) -> Option<Duration> {
+        match self {
+            JobError::Wait { after, .. } => Some(*after),
+            JobError::GitHub {
+                source:
+                    GitHubError::RateLimited {
+                        retry_after: Some(after),
+                    },
+                ..
+            } => Some(*after),
+            _ => None,
+        }
+    }
 }
 
 /// Longest wait a [`JobError::Wait`] is honoured for (GitHub's primary limit resets hourly).
@@ -335,15 +395,16 @@ impl Queue {
                     info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
                     self.release_key(&key, None);
                 }
-                Err(JobError::Wait { message, after }) => {
-                    let after = after.min(MAX_WAIT);
+                Err(err) if err.wait().is_some() => {
+                    let after = err.wait().unwrap_or_default().min(MAX_WAIT);
+                    let message = err.to_string();
                     warn!(retry_in_s = after.as_secs_f64(), reason = %message, "job told to wait; queued again");
                     job.attempts -= 1;
                     self.requeue(&mut job, after, message);
                 }
                 Err(err) => {
                     self.metrics.job_failures.get_or_create(&labels).inc();
-                    let permanent = matches!(err, JobError::Permanent(_));
+                    let permanent = err.is_permanent();
                     let msg = err.to_string();
                     if permanent || job.attempts >= self.policy.max_attempts {
                         self.park(&mut job, msg);
@@ -546,6 +607,43 @@ mod tests {
         assert_eq!(metrics.jobs_parked.get(), 0);
         shutdown.cancel();
         workers.drain(Duration::from_secs(5)).await;
+    }
+
+    #[test]
+    fn a_failure_says_itself_whether_to_retry_park_or_wait() {
+        let gh = |source| JobError::GitHub {
+            what: "reading the pull request",
+            source,
+        };
+        assert!(gh(GitHubError::NotFound).is_permanent());
+        assert!(
+            gh(GitHubError::Forbidden {
+                message: "no".into()
+            })
+            .is_permanent()
+        );
+        let server = gh(GitHubError::Server { status: 502 });
+        assert!(!server.is_permanent() && server.wait().is_none());
+        assert_eq!(
+            server.to_string(),
+            format!(
+                "reading the pull request: {}",
+                GitHubError::Server { status: 502 }
+            )
+        );
+        let limited = gh(GitHubError::RateLimited {
+            retry_after: Some(Duration::from_secs(30)),
+        });
+        assert_eq!(limited.wait(), Some(Duration::from_secs(30)));
+        assert!(!limited.is_permanent());
+        assert!(
+            gh(GitHubError::RateLimited { retry_after: None })
+                .wait()
+                .is_none()
+        );
+        // The GitHub error stays reachable as the source, typed.
+        let source = std::error::Error::source(&server).unwrap();
+        assert!(source.downcast_ref::<GitHubError>().is_some());
     }
 
     /// Hands each job's kind to the test.

@@ -137,27 +137,15 @@ impl Orchestrator {
     }
 }
 
-/// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
-fn gh_err(what: &str, e: GitHubError) -> JobError {
-    match e {
-        // GitHub named when to come back: the queue waits that long instead of burning the
-        // job's attempts on a limit that lasts until its reset.
-        GitHubError::RateLimited {
-            retry_after: Some(after),
-        } => JobError::Wait {
-            message: format!("{what}: {e}"),
-            after,
-        },
-        GitHubError::NotFound
-        | GitHubError::Gone
-        | GitHubError::Unauthorized { .. }
-        | GitHubError::Forbidden { .. } => JobError::Permanent(format!("{what}: {e}")),
-        _ => JobError::Retry(format!("{what}: {e}")),
-    }
+/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
+/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
+fn gh_err(what: &'static str, source: GitHubError) -> JobError {
+    JobError::GitHub { what, source }
 }
 
-fn store_err(e: impl std::fmt::Display) -> JobError {
-    JobError::Retry(format!("store: {e}"))
+/// A failed read or write of the database or the DDS registry; retried.
+fn store_err(e: impl Into<JobError>) -> JobError {
+    e.into()
 }
 
 #[async_trait]
@@ -179,7 +167,7 @@ impl JobHandler for Orchestrator {
                 info!(%event, %action, "nothing to do for this event");
                 return Ok(());
             }
-            Err(e) => return Err(JobError::Permanent(e.to_string())),
+            Err(e) => return Err(e.into()),
         };
         match event {
             // Takes the pull request's lock itself, once it knows which one.

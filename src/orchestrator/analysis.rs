@@ -22,6 +22,7 @@ use crate::events::CheckRunCompleted;
 use crate::github::{InstallationId, PullRequest, RepoRef};
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
+use crate::store::registry::RegistryError;
 use crate::store::runs::FixRun;
 
 impl Orchestrator {
@@ -147,7 +148,7 @@ impl Orchestrator {
                         },
                         &config.constraints,
                     )
-                    .map_err(|e| JobError::Permanent(format!("recording the failed check: {e}")))?
+                    .map_err(|e| refused("recording the failed check", e))?
                     .id
             }
         };
@@ -156,7 +157,7 @@ impl Orchestrator {
             None => ctx
                 .registry
                 .propose_fix(&source_id, &reports, &config.constraints, now)
-                .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
+                .map_err(|e| refused("proposing the fix", e))?,
         };
         if proposal.status != DdsStatus::Proposed {
             // The same failure (check and commit) as a proposal already decided: a rejected
@@ -215,6 +216,15 @@ impl Orchestrator {
             warn!(check = %run.check_name, error = %e, "analysis not applied");
         }
         Ok(())
+    }
+}
+
+/// A registry write that failed: retried when the storage failed, parked when the registry
+/// refused the record (the same input is refused every time).
+fn refused(what: &'static str, e: RegistryError) -> JobError {
+    match e {
+        RegistryError::Storage(_) => JobError::Registry(e),
+        source => JobError::Refused { what, source },
     }
 }
 
