@@ -12,9 +12,9 @@
 //! change (the fix agent does) and never checks the patch (the guard does).
 //!
 //! Each file keeps the mode it has in the parent commit's tree (an executable stays
-//! executable), read with [`tree_entry`]. It never writes through a symbolic link, over a
-//! submodule or over a directory: such a path is [`GitAgentError::NotARegularFile`] and nothing
-//! is created.
+//! executable), read with [`tree_entry`] (or [`entry_in`] a [`whole_tree`]). It never writes
+//! through a symbolic link, over a submodule or over a directory: such a path is
+//! [`GitAgentError::NotARegularFile`] and nothing is created.
 
 use crate::github::{
     CreateCommit, FileMode, GitHubApi, GitHubError, GitTreeItem, InstallationId, RepoRef,
@@ -109,6 +109,49 @@ pub async fn tree_entry(
         tree = item.sha;
     }
     Ok(PathKind::Absent)
+}
+
+/// Every entry under `root_tree`, read in one recursive request; `None` when GitHub cut the
+/// listing short (then [`tree_entry`] walks the levels a path goes through).
+pub async fn whole_tree(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    root_tree: &str,
+) -> Result<Option<Vec<GitTreeItem>>, GitHubError> {
+    let listing = gh.get_git_tree_recursive(inst, repo, root_tree).await?;
+    Ok((!listing.truncated).then_some(listing.tree))
+}
+
+/// What `path` is in a whole-tree listing ([`whole_tree`]), with [`tree_entry`]'s answers: a
+/// path under a link, a submodule or a file is not taken for a file (a recursive listing never
+/// goes through them, so only its first such ancestor is listed).
+pub fn entry_in(listing: &[GitTreeItem], path: &str) -> PathKind {
+    let find = |p: &str| listing.iter().find(|i| i.path == p);
+    let mut ancestor = String::new();
+    let parts: Vec<&str> = path.split('/').collect();
+    for (i, name) in parts.iter().enumerate() {
+        if !ancestor.is_empty() {
+            ancestor.push('/');
+        }
+        ancestor.push_str(name);
+        let Some(item) = find(&ancestor) else {
+            return PathKind::Absent;
+        };
+        if i + 1 == parts.len() {
+            return PathKind::of(item);
+        }
+        if item.kind != "tree" {
+            return PathKind::Other(format!(
+                "reached through `{name}`, which is {}",
+                match PathKind::of(item) {
+                    PathKind::Other(what) => what,
+                    _ => "a file".to_string(),
+                }
+            ));
+        }
+    }
+    PathKind::Absent
 }
 
 /// Chooses where to push: the head branch, or the fallback branch for a fork that does not

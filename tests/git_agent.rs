@@ -208,6 +208,34 @@ async fn the_tree_api_gives_modes_as_github_does() {
         (sub.tree[0].mode.as_str(), sub.tree[0].kind.as_str()),
         ("160000", "commit")
     );
+    // One recursive read gives the same answers as walking the levels.
+    let whole = ci_medic::git_agent::whole_tree(&gh, InstallationId(1), &repo, &commit.tree.sha)
+        .await
+        .unwrap()
+        .expect("not truncated");
+    for path in [
+        "README.md",
+        "README.md/x",
+        "scripts",
+        "scripts/tool.py",
+        "bin/tool",
+        "lib",
+        "lib/tool.py",
+        "vendor/dep",
+        "vendor/dep/setup.py",
+        "missing.py",
+        "bin/missing",
+    ] {
+        let walked =
+            ci_medic::git_agent::tree_entry(&gh, InstallationId(1), &repo, &commit.tree.sha, path)
+                .await
+                .unwrap();
+        assert_eq!(
+            ci_medic::git_agent::entry_in(&whole, path),
+            walked,
+            "{path}"
+        );
+    }
 }
 
 #[tokio::test]

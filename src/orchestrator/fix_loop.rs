@@ -20,7 +20,9 @@ use super::apply::Replay;
 use super::{Orchestrator, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::fix_agent::Proposal;
-use crate::git_agent::{GitAgent, GitAgentError, KnownTree, PathKind, target_for, tree_entry};
+use crate::git_agent::{
+    GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry, whole_tree,
+};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::store::JobKind;
@@ -255,13 +257,20 @@ impl Orchestrator {
             .map_err(|e| gh_err("reading the proposal's commit", e))?
             .tree
             .sha;
+        // The whole tree in one request, rather than one per directory of every path.
+        let listing = whole_tree(gh, inst, read_from, &tree)
+            .await
+            .map_err(|e| gh_err("reading the tree of the files to fix", e))?;
         for (path, mut reports) in by_file {
             // Links, submodules and directories first, from the tree: the contents API would
             // answer for a link's target, and the fix would replace the link with a copy.
-            match tree_entry(gh, inst, read_from, &tree, &path)
-                .await
-                .map_err(|e| gh_err("reading the tree of the file to fix", e))?
-            {
+            let kind = match &listing {
+                Some(entries) => entry_in(entries, &path),
+                None => tree_entry(gh, inst, read_from, &tree, &path)
+                    .await
+                    .map_err(|e| gh_err("reading the tree of the file to fix", e))?,
+            };
+            match kind {
                 PathKind::Absent => continue,
                 PathKind::Other(what) => {
                     declined.push(format!(
