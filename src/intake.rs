@@ -4,7 +4,8 @@
 //! 1. refuse bodies over 25 MiB (GitHub's own cap) with 413, without buffering them whole;
 //! 2. verify `X-Hub-Signature-256` (HMAC-SHA256, constant-time) over the raw bytes — before any
 //!    parsing; missing or wrong → 401 and nothing is stored;
-//! 3. route the delivery (malformed JSON → 400; unknown events and actions are acknowledged);
+//! 3. route the delivery (malformed JSON → 400; unknown events and actions are acknowledged;
+//!    a delivery that would be queued but lacks a field its job reads → 400 naming it);
 //! 4. persist the delivery and its job ([`Store::accept_delivery`]: the payload and its
 //!    metadata appended to the spool, the store's write-ahead log, then the delivery and job
 //!    records in sled), wait until the spool is synced ([`Store::durable`], one group fsync
@@ -175,9 +176,28 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
         Err(e) => {
             intake.metrics.delivery(&event, "malformed");
             warn!(error = %e, "malformed webhook payload");
+            if e.is_data() {
+                return reply(
+                    StatusCode::BAD_REQUEST,
+                    &format!("payload lacks what ci-medic needs: {e}"),
+                );
+            }
             return reply(StatusCode::BAD_REQUEST, "payload is not valid JSON");
         }
     };
+
+    // A delivery that will be queued must already hold everything its job reads: refused
+    // here with the field named, it costs nothing; accepted, it would be parked for ever.
+    if let Route::Handle { .. } = route
+        && let Err(e) = crate::events::Event::parse(&event, &body)
+    {
+        intake.metrics.delivery(&event, "malformed");
+        warn!(error = %e, "webhook payload lacks what its job needs");
+        return reply(
+            StatusCode::BAD_REQUEST,
+            &format!("payload lacks what ci-medic needs: {e}"),
+        );
+    }
 
     let (job, outcome) = match &route {
         Route::Ping => (None, "ping"),

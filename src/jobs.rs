@@ -312,6 +312,11 @@ impl Queue {
     /// Waits for the next runnable job, or returns `None` once `shutdown` is cancelled.
     async fn next(&self, shutdown: &CancellationToken) -> Option<u64> {
         loop {
+            // Checked before taking a job, not only while idle: under load a job is always
+            // ready, and a worker that kept taking them would spend the whole shutdown grace.
+            if shutdown.is_cancelled() {
+                return None;
+            }
             let notified = self.notify.notified();
             match self.take_ready() {
                 Ok(Some(id)) => return Some(id),
@@ -690,6 +695,33 @@ mod tests {
         assert_eq!(*kinds.0.lock().unwrap(), vec![kind]);
         shutdown.cancel();
         workers.drain(Duration::from_secs(5)).await;
+    }
+
+    #[tokio::test]
+    async fn a_worker_takes_no_new_job_once_shutdown_is_signalled() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let shutdown = CancellationToken::new();
+        shutdown.cancel();
+        // Jobs are ready (different keys, nothing running), and yet none is taken.
+        for i in 0..3 {
+            accept(&store, &q, &format!("late-{i}"), &format!("k{i}"));
+        }
+        assert_eq!(q.next(&shutdown).await, None);
+        let recorder = Arc::new(Recorder {
+            log: Mutex::new(Vec::new()),
+            fail_first: Mutex::new(HashSet::new()),
+            delay: Duration::ZERO,
+        });
+        let workers = Workers::start(2, q.clone(), recorder.clone(), shutdown.clone());
+        workers.drain(Duration::from_secs(5)).await;
+        assert!(recorder.log.lock().unwrap().is_empty());
+        assert_eq!(
+            store.jobs().unwrap().len(),
+            3,
+            "they wait for the next start"
+        );
     }
 
     fn policy() -> RetryPolicy {

@@ -251,6 +251,49 @@ async fn oversized_and_headerless_requests_are_refused() {
     assert!(store.delivery("big-1").unwrap().is_none());
 }
 
+#[tokio::test]
+async fn a_signed_payload_missing_what_its_job_needs_is_refused_naming_the_field() {
+    let Some(check_run) = payload("check_run/completed.payload.json") else {
+        return;
+    };
+    let full: serde_json::Value = serde_json::from_slice(&check_run).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(opts(dir.path(), 0));
+    let client = reqwest::Client::new();
+    // Before, each of these was answered 202 and its job parked for ever.
+    for (pointer, field) in [
+        ("/check_run/id", "`id`"),
+        ("/check_run/name", "`name`"),
+        ("/check_run/head_sha", "`head_sha`"),
+        ("/repository", "repository.full_name"),
+    ] {
+        let mut v = full.clone();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        v.pointer_mut(if parent.is_empty() { "" } else { parent })
+            .and_then(|p| p.as_object_mut())
+            .unwrap()
+            .remove(key);
+        let body = serde_json::to_vec(&v).unwrap();
+        let delivery = format!("lacks{}", pointer.replace('/', "-"));
+        let r = client
+            .post(server.url("/api/github/webhooks"))
+            .header("x-github-event", "check_run")
+            .header("x-github-delivery", &delivery)
+            .header("x-hub-signature-256", sign(&body))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{pointer}");
+        let text = r.text().await.unwrap();
+        assert!(text.contains(field), "{pointer}: {text}");
+    }
+    assert!(server.terminate().success());
+    let store = open_store(dir.path()).await;
+    assert!(store.jobs().unwrap().is_empty(), "nothing was queued");
+    assert!(store.delivery("lacks-check_run-id").unwrap().is_none());
+}
+
 #[test]
 fn a_missing_setting_stops_startup_with_one_line_naming_it() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ci-medic"))

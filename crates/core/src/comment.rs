@@ -219,6 +219,25 @@ pub fn escape_for_code_block(text: &str) -> String {
         .into_owned()
 }
 
+/// Log text for a plain-text field GitHub shows as it is (a check-run annotation's message
+/// or title): terminal escapes and control characters go (a NUL or a bell from a log has no
+/// business on GitHub), `\r\n` and `\r` become `\n` (or a space where `one_line`), tabs stay;
+/// secrets are redacted.
+pub fn plain_text(text: &str, one_line: bool) -> String {
+    let text = ANSI.replace_all(text, "");
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text: String = text
+        .chars()
+        .filter_map(|c| match c {
+            '\n' if one_line => Some(' '),
+            '\n' | '\t' => Some(c),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect();
+    redact(&text)
+}
+
 /// A fenced code block holding `content` verbatim, with a fence longer than any backtick run
 /// inside, so no line of the content can close it.
 pub fn code_block(lang: &str, content: &str) -> String {
@@ -909,9 +928,9 @@ pub fn annotation(report: &BugReport) -> Annotation {
     if let Some(tool) = &report.tool {
         title.push_str(&format!(" ({tool})"));
     }
-    let mut message = redact(&report.message);
+    let mut message = plain_text(&report.message, false);
     if let Some(test) = &report.test_name {
-        message.push_str(&format!("\nFailing test: {}", redact(test)));
+        message.push_str(&format!("\nFailing test: {}", plain_text(test, true)));
     }
     Annotation {
         path: report.file_path.clone(),
@@ -920,7 +939,7 @@ pub fn annotation(report: &BugReport) -> Annotation {
         start_column: report.column,
         end_column: report.column,
         annotation_level: AnnotationLevel::Failure,
-        title: cut(&redact(&title), ANNOTATION_TITLE_CHARS - 1),
+        title: cut(&plain_text(&title, true), ANNOTATION_TITLE_CHARS - 1),
         message: cut(&message, ANNOTATION_MESSAGE_CHARS),
     }
 }
