@@ -83,6 +83,7 @@ impl Orchestrator {
                 reports: Vec::new(),
                 pending_commit: None,
                 push_target: None,
+                read_from: None,
                 pushed_at: None,
                 previous_attempt: None,
                 updated_at: now,

@@ -218,6 +218,12 @@ impl Orchestrator {
             },
         };
         let fix_id = run.fix_id().expect("a run found by proposal has one");
+        if reject_reason.is_none() {
+            // Kept with the approval, so the fix job does not read the pull request again.
+            let (target, read_from) = super::fix_loop::push_plan(repo, &pr, &fix_id);
+            run.push_target = Some(target);
+            run.read_from = Some(read_from.full_name());
+        }
         let event = decision(c, &pr.head.sha, reject_reason.clone());
         match self
             .apply(inst, repo, &mut run, event, Replay::First)

@@ -75,31 +75,26 @@ impl Orchestrator {
         let Some(fix_id) = run.fix_id() else {
             return Ok(());
         };
-        let pr = gh
-            .get_pull_request(inst, repo, run.pr_number)
-            .await
-            .map_err(|e| gh_err("reading the pull request", e))?;
-        let head_repo = pr
-            .head
-            .repo
-            .as_ref()
-            .and_then(|r| RepoRef::parse(&r.full_name));
-        let target = run.push_target.clone().unwrap_or_else(|| {
-            target_for(
-                repo,
-                head_repo.as_ref(),
-                &pr.head.git_ref,
-                pr.maintainer_can_modify.unwrap_or(false),
-                &fix_id,
-            )
-        });
+        // Where to push and where to read from, as the approval recorded them; read from the
+        // pull request for a run approved before they were recorded.
+        let recorded = run.read_from.as_deref().and_then(RepoRef::parse);
+        let (target, read_from) = match (run.push_target.clone(), recorded) {
+            (Some(target), Some(read_from)) => (target, read_from),
+            (known, _) => {
+                let pr = gh
+                    .get_pull_request(inst, repo, run.pr_number)
+                    .await
+                    .map_err(|e| gh_err("reading the pull request", e))?;
+                let (target, read_from) = push_plan(repo, &pr, &fix_id);
+                (known.unwrap_or(target), read_from)
+            }
+        };
         let parent = run.proposed_for_sha().to_string();
         let agent = GitAgent { gh, inst };
 
         let (commit, files) = match run.pending_commit.clone() {
             Some(c) => (c, reported_files(&run)),
             None => {
-                let read_from = head_repo.clone().unwrap_or_else(|| repo.clone());
                 match self
                     .write_patch(inst, &read_from, &run, &fix_id, config)
                     .await?
@@ -502,6 +497,28 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Where the fix for the pull request goes, and the repository its commit and files are read
+/// from (the head repository: a fork's files are there).
+pub(super) fn push_plan(
+    repo: &RepoRef,
+    pr: &crate::github::PullRequest,
+    fix_id: &str,
+) -> (crate::git_agent::PushTarget, RepoRef) {
+    let head_repo = pr
+        .head
+        .repo
+        .as_ref()
+        .and_then(|r| RepoRef::parse(&r.full_name));
+    let target = target_for(
+        repo,
+        head_repo.as_ref(),
+        &pr.head.git_ref,
+        pr.maintainer_can_modify.unwrap_or(false),
+        fix_id,
+    );
+    (target, head_repo.unwrap_or_else(|| repo.clone()))
 }
 
 /// The files of the current proposal's reports that it may change: what a commit prepared

@@ -40,6 +40,10 @@ pub struct FixRun {
     pub pending_commit: Option<String>,
     #[serde(default)]
     pub push_target: Option<crate::git_agent::PushTarget>,
+    /// `owner/repo` the proposal's commit and files are read from (the pull request's head
+    /// repository), recorded with the approval so the fix job need not read the pull request.
+    #[serde(default)]
+    pub read_from: Option<String>,
     #[serde(default)]
     pub pushed_at: Option<DateTime<Utc>>,
     /// What the last pushed fix did, for the fix agent's next attempt.
@@ -109,6 +113,8 @@ mod legacy {
         #[serde(default)]
         push_target: Option<crate::git_agent::PushTarget>,
         #[serde(default)]
+        read_from: Option<String>,
+        #[serde(default)]
         pushed_at: Option<DateTime<Utc>>,
         #[serde(default)]
         previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
@@ -141,6 +147,7 @@ mod legacy {
                 reports: r.reports,
                 pending_commit: r.pending_commit,
                 push_target: r.push_target,
+                read_from: r.read_from,
                 pushed_at: r.pushed_at,
                 previous_attempt: r.previous_attempt,
                 updated_at: r.updated_at,
