@@ -93,6 +93,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         workers,
         retry: RetryPolicy::default(),
         shutdown_grace: Duration::from_secs(5),
+        http: Default::default(),
         extra_routes: axum::Router::new(),
         announce: false,
     };

@@ -13,7 +13,9 @@ use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
 use crate::orchestrator::{Context, Orchestrator};
-use crate::server::{ServeOptions, init_tracing, init_tracing_with, serve, shutdown_signal};
+use crate::server::{
+    HttpLimits, ServeOptions, init_tracing, init_tracing_with, serve, shutdown_signal,
+};
 use crate::store::Store;
 
 #[derive(Debug, Parser)]
@@ -306,10 +308,14 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             addr: SocketAddr::new(config.host, config.port),
             store,
             metrics,
-            secrets: vec![config.webhook_secret.clone()],
+            secrets: config.webhook_secrets.clone(),
             workers: config.workers,
             retry: RetryPolicy::default(),
             shutdown_grace: config.shutdown_grace,
+            http: HttpLimits {
+                header_timeout: config.request_timeout,
+                max_connections: config.max_connections,
+            },
             extra_routes: axum::Router::new(),
             announce: true,
         };
@@ -338,21 +344,31 @@ fn usage_error(msg: impl std::fmt::Display) -> ExitCode {
 /// unreadable input.
 fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     use ci_medic_core::proposal::{CheckRef, FailedCheck, build_fix_packet, standalone_dds};
-    use ci_medic_parser::{ParseOptions, parse_reader};
+    use ci_medic_parser::{MAX_REPORTS, ParseOptions, parse_reader_parsed};
 
     let opts = ParseOptions {
         workspace: args.workspace.clone(),
     };
     let result = match args.file.as_deref() {
-        None => parse_reader(std::io::stdin().lock(), &opts),
-        Some(p) if p.as_os_str() == "-" => parse_reader(std::io::stdin().lock(), &opts),
+        None => parse_reader_parsed(std::io::stdin().lock(), &opts),
+        Some(p) if p.as_os_str() == "-" => parse_reader_parsed(std::io::stdin().lock(), &opts),
         Some(p) => match std::fs::File::open(p) {
-            Ok(f) => parse_reader(std::io::BufReader::new(f), &opts),
+            Ok(f) => parse_reader_parsed(std::io::BufReader::new(f), &opts),
             Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
         },
     };
     let reports = match result {
-        Ok(r) => r,
+        Ok(parsed) => {
+            // On stderr, so every output format stays as it is.
+            if parsed.left_out > 0 {
+                eprintln!(
+                    "ci-medic analyze: more errors were found than the {MAX_REPORTS} shown \
+                     ({} further findings left out)",
+                    parsed.left_out
+                );
+            }
+            parsed.reports
+        }
         Err(e) => return usage_error(format!("cannot read the log: {e}")),
     };
     let config = match &args.config {

@@ -60,7 +60,8 @@ pub struct ServeArgs {
         allow_hyphen_values = true
     )]
     pub private_key: Option<String>,
-    /// The webhook secret configured on the GitHub App.
+    /// The webhook secret configured on the GitHub App; several, comma-separated, while one
+    /// is rotated (the first is the current one).
     #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
     pub webhook_secret: Option<String>,
     /// GitHub REST API base URL (GitHub Enterprise Server: https://HOST/api/v3).
@@ -84,6 +85,12 @@ pub struct ServeArgs {
     /// The public URL GitHub reaches this server at (used by the setup flow and links).
     #[arg(long, env = "PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Seconds a client has to send a request's headers, and then its body.
+    #[arg(long, env = "REQUEST_TIMEOUT_SECONDS", default_value_t = 10)]
+    pub request_timeout_seconds: u64,
+    /// Connections served at once.
+    #[arg(long, env = "MAX_CONNECTIONS", default_value_t = 512)]
+    pub max_connections: usize,
 }
 
 /// Validated service configuration.
@@ -91,7 +98,8 @@ pub struct ServeArgs {
 pub struct ServiceConfig {
     /// The App's id and parsed private key (parsed once here, so a bad key stops start-up).
     pub app: AppCredentials,
-    pub webhook_secret: SecretString,
+    /// The accepted webhook secrets, the current one first.
+    pub webhook_secrets: Vec<SecretString>,
     pub github_api_url: String,
     pub host: IpAddr,
     pub port: u16,
@@ -99,13 +107,15 @@ pub struct ServiceConfig {
     pub workers: usize,
     pub shutdown_grace: Duration,
     pub public_url: Option<String>,
+    pub request_timeout: Duration,
+    pub max_connections: usize,
 }
 
 impl std::fmt::Debug for ServiceConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServiceConfig")
             .field("app", &self.app)
-            .field("webhook_secret", &"[redacted]")
+            .field("webhook_secrets", &"[redacted]")
             .field("github_api_url", &self.github_api_url)
             .field("host", &self.host)
             .field("port", &self.port)
@@ -134,9 +144,12 @@ impl ServeArgs {
 
         let app = match (&self.private_key, &self.private_key_path) {
             (Some(pem), _) if !pem.trim().is_empty() => {
-                // Environments often carry PEMs with literal `\n`; accept both forms.
+                // Environments often carry PEMs with literal `\n`, or base64-encoded (as Probot
+                // accepts); take all three forms.
                 let pem = if pem.contains("\\n") && !pem.contains('\n') {
                     pem.replace("\\n", "\n")
+                } else if !pem.contains("-----BEGIN") {
+                    decode_base64_pem(pem).unwrap_or_else(|| pem.clone())
                 } else {
                     pem.clone()
                 };
@@ -170,6 +183,32 @@ impl ServeArgs {
                     "not set (flag --webhook-secret or env WEBHOOK_SECRET)",
                 )
             })?;
+        // A secret never holds a comma in practice (GitHub's UI takes any text, but generated
+        // ones are hex or base64), so a comma separates the secrets of a rotation.
+        let webhook_secrets: Vec<SecretString> = webhook_secret
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| SecretString::from(s.to_string()))
+            .collect();
+        if webhook_secrets.is_empty() {
+            return Err(config_error(
+                "WEBHOOK_SECRET",
+                "holds no secret (only commas or spaces)",
+            ));
+        }
+        if !(1..=600).contains(&self.request_timeout_seconds) {
+            return Err(config_error(
+                "REQUEST_TIMEOUT_SECONDS",
+                "must be between 1 and 600",
+            ));
+        }
+        if !(1..=100_000).contains(&self.max_connections) {
+            return Err(config_error(
+                "MAX_CONNECTIONS",
+                "must be between 1 and 100000",
+            ));
+        }
 
         let github_api_url = normalize_base_url(&self.github_api_url)
             .map_err(|p| config_error("GITHUB_API_URL", p))?;
@@ -193,7 +232,7 @@ impl ServeArgs {
 
         Ok(ServiceConfig {
             app,
-            webhook_secret: SecretString::from(webhook_secret),
+            webhook_secrets,
             github_api_url,
             host,
             port: self.port,
@@ -201,8 +240,21 @@ impl ServeArgs {
             workers: self.workers,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_seconds),
             public_url,
+            request_timeout: Duration::from_secs(self.request_timeout_seconds),
+            max_connections: self.max_connections,
         })
     }
+}
+
+/// A PEM given base64-encoded (one line, as environments that cannot hold newlines carry it).
+fn decode_base64_pem(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    let compact: String = text.split_whitespace().collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()?;
+    let pem = String::from_utf8(bytes).ok()?;
+    pem.contains("-----BEGIN").then_some(pem)
 }
 
 /// What start-up says of a key that does not parse (never the key's text, never the parser's
@@ -426,12 +478,12 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
     (
         "PRIVATE_KEY",
         "",
-        "The App's private key itself (PEM; literal `\\n` accepted), instead of `PRIVATE_KEY_PATH`.",
+        "The App's private key itself (PEM; literal `\\n` or the whole PEM base64-encoded accepted), instead of `PRIVATE_KEY_PATH`.",
     ),
     (
         "WEBHOOK_SECRET",
         "",
-        "The App's webhook secret; deliveries without a valid `X-Hub-Signature-256` are refused.",
+        "The App's webhook secret; deliveries without a valid `X-Hub-Signature-256` are refused. While rotating, give the new and the old one comma-separated: either is accepted.",
     ),
     (
         "GITHUB_API_URL",
@@ -468,6 +520,16 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "SHUTDOWN_GRACE_SECONDS",
         "30",
         "Seconds running jobs get to finish on SIGTERM; jobs cut off run again at the next start.",
+    ),
+    (
+        "REQUEST_TIMEOUT_SECONDS",
+        "10",
+        "Seconds a client has to send a request's headers, and then its body (GitHub gives up after 10); idle keep-alive connections close after it too.",
+    ),
+    (
+        "MAX_CONNECTIONS",
+        "512",
+        "Connections served at once; more wait in the kernel's backlog. With the timeout, slow or idle clients cannot exhaust the server.",
     ),
     (
         "LOG_FORMAT",
@@ -659,7 +721,7 @@ mod env_docs_tests {
             panic!("expected run mode")
         };
         assert_eq!(c.app.app_id, 99);
-        assert_eq!(c.webhook_secret.expose_secret(), "stored-secret");
+        assert_eq!(c.webhook_secrets[0].expose_secret(), "stored-secret");
         let ServeMode::Run(c) = resolve_with_stored_from(
             args(&["--app-id", "7", "--webhook-secret", "env-secret"]),
             Some(stored()),
@@ -669,6 +731,67 @@ mod env_docs_tests {
             panic!("expected run mode")
         };
         assert_eq!(c.app.app_id, 7);
-        assert_eq!(c.webhook_secret.expose_secret(), "env-secret");
+        assert_eq!(c.webhook_secrets[0].expose_secret(), "env-secret");
+    }
+
+    #[test]
+    fn comma_separated_secrets_are_all_accepted_the_first_current() {
+        let ServeMode::Run(c) = resolve_with_stored_from(
+            args(&["--webhook-secret", "new-one, old-one,"]),
+            Some(stored()),
+            no_env,
+        )
+        .unwrap() else {
+            panic!("expected run mode")
+        };
+        let got: Vec<&str> = c
+            .webhook_secrets
+            .iter()
+            .map(|s| s.expose_secret())
+            .collect();
+        assert_eq!(got, ["new-one", "old-one"]);
+        let e =
+            resolve_with_stored_from(args(&["--webhook-secret", " , "]), Some(stored()), no_env)
+                .unwrap_err();
+        assert_eq!(e.setting, "WEBHOOK_SECRET");
+    }
+
+    #[test]
+    fn a_base64_encoded_private_key_is_accepted() {
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(KEY);
+        let ServeMode::Run(c) =
+            resolve_with_stored_from(args(&["--private-key", &b64]), Some(stored()), no_env)
+                .unwrap()
+        else {
+            panic!("expected run mode")
+        };
+        assert_eq!(c.app.app_id, 99);
+        let e = resolve_with_stored_from(
+            args(&[
+                "--app-id",
+                "5",
+                "--private-key",
+                "bm90IGEga2V5",
+                "--webhook-secret",
+                "s",
+            ]),
+            None,
+            no_env,
+        )
+        .unwrap_err();
+        assert_eq!(e.setting, "PRIVATE_KEY");
+    }
+
+    #[test]
+    fn request_timeout_and_connections_are_bounded() {
+        for (flag, value, setting) in [
+            ("--request-timeout-seconds", "0", "REQUEST_TIMEOUT_SECONDS"),
+            ("--max-connections", "0", "MAX_CONNECTIONS"),
+        ] {
+            let e =
+                resolve_with_stored_from(args(&[flag, value]), Some(stored()), no_env).unwrap_err();
+            assert_eq!(e.setting, setting);
+        }
     }
 }

@@ -116,6 +116,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             workers: 2,
             retry: RetryPolicy::default(),
             shutdown_grace: Duration::from_secs(5),
+            http: Default::default(),
             extra_routes: axum::Router::new(),
             announce: false,
         },

@@ -2,6 +2,8 @@
 //!
 //! In this order, and nothing more (GitHub gives up after 10 seconds):
 //! 1. refuse bodies over 25 MiB (GitHub's own cap) with 413, without buffering them whole;
+//!    bodies slower than `REQUEST_TIMEOUT_SECONDS` get 408, and when unauthenticated bodies already hold
+//!    [`UNAUTHENTICATED_BODY_BUDGET`] bytes across all connections, 503;
 //! 2. verify `X-Hub-Signature-256` (HMAC-SHA256, constant-time) over the raw bytes — before any
 //!    parsing; missing or wrong → 401 and nothing is stored;
 //! 3. route the delivery (malformed JSON → 400; unknown events and actions are acknowledged;
@@ -34,6 +36,75 @@ use crate::store::{Accepted, DeliveryRecord, NewJob, Store};
 /// GitHub does not deliver payloads larger than this.
 pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
 
+/// Bytes of request bodies held at once before their signatures are checked, across every
+/// connection: without a bound, 64 unsigned 25 MiB bodies took 1.5 GB. A delivery that would
+/// pass it is answered 503 at once (GitHub's payloads are mostly a few KiB; 64 MiB holds more
+/// than two maximal ones).
+pub const UNAUTHENTICATED_BODY_BUDGET: usize = 64 * 1024 * 1024;
+
+/// The memory budget of bodies not yet authenticated, shared by every connection.
+#[derive(Clone)]
+pub struct BodyBudget(Arc<tokio::sync::Semaphore>);
+
+impl BodyBudget {
+    pub fn new(bytes: usize) -> Self {
+        BodyBudget(Arc::new(tokio::sync::Semaphore::new(bytes)))
+    }
+}
+
+impl Default for BodyBudget {
+    fn default() -> Self {
+        BodyBudget::new(UNAUTHENTICATED_BODY_BUDGET)
+    }
+}
+
+/// Why a body was not read.
+enum BodyError {
+    TooLarge,
+    OverBudget,
+    TimedOut,
+    Broken,
+}
+
+/// Reads the body chunk by chunk, each chunk's bytes taken from `budget` first; the permits
+/// come back when the returned guard is dropped (once the signature has been checked).
+async fn read_body(
+    body: Body,
+    budget: &BodyBudget,
+    timeout: std::time::Duration,
+) -> Result<(bytes::Bytes, tokio::sync::SemaphorePermit<'_>), BodyError> {
+    use http_body_util::BodyExt;
+    let mut held = budget
+        .0
+        .try_acquire_many(0)
+        .map_err(|_| BodyError::OverBudget)?;
+    let mut buf = bytes::BytesMut::new();
+    let mut body = body;
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|_| BodyError::Broken)?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            if buf.len() + data.len() > MAX_BODY_BYTES {
+                return Err(BodyError::TooLarge);
+            }
+            let more = budget
+                .0
+                .try_acquire_many(u32::try_from(data.len()).map_err(|_| BodyError::TooLarge)?)
+                .map_err(|_| BodyError::OverBudget)?;
+            held.merge(more);
+            buf.extend_from_slice(&data);
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(())) => Ok((buf.freeze(), held)),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(BodyError::TimedOut),
+    }
+}
+
 /// What the intake needs.
 #[derive(Clone)]
 pub struct Intake {
@@ -42,6 +113,10 @@ pub struct Intake {
     pub metrics: Metrics,
     /// Accepted secrets: the current one first, then any previous ones during a rotation.
     pub secrets: Arc<Vec<SecretString>>,
+    /// Memory for bodies whose signature is not checked yet.
+    pub budget: BodyBudget,
+    /// A body must arrive within this (`REQUEST_TIMEOUT_SECONDS`).
+    pub body_timeout: std::time::Duration,
 }
 
 /// Why a signature was refused.
@@ -121,27 +196,40 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
             return reply(StatusCode::PAYLOAD_TOO_LARGE, "payload exceeds 25 MiB");
         }
     }
-    // `to_bytes` stops reading as soon as the limit is passed (chunked bodies included).
-    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    // Stops reading as soon as the cap, the memory budget or the deadline is passed
+    // (chunked bodies included).
+    let (body, unauthenticated) = match read_body(body, &intake.budget, intake.body_timeout).await {
         Ok(b) => b,
-        Err(e) => {
-            let too_large = std::error::Error::source(&e)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
-                || e.to_string().contains("length limit");
-            if too_large {
-                intake.metrics.delivery(&event, "too_large");
-                return reply(StatusCode::PAYLOAD_TOO_LARGE, "payload exceeds 25 MiB");
-            }
+        Err(BodyError::TooLarge) => {
+            intake.metrics.delivery(&event, "too_large");
+            return reply(StatusCode::PAYLOAD_TOO_LARGE, "payload exceeds 25 MiB");
+        }
+        Err(BodyError::OverBudget) => {
+            intake.metrics.delivery(&event, "busy");
+            warn!("unauthenticated bodies already hold the memory budget; refused");
+            return reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many deliveries in flight; please redeliver",
+            );
+        }
+        Err(BodyError::TimedOut) => {
+            intake.metrics.delivery(&event, "malformed");
+            return reply(StatusCode::REQUEST_TIMEOUT, "the request body was too slow");
+        }
+        Err(BodyError::Broken) => {
             intake.metrics.delivery(&event, "malformed");
             return reply(StatusCode::BAD_REQUEST, "could not read the request body");
         }
     };
 
-    if let Err(e) = verify_signature(
+    let verified = verify_signature(
         &intake.secrets,
         &body,
         header(&headers, "x-hub-signature-256"),
-    ) {
+    );
+    // Signed or not, the body no longer counts against the unauthenticated budget.
+    drop(unauthenticated);
+    if let Err(e) = verified {
         intake.metrics.delivery(&event, "bad_signature");
         warn!(event = %crate::metrics::event_label(&event), reason = %e, "webhook refused");
         return reply(StatusCode::UNAUTHORIZED, &e.to_string());

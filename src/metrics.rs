@@ -77,7 +77,7 @@ impl Metrics {
         let deliveries = Family::<DeliveryLabels, Counter>::default();
         registry.register(
             "webhook_deliveries",
-            "Webhook deliveries by event and outcome (accepted, duplicate, ignored, ping, bad_signature, malformed, too_large, error)",
+            "Webhook deliveries by event and outcome (accepted, duplicate, ignored, ping, bad_signature, malformed, too_large, busy, error)",
             deliveries.clone(),
         );
         let queue_depth = Gauge::default();

@@ -89,6 +89,7 @@ pub struct ServeOptions {
     pub workers: usize,
     pub retry: RetryPolicy,
     pub shutdown_grace: Duration,
+    pub http: HttpLimits,
     pub extra_routes: Router,
     /// Print `listening on ADDR` to stdout (scripts and tests read it when `PORT=0`).
     pub announce: bool,
@@ -110,6 +111,8 @@ pub async fn serve(
             queue: queue.clone(),
             metrics: opts.metrics.clone(),
             secrets: Arc::new(opts.secrets),
+            budget: intake::BodyBudget::default(),
+            body_timeout: opts.http.header_timeout,
         },
         workers_configured: opts.workers,
         workers_alive: workers.alive(),
@@ -171,19 +174,97 @@ pub async fn serve(
     }
 
     let app = router(state, opts.extra_routes);
-    let http_stop = stop.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            info!("shutdown requested: no new connections; finishing running jobs");
-            http_stop.cancel();
-        })
-        .await?;
+    let connections = serve_http(listener, app, opts.http, shutdown).await;
+    info!("shutdown requested: no new connections; finishing running jobs");
     stop.cancel();
-    workers.drain(opts.shutdown_grace).await;
+    // Idle keep-alive connections close now; requests in flight get the grace, as jobs do.
+    let deadline = tokio::time::Instant::now() + opts.shutdown_grace;
+    tokio::join!(
+        async {
+            if tokio::time::timeout_at(deadline, connections.shutdown())
+                .await
+                .is_err()
+            {
+                tracing::warn!("connections still open at the shutdown deadline; closed");
+            }
+        },
+        workers.drain(opts.shutdown_grace)
+    );
     opts.store.flush_blocking()?;
     info!("store flushed; bye");
     Ok(())
+}
+
+/// What the HTTP server allows a client, so slow or idle ones cannot exhaust it.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// A request's headers must arrive within this, and then its body (the webhook's);
+    /// an idle keep-alive connection is closed after it too.
+    pub header_timeout: Duration,
+    /// Connections served at once; further ones wait in the kernel's backlog.
+    pub max_connections: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_timeout: Duration::from_secs(10),
+            max_connections: 512,
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting and returns the
+/// open connections, to be closed gracefully by the caller. `axum::serve` has no header
+/// timeout or connection cap: a few hundred idle connections exhausted the file descriptors,
+/// and its graceful shutdown waited for ever on one slow client.
+async fn serve_http(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> hyper_util::server::graceful::GracefulShutdown {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    // HTTP/1.1 only: GitHub delivers webhooks over it, and HTTP/2 detection would first wait,
+    // with no timeout, for the bytes of a client that sends none.
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => match s {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // EMFILE and friends: wait a moment rather than spin.
+                    error!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    graceful
 }
 
 /// How often in-flight work is reconciled.

@@ -33,8 +33,17 @@
 //! The log is read line by line ([`Parser::feed`] accepts arbitrary chunks). Each line is
 //! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
-//! dropped, `##[group]Run <cmd>` records the step being run). Then one matcher per toolchain
-//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `generic.rs`) looks at it.
+//! dropped, `##[group]Run <cmd>` records the step being run), then stripped of what other CI
+//! systems and wrappers add: escapes a capture turned into text (`^[[31m`, `\x1b[31m`), Jenkins
+//! Timestamper stamps and `parallel` branch names, `[Pipeline]` lines, GitLab section markers and
+//! stream tags, Azure `##[section]`/`##vso[`, Buildkite `_bk;t=` stamps and `~~~` headers, Travis
+//! folds, BuildKit `#N 1.234 ` and docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
+//! prefixes. `make`/`ninja` `Entering directory` lines, a `pnpm -r` package prefix, Surefire's report
+//! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
+//! Then one matcher per toolchain
+//! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
 //! JUnit stack traces) are small state machines with bounded buffers. Most lines of a real log
@@ -51,9 +60,19 @@
 //! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, Jest/Vitest, `go test`, JUnit), uncaught runtime exception with a frame in the repo | `LOGIC` |
 //! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
-//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`), javac `package … does not exist`, missing C/C++ headers | `IMPORT` |
+//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
-//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy, `go vet`, golangci-lint, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
+//! | Scala (`rules/scala.rs`): scalac/sbt/Scala 3 errors `TYPE_ERROR`, `… expected but … found`/Scala 3 `Syntax Error` `SYNTAX`, `is not a member of package` on an `import` line `IMPORT`, warnings made fatal (`-Xfatal-warnings`, `-Werror`, deprecations and unused code printed as errors) `LINTING`; ScalaTest/MUnit failures `LOGIC` | as stated |
+//! | Elixir / Erlang (`rules/beam.rs`): `CompileError`, Elixir ≥ 1.15 `error:`, erlc errors `TYPE_ERROR`; `SyntaxError`/`TokenMissingError`/`MismatchedDelimiterError`, erlc `syntax error` `SYNTAX`; `module … is not loaded and could not be found`, erlc `can't find include` `IMPORT`; `--warnings-as-errors` / `warnings_as_errors` warnings, Credo `LINTING`; ExUnit, EUnit, Common Test failures, `mix run` script exceptions `LOGIC` | as stated |
+//! | Dart / Flutter (`rules/dart.rs`): `dart analyze` / `flutter analyze` / machine-format `error`s and front-end `Error:`s `TYPE_ERROR`, parser codes (`expected_token`…) and `Expected …` `SYNTAX`, `uri_does_not_exist` / `Error when reading` / `Not found: 'package:…'` `IMPORT`; `dart test`/`flutter test` failures `LOGIC` | as stated |
+//! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l`, `prettier --list-different` and `terraform fmt -check` listings in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
+//! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning`, yamllint `error`, actionlint, markdownlint, tldr-lint, tflint `Error`/`Warning`, shellcheck checkstyle `error`; terraform `Error:` (not in `.terraform/modules`) and Actions workflow-file errors are `TYPE_ERROR` (`SYNTAX` for parse errors, `IMPORT` for missing modules) | `LINTING` |
+//! | Ruby: RuboCop/standardrb offenses (not `I:`, not `[Corrected]`) `LINTING`, `Lint/Syntax` and `ruby -c` syntax errors `SYNTAX`; RSpec, minitest and uncaught exceptions `LOGIC` (`SyntaxError`/`LoadError` while loading: `SYNTAX`/`IMPORT`) | by evidence |
+//! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
+//! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
+//! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -67,13 +86,20 @@
 //! | 0.85 | The innermost in-repo frame of a traceback or stack trace |
 //! | 0.8 | The location is exact but the path is as printed relative to a sub-directory (e.g. `go test` prints paths relative to the package) |
 //! | 0.6 | The path was reconstructed (JUnit frames give a class and a file name, the source root is the Maven convention) |
+//! | 0.5 | A formatter named only the file (`Would reformat: x.py`, `[warn] x.ts`, `gofmt -l`, isort): reported at line 1 |
 //! | 0.4 | The generic `path:line[:col]: error…` fallback |
 //!
 //! # Paths
 //!
-//! Runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
-//! `/Users/runner/work/R/R/`, `/github/workspace/`) and [`ParseOptions::workspace`] are stripped;
-//! a path that is still absolute or escapes with `..` is never emitted.
+//! CI checkout prefixes (GitHub, GitLab `/builds/g/p/`, Travis, Jenkins `…/workspace/<job>/`,
+//! CircleCI, Azure `/home/vsts/work/1/s/` and `D:\a\1\s\`, Drone, Buildkite, and container
+//! checkouts such as `/checkout/`, `/app/`, `/src/`), [`ParseOptions::workspace`] and, failing
+//! that, the Jenkins workspace the log names (`Building in workspace /var/lib/jenkins/workspace/job`)
+//! are stripped;
+//! a path that is still absolute or escapes with `..` is never emitted, nor are generated files and
+//! compiler probes (`conftest.c`, `CMakeFiles/`, `_testmain.go`), vendored dependencies and
+//! toolchain sources. The repository's own package installed in a virtualenv's `site-packages`
+//! maps back to the checkout once a report has placed that package there.
 
 mod normalize;
 mod path;
@@ -304,6 +330,15 @@ pub struct Parser {
     ctx: Ctx,
     sink: sink::Sink,
     rules: rules::Rules,
+    /// Lines whose visible escape text (`^[[31m`) was removed.
+    visible_scratch: String,
+    workspace: Option<String>,
+    dirs: path::WorkDirs,
+    /// The `pnpm -r` package directory of the previous line, when it had one.
+    package_dir: Option<String>,
+    /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
+    /// `------`), whose lines start with the seconds since the step started.
+    docker_summary: bool,
 }
 
 impl Parser {
@@ -317,6 +352,11 @@ impl Parser {
             ctx: Ctx::default(),
             sink: sink::Sink::new(opts.workspace.clone()),
             rules: rules::Rules::default(),
+            visible_scratch: String::new(),
+            workspace: opts.workspace.clone(),
+            dirs: path::WorkDirs::default(),
+            package_dir: None,
+            docker_summary: false,
         }
     }
 
@@ -434,36 +474,141 @@ impl Parser {
     }
 
     fn process(&mut self, text: &str) {
+        let mut visible = std::mem::take(&mut self.visible_scratch);
+        let text = if normalize::strip_visible_escapes(text, &mut visible) {
+            visible.as_str()
+        } else {
+            text
+        };
+        self.process_text(text);
+        self.visible_scratch = visible;
+    }
+
+    /// A new CI step (an Actions group, an Azure section): blocks close and the build's
+    /// directories are forgotten.
+    fn step_boundary(&mut self) {
+        self.rules.step_boundary(&mut self.sink);
+        self.dirs.reset();
+        self.package_dir = None;
+        self.sink.set_cwd(None);
+    }
+
+    fn process_text(&mut self, text: &str) {
+        let (mut text, prefix) = normalize::strip_prefixes(text);
+        if prefix.package_dir != self.package_dir.as_deref() {
+            self.package_dir = prefix.package_dir.map(str::to_string);
+            self.update_cwd();
+        }
         let mut marker = Marker::None;
-        let mut text = text;
-        if let Some(rest) = text.strip_prefix("##[") {
-            let Some((kind, body)) = rest.split_once(']') else {
-                return;
-            };
-            match kind {
-                "error" => {
+        match text.as_bytes().first() {
+            Some(b'#') => {
+                if let Some(rest) = text.strip_prefix("##[") {
+                    let Some((kind, body)) = rest.split_once(']') else {
+                        return;
+                    };
+                    match kind {
+                        "error" => {
+                            marker = Marker::Error;
+                            text = body;
+                        }
+                        "group" | "section" => {
+                            marker = Marker::Group;
+                            text = body;
+                            self.ctx.step.clear();
+                            if let Some(cmd) = body.strip_prefix("Run ") {
+                                let cmd = sink::truncate_chars(cmd, 200);
+                                self.ctx.step.push_str(&cmd.to_ascii_lowercase());
+                            }
+                            self.step_boundary();
+                        }
+                        // Warnings, notices, debug output and echoed commands are never
+                        // errors.
+                        _ => return,
+                    }
+                } else if let Some(rest) = text.strip_prefix("##vso[") {
+                    // Azure logging commands: an issue's message is the tool's own words; the
+                    // other commands set variables and are no output at all.
+                    let Some((cmd, body)) = rest.split_once(']') else {
+                        return;
+                    };
+                    if !(cmd.starts_with("task.logissue") && contains(cmd, "type=error")) {
+                        return;
+                    }
                     marker = Marker::Error;
                     text = body;
                 }
-                "group" => {
-                    marker = Marker::Group;
-                    text = body;
-                    self.ctx.step.clear();
-                    if let Some(cmd) = body.strip_prefix("Run ") {
-                        let cmd = sink::truncate_chars(cmd, 200);
-                        self.ctx.step.push_str(&cmd.to_ascii_lowercase());
-                    }
-                    self.rules.step_boundary(&mut self.sink);
-                }
-                "endgroup" => return,
-                // Warnings, notices, debug output and echoed commands are never errors.
-                _ => return,
             }
-        } else if text.starts_with("[command]") {
-            return;
+            Some(b'[') if text.starts_with("[command]") || text.starts_with("[Pipeline] ") => {
+                return;
+            }
+            Some(b's') => {
+                // GitLab's `section_start:<time>:<name>[options]` before the header it
+                // folds (the `\r\e[0K` between them is gone when the log was pasted).
+                if let Some(rest) = text
+                    .strip_prefix("section_start:")
+                    .or_else(|| text.strip_prefix("section_end:"))
+                {
+                    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                    let rest = rest.strip_prefix(':').unwrap_or(rest);
+                    let name_end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.[]=,".contains(c)))
+                        .unwrap_or(rest.len());
+                    text = &rest[name_end..];
+                }
+            }
+            Some(b't') if text.starts_with("travis_fold:") || text.starts_with("travis_time:") => {
+                return;
+            }
+            // Buildkite's collapsed group headers.
+            Some(b'~') if text.starts_with("~~~ ") => return,
+            Some(b'F' | b'o') => self.go_package_line(text),
+            // The line goes on to the matchers too: some keep state per make directory
+            // (erlc's `warnings being treated as errors` ends with it).
+            Some(b'm' | b'g' | b'n') if self.dirs.line(text, self.workspace.as_deref()) => {
+                self.sink.set_root(self.dirs.root());
+                self.update_cwd();
+            }
+            Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
+                self.docker_summary = true;
+            }
+            Some(b'-') if text == "------" => self.docker_summary = false,
+            Some(b'0'..=b'9') if self.docker_summary => {
+                if let Some((secs, rest)) = text.split_once(' ') {
+                    if secs.contains('.') && secs.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
+                        text = rest;
+                    }
+                }
+            }
+            _ => {}
         }
         let line = Line::new(text, self.line_no, marker);
         self.rules.line(&line, &self.ctx, &mut self.sink);
+    }
+
+    /// `FAIL\t<import path>\t1.2s`, `FAIL\t<import path> [build failed]`, `ok  \t<import path>`:
+    /// `go test` finished a package.
+    fn go_package_line(&mut self, text: &str) {
+        let rest = text
+            .strip_prefix("FAIL\t")
+            .or_else(|| text.strip_prefix("ok  \t"));
+        let Some(rest) = rest else { return };
+        let import_path = rest.split(['\t', ' ']).next().unwrap_or("");
+        self.sink.go_package_done(path::go_package_dir(import_path));
+    }
+
+    /// Tells the sink where relative paths are relative to: the `pnpm -r` package of the line,
+    /// else the directory `make` or `ninja` entered.
+    fn update_cwd(&mut self) {
+        // The Maven module of JUnit frames is the JVM matcher's own business (it follows
+        // Surefire's report directory and Gradle's tasks).
+        let cwd = match &self.package_dir {
+            Some(dir) => path::normalize_dir(dir, None).map(path::Dir::Repo),
+            None => match self.dirs.current() {
+                path::Dir::Unknown => None,
+                d => Some(d),
+            },
+        };
+        self.sink.set_cwd(cwd);
     }
 
     /// Number of distinct reports found so far.
@@ -471,22 +616,42 @@ impl Parser {
         self.sink.len()
     }
 
-    /// Ends the log: flushes a trailing partial line and any open block.
-    pub fn finish(mut self) -> Vec<BugReport> {
+    /// [`finish`](Parser::finish), and how many findings of further locations the
+    /// [`MAX_REPORTS`] cap left out: a reader must be told that more errors were found than
+    /// shown.
+    pub fn finish_parsed(mut self) -> Parsed {
         if !self.partial.is_empty() {
             let whole = std::mem::take(&mut self.partial);
             self.feed_line(&whole);
         }
-        self.rules.step_boundary(&mut self.sink);
-        self.sink.into_reports()
+        self.step_boundary();
+        let left_out = self.sink.left_out();
+        Parsed {
+            reports: self.sink.into_reports(),
+            left_out,
+        }
+    }
+
+    /// Ends the log: flushes a trailing partial line and any open block.
+    pub fn finish(self) -> Vec<BugReport> {
+        self.finish_parsed().reports
     }
 }
 
-/// Parses a log from a reader, streaming, in bounded memory.
-pub fn parse_reader<R: std::io::Read>(
+/// What a whole parse found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// At most [`MAX_REPORTS`], in order of first appearance.
+    pub reports: Vec<BugReport>,
+    /// Findings of further locations left out by the cap (0 when everything is in `reports`).
+    pub left_out: u64,
+}
+
+/// [`parse_reader`], also saying how many findings the report cap left out.
+pub fn parse_reader_parsed<R: std::io::Read>(
     mut reader: R,
     opts: &ParseOptions,
-) -> std::io::Result<Vec<BugReport>> {
+) -> std::io::Result<Parsed> {
     let mut parser = Parser::new(opts);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -497,7 +662,15 @@ pub fn parse_reader<R: std::io::Read>(
             Err(e) => return Err(e),
         }
     }
-    Ok(parser.finish())
+    Ok(parser.finish_parsed())
+}
+
+/// Parses a log from a reader, streaming, in bounded memory.
+pub fn parse_reader<R: std::io::Read>(
+    reader: R,
+    opts: &ParseOptions,
+) -> std::io::Result<Vec<BugReport>> {
+    parse_reader_parsed(reader, opts).map(|p| p.reports)
 }
 
 /// Parses a log held in memory.
@@ -510,4 +683,143 @@ pub fn parse_bytes(log: &[u8], opts: &ParseOptions) -> Vec<BugReport> {
 /// Parses a log held in a string.
 pub fn parse_str(log: &str, opts: &ParseOptions) -> Vec<BugReport> {
     parse_bytes(log.as_bytes(), opts)
+}
+
+#[cfg(test)]
+mod wrapper_tests {
+    use super::*;
+
+    fn parse(log: &str) -> Vec<(String, u32)> {
+        parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number))
+            .collect()
+    }
+
+    #[test]
+    fn make_directories_place_relative_paths() {
+        let log = "make[1]: Entering directory '/home/runner/work/R/R/build'\n\
+                   ../src/x.c:3:5: error: 'y' undeclared (first use in this function)\n\
+                   make[1]: Leaving directory '/home/runner/work/R/R/build'\n\
+                   make[1]: Entering directory '/usr/src/linux-headers-5.4.0'\n\
+                   x.c:9:1: error: expected ';' before '}' token\n";
+        assert_eq!(parse(log), vec![("src/x.c".to_string(), 3)]);
+        // meson: ninja names the build directory, the compiler prints `../`.
+        let log = "ninja: Entering directory `build'\n\
+                   ../lib/a.c:7:2: error: unknown type name 'foo'\n";
+        assert_eq!(parse(log), vec![("lib/a.c".to_string(), 7)]);
+    }
+
+    #[test]
+    fn generated_files_and_node_core_frames_are_never_reported() {
+        let log = "conftest.c:12:3: error: unknown type name 'not_a_type'\n\
+                   CMakeFiles/CMakeScratch/TryCompile-x/src.c:1:1: error: expected identifier\n";
+        assert!(parse(log).is_empty());
+        // LogChunks electron: Node 4 prints its own modules without a directory.
+        let log = "Error: Cannot find module 'fast-deep-equal'\n    at Function.Module._resolveFilename (module.js:325:15)\n    at Function.Module._load (module.js:276:25)\n";
+        assert!(parse(log).is_empty());
+    }
+
+    #[test]
+    fn wrapped_lines_reach_the_matchers() {
+        let log = "[2021-03-04T10:11:12.123Z] [Build on CentOS 7] src/a.c:3:5: error: 'y' undeclared\n\
+                   [Pipeline] sh\n\
+                   #12 3.456 src/b.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n\
+                   web-1  | \\x1b[31msrc/c.py:4:1: F401 'os' imported but unused\\x1b[0m\n";
+        assert_eq!(
+            parse(log),
+            vec![
+                ("src/a.c".to_string(), 3),
+                ("src/b.ts".to_string(), 3),
+                ("src/c.py".to_string(), 4)
+            ]
+        );
+        // pnpm -r: the package directory is where the tool ran.
+        let log = "packages/core build: src/x.ts(2,1): error TS2304: Cannot find name 'y'.\n";
+        assert_eq!(parse(log), vec![("packages/core/src/x.ts".to_string(), 2)]);
+        // Azure: an issue command carries the tool's message.
+        let log = "##[section]Starting: Build\n##vso[task.setvariable variable=x]1\n##vso[task.logissue type=error]src/a.ts(1,1): error TS1005: ';' expected.\n";
+        assert_eq!(parse(log), vec![("src/a.ts".to_string(), 1)]);
+    }
+
+    #[test]
+    fn maven_module_of_surefire_reports() {
+        // LogChunks retrofit: the report directory names the module the JUnit frames belong to.
+        let log = "[INFO] Surefire report directory: /home/travis/build/square/retrofit/retrofit/target/surefire-reports\n\
+                   Tests run: 68, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 2.453 sec <<< FAILURE!\n\
+                   baseUrlInvalidThrows(retrofit2.RetrofitTest)  Time elapsed: 0.005 sec  <<< FAILURE!\n\
+                   java.lang.AssertionError: \n\
+                   \tat retrofit2.RetrofitTest.baseUrlInvalidThrows(RetrofitTest.java:697)\n\n";
+        assert_eq!(
+            parse(log),
+            vec![(
+                "retrofit/src/test/java/retrofit2/RetrofitTest.java".to_string(),
+                697
+            )]
+        );
+    }
+
+    #[test]
+    fn go_test_paths_join_their_package() {
+        // LogChunks go-ethereum: `go test ./...` names the package after its failures.
+        let log = "--- FAIL: TestSimulation (10.06s)\n    peer_test.go:235: failed to start the first server.\nFAIL\nFAIL\tgithub.com/ethereum/go-ethereum/whisper/whisperv6\t26.474s\n";
+        assert_eq!(
+            parse(log),
+            vec![("whisper/whisperv6/peer_test.go".to_string(), 235)]
+        );
+    }
+
+    #[test]
+    fn the_repositorys_own_package_in_site_packages_maps_back() {
+        // flake8 names the package's directory in the checkout; the traceback then runs the
+        // copy tox installed.
+        let log = "mypkg/core.py:3:1: F401 'os' imported but unused\n\
+                   Traceback (most recent call last):\n  \
+                   File \"/home/runner/work/R/R/tests/test_core.py\", line 5, in test_it\n    \
+                   core.run()\n  \
+                   File \"/home/runner/work/R/R/.tox/py39/lib/python3.9/site-packages/mypkg/core.py\", line 10, in run\n    \
+                   raise ValueError(\"x\")\n\
+                   ValueError: x\n";
+        assert_eq!(
+            parse(log),
+            vec![
+                ("mypkg/core.py".to_string(), 3),
+                ("mypkg/core.py".to_string(), 10)
+            ]
+        );
+        // Without that evidence the installed copy is a dependency like any other.
+        let log = "Traceback (most recent call last):\n  \
+                   File \"/home/runner/work/R/R/tests/test_core.py\", line 5, in test_it\n    \
+                   core.run()\n  \
+                   File \"/home/runner/work/R/R/.tox/py39/lib/python3.9/site-packages/mypkg/core.py\", line 10, in run\n    \
+                   raise ValueError(\"x\")\n\
+                   ValueError: x\n";
+        assert_eq!(parse(log), vec![("tests/test_core.py".to_string(), 5)]);
+    }
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    #[test]
+    fn findings_past_the_cap_are_counted_not_kept() {
+        // The same real ruff line as in the crate docs, at 1,200 distinct locations.
+        let log: String = (1..=1_200)
+            .map(|i| format!("src/m{i}.py:1:8: F401 [*] `os` imported but unused\n"))
+            .collect();
+        let mut p = Parser::new(&ParseOptions::default());
+        p.feed(log.as_bytes());
+        // A location already kept is not counted again.
+        p.feed(b"src/m1.py:1:8: F401 [*] `os` imported but unused\n");
+        let parsed = p.finish_parsed();
+        assert_eq!(parsed.reports.len(), MAX_REPORTS);
+        assert_eq!(parsed.left_out, 200);
+        let few = parse_reader_parsed(
+            &b"src/a.py:1:8: F401 [*] `os` imported but unused\n"[..],
+            &ParseOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((few.reports.len(), few.left_out), (1, 0));
+    }
 }

@@ -3,7 +3,9 @@
 //! It strips what the CI system added around the tool's output — a UTF-8 BOM, the ISO-8601
 //! timestamp GitHub Actions puts before every line, ANSI colour/cursor escapes, `\r` progress
 //! overwrites (only the text after the last `\r` is what a terminal would show) — and decodes the
-//! rest lossily, so invalid UTF-8 and binary noise never fail. It never allocates per line in the
+//! rest lossily, so invalid UTF-8 and binary noise never fail. [`strip_visible_escapes`] and
+//! [`strip_prefixes`] then remove what other CI systems and wrappers add (escapes a capture
+//! turned into text, Jenkins/GitLab/Buildkite stamps, BuildKit, compose and monorepo prefixes). It never allocates per line in the
 //! common case (no escape, valid UTF-8) and never looks beyond the line it is given.
 
 use std::borrow::Cow;
@@ -124,7 +126,9 @@ fn ansi_text_runs(line: &[u8], first: usize, mut keep: impl FnMut(usize, usize) 
                 }
                 i += 1;
             }
-            Some(b']') => {
+            // OSC (`ESC ]`), and the string controls APC (`ESC _`, Buildkite's `_bk;t=…`
+            // timestamps), DCS, PM and SOS: everything up to BEL or ST.
+            Some(b']' | b'_' | b'P' | b'^' | b'X') => {
                 i += 1;
                 while i < line.len() {
                     if line[i] == 0x07 {
@@ -244,6 +248,388 @@ pub fn normalize_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a st
     }
 }
 
+/// Length of the visible text a log capture left in place of an ESC byte, ending right before
+/// the `[` at `at`: `^[`, `\x1b`, `\x1B`, `\u001b`, `\u001B`, `\033`, `\e`; 0 when none.
+fn visible_escape_intro(b: &[u8], at: usize) -> usize {
+    const INTROS: [&[u8]; 7] = [
+        b"\\u001b", b"\\u001B", b"\\x1b", b"\\x1B", b"\\033", b"^[", b"\\e",
+    ];
+    for intro in INTROS {
+        if at >= intro.len() && &b[at - intro.len()..at] == intro {
+            return intro.len();
+        }
+    }
+    0
+}
+
+/// End (exclusive) of a CSI sequence whose `[` is at `at`, or `None`. Without an introducer
+/// (`bare`: the ESC byte itself was lost), only SGR colour and erase-line (`[31m`, `[1;31m`,
+/// `[0K`) with at least one digit count, so `a[0]` or `[ERROR]` are never touched.
+fn csi_end(b: &[u8], at: usize, bare: bool) -> Option<usize> {
+    let mut i = at + 1;
+    let start = i;
+    while i < b.len() && i - start <= 16 && (b[i].is_ascii_digit() || b[i] == b';' || b[i] == b'?')
+    {
+        i += 1;
+    }
+    let fin = *b.get(i)?;
+    if bare {
+        let params = &b[start..i];
+        let ok = params.iter().any(u8::is_ascii_digit)
+            && (params[0].is_ascii_digit() || params[0] == b';')
+            && !params.contains(&b'?')
+            && matches!(fin, b'm' | b'K');
+        return ok.then_some(i + 1);
+    }
+    fin.is_ascii_alphabetic().then_some(i + 1)
+}
+
+/// Removes ANSI escapes that reached the log as visible text (`^[[31m`, `\x1b[31m`,
+/// `\u001b[31m`, `\033[31m`, `\e[0K`, or a bare `[31m` whose ESC byte was dropped) into `out`.
+/// Returns `false` (and leaves `out` alone) when there is none. Looks only at `[` bytes, so a
+/// line without one costs a single memchr.
+pub fn strip_visible_escapes(line: &str, out: &mut String) -> bool {
+    let b = line.as_bytes();
+    let mut copied = 0;
+    let mut found = false;
+    for at in memchr::memchr_iter(b'[', b) {
+        if at < copied {
+            continue;
+        }
+        // Cheap rejections first: most `[` in a log open `[INFO]`, `[1/5]`, `[ 50%]`, an index.
+        let next = b.get(at + 1).copied().unwrap_or(0);
+        let prev = if at > 0 { b[at - 1] } else { 0 };
+        let may_intro = matches!(prev, b'b' | b'B' | b'3' | b'[' | b'e');
+        if !(may_intro || next.is_ascii_digit() || next == b';') {
+            continue;
+        }
+        let intro = if may_intro {
+            visible_escape_intro(b, at)
+        } else {
+            0
+        };
+        let Some(end) = csi_end(b, at, intro == 0) else {
+            continue;
+        };
+        let start = at - intro;
+        if start < copied {
+            continue;
+        }
+        if !found {
+            out.clear();
+            found = true;
+        }
+        // Every cut is next to an ASCII byte (`[`, `\`, `^` or the final letter): on a
+        // character boundary.
+        out.push_str(&line[copied..start]);
+        copied = end;
+    }
+    if found {
+        out.push_str(&line[copied..]);
+    }
+    found
+}
+
+/// What a wrapper prefix said about the line it was cut from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Prefix<'a> {
+    /// The package directory of a `pnpm -r` prefix (`packages/core test: …`): the tool's
+    /// relative paths are relative to it.
+    pub package_dir: Option<&'a str>,
+}
+
+/// Parses `digits` at the start of `s`; returns the rest.
+fn skip_digits(s: &[u8]) -> Option<usize> {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    (n > 0).then_some(n)
+}
+
+/// `[2024-01-31T12:34:56.789Z] ` (Jenkins Timestamper, ISO) or `12:34:56 ` (Timestamper's
+/// default clock): length of the prefix, or 0.
+fn jenkins_timestamp(b: &[u8]) -> usize {
+    if b.first() == Some(&b'[') {
+        // The stamp is the whole bracket: `strip_timestamp` leaves nothing of it.
+        return match memchr::memchr(b']', &b[..b.len().min(40)]) {
+            Some(close)
+                if close > 20
+                    && b.get(close + 1) == Some(&b' ')
+                    && strip_timestamp(&b[1..close]).is_empty() =>
+            {
+                close + 2
+            }
+            _ => 0,
+        };
+    }
+    // `HH:MM:SS` then at least one space, at the very start.
+    if b.len() > 9
+        && b[2] == b':'
+        && b[5] == b':'
+        && [0, 1, 3, 4, 6, 7].iter().all(|&i| b[i].is_ascii_digit())
+        && b[8] == b' '
+    {
+        return 8 + b[8..].iter().take(4).take_while(|&&c| c == b' ').count();
+    }
+    0
+}
+
+/// `[Build on CentOS 7] ` (the branch name Jenkins puts before each line of a `parallel`
+/// branch): a name starting with a letter or digit and holding a space. Maven's `[INFO] `,
+/// sbt's `[error] `, gtest's `[ RUN      ]` and pytest-xdist's `[gw0]` hold none or start
+/// with one, so they never match.
+fn jenkins_branch(b: &[u8]) -> usize {
+    if !b.get(1).is_some_and(u8::is_ascii_alphanumeric) {
+        return 0;
+    }
+    let Some(close) = memchr::memchr(b']', &b[..b.len().min(64)]) else {
+        return 0;
+    };
+    let name = &b[1..close];
+    let spaced = name.contains(&b' ') && !name.ends_with(b" ");
+    if spaced && !name.contains(&b'[') && b.get(close + 1) == Some(&b' ') {
+        close + 2
+    } else {
+        0
+    }
+}
+
+fn npm_name_byte(c: u8) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'_' | b'.')
+}
+
+/// `@scope/name` or `name` (npm package names; no `.` without a scope, so `x.py:` never
+/// passes): its length.
+fn npm_name(b: &[u8], allow_dot: bool) -> usize {
+    let mut i = 0;
+    if b.first() == Some(&b'@') {
+        i = 1;
+        let n = b[i..].iter().take_while(|&&c| npm_name_byte(c)).count();
+        if n == 0 || b.get(i + n) != Some(&b'/') {
+            return 0;
+        }
+        i += n + 1;
+    }
+    let n = b[i..]
+        .iter()
+        .take_while(|&&c| npm_name_byte(c) && (allow_dot || i > 0 || c != b'.'))
+        .count();
+    if n == 0 || !b[i].is_ascii_alphanumeric() {
+        return 0;
+    }
+    i + n
+}
+
+/// `task: ` after a monorepo runner's package (turbo `web:build: `, `@acme/ui:test: `): a task
+/// name starting with a letter, possibly with `:` inside (`test:unit`).
+fn task_then_colon(b: &[u8]) -> usize {
+    if !b.first().is_some_and(u8::is_ascii_alphabetic) {
+        return 0;
+    }
+    let mut i = 0;
+    while i < b.len() && i < 64 {
+        let c = b[i];
+        if c == b':' {
+            match b.get(i + 1) {
+                Some(b' ') => return i + 2,
+                None => return i + 1,
+                Some(n) if n.is_ascii_alphabetic() => {}
+                _ => return 0,
+            }
+        } else if !(c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')) {
+            return 0;
+        }
+        i += 1;
+    }
+    0
+}
+
+/// Cuts the prefixes CI systems, container builds and monorepo runners put in front of a
+/// tool's output (one pass per prefix, outermost first):
+/// - Jenkins Timestamper (`[2024-01-31T12:34:56.789Z] `, `12:34:56  `) and `parallel` branch
+///   names (`[Build on CentOS 7] `), GitLab's timestamped
+///   stream tag (`00O `, `00O+`; the ISO stamp before it is already gone), Buildkite's
+///   `_bk;t=…` stamp when its escape bytes were lost;
+/// - Docker BuildKit's plain progress (`#12 3.456 `) and docker compose service names
+///   (`web-1  | `, `web_1  | `);
+/// - monorepo runners: turbo (`web:build: `, `@acme/ui:test: `), lerna `--stream`
+///   (`@acme/ui: `), yarn workspaces foreach (`[@acme/ui]: `), `pnpm -r`
+///   (`packages/core test: `, whose directory is returned).
+///
+/// Each shape is tested on its first bytes before anything else; a line matching none is
+/// returned unchanged.
+pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
+    let mut info = Prefix::default();
+    for _ in 0..4 {
+        let b = s.as_bytes();
+        let Some(&first) = b.first() else { break };
+        let cut = match first {
+            b'[' => {
+                let n = jenkins_timestamp(b);
+                let branch = jenkins_branch(b);
+                if n > 0 {
+                    n
+                } else if branch > 0 {
+                    branch
+                } else {
+                    // yarn workspaces foreach: `[name]: `
+                    let n = npm_name(&b[1..], true);
+                    if n > 0 && b.get(n + 1) == Some(&b']') && b.get(n + 2) == Some(&b':') {
+                        if b.get(n + 3) == Some(&b' ') {
+                            n + 4
+                        } else {
+                            n + 3
+                        }
+                    } else {
+                        0
+                    }
+                }
+            }
+            b'0'..=b'9' => {
+                let j = jenkins_timestamp(b);
+                if j > 0 {
+                    j
+                } else if b.len() >= 4
+                    && b[0..2].iter().all(u8::is_ascii_hexdigit)
+                    && matches!(b[2], b'O' | b'E')
+                    && matches!(b[3], b' ' | b'+')
+                {
+                    // GitLab runner timestamps: `<stream id><O|E> ` before a line, `…+` before
+                    // the rest of a line the previous one started (`00O+section_start:…`).
+                    4
+                } else {
+                    compose_or_monorepo(b, &mut info)
+                }
+            }
+            b'#' => buildkit_step(b),
+            b'_' if b.starts_with(b"_bk;t=") => {
+                let n = skip_digits(&b[6..]).unwrap_or(0);
+                let mut end = 6 + n;
+                if b.get(end) == Some(&0x07) {
+                    end += 1;
+                }
+                if n > 0 { end } else { 0 }
+            }
+            b'@' | b'a'..=b'z' | b'A'..=b'Z' => compose_or_monorepo(b, &mut info),
+            _ => 0,
+        };
+        if cut == 0 {
+            break;
+        }
+        s = &s[cut..];
+    }
+    (s, info)
+}
+
+/// `#12 3.456 ` (BuildKit `--progress=plain`): the step number and the seconds since the step
+/// started. `#12 [build 3/5] RUN …`, `#12 DONE 0.3s` and the like keep their prefix: they are
+/// BuildKit's own lines.
+fn buildkit_step(b: &[u8]) -> usize {
+    let Some(n) = skip_digits(&b[1..]) else {
+        return 0;
+    };
+    let mut i = 1 + n;
+    if b.get(i) != Some(&b' ') {
+        return 0;
+    }
+    i += 1;
+    let Some(n) = skip_digits(&b[i..]) else {
+        return 0;
+    };
+    i += n;
+    if b.get(i) != Some(&b'.') {
+        return 0;
+    }
+    i += 1;
+    let Some(n) = skip_digits(&b[i..]) else {
+        return 0;
+    };
+    i += n;
+    match b.get(i) {
+        Some(b' ') => i + 1,
+        None => i,
+        _ => 0,
+    }
+}
+
+/// docker compose (`web-1  | `, `web_1  | `), turbo (`web:build: `), scoped lerna
+/// (`@acme/ui: `) and `pnpm -r` (`packages/core test: `) prefixes.
+fn compose_or_monorepo<'a>(b: &'a [u8], info: &mut Prefix<'a>) -> usize {
+    // A name made of word characters, `.`, `-`, `_`, `/` and `@`, up to the first other byte.
+    let name_len = b
+        .iter()
+        .take(128)
+        .take_while(|&&c| {
+            c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/' | b'@')
+        })
+        .count();
+    if name_len == 0 || name_len >= b.len() {
+        return 0;
+    }
+    let name = &b[..name_len];
+    match b[name_len] {
+        b' ' => {
+            let spaces = b[name_len..].iter().take_while(|&&c| c == b' ').count();
+            let after = name_len + spaces;
+            // compose: the container name ends in `-N` / `_N`, then padding and `| `.
+            if b.get(after) == Some(&b'|') {
+                let numbered = name
+                    .iter()
+                    .rposition(|&c| c == b'-' || c == b'_')
+                    .is_some_and(|i| {
+                        i + 1 < name.len() && name[i + 1..].iter().all(u8::is_ascii_digit)
+                    });
+                if numbered && !name.contains(&b'/') {
+                    return match b.get(after + 1) {
+                        Some(b' ') => after + 2,
+                        None => after + 1,
+                        _ => 0,
+                    };
+                }
+                return 0;
+            }
+            // pnpm -r: a directory (with `/`, no file extension) then a script name and
+            // `: ` (output) or `$ ` (the command echo).
+            if spaces != 1 || !name.contains(&b'/') || name.contains(&b'.') || name[0] == b'/' {
+                return 0;
+            }
+            let rest = &b[after..];
+            let t = rest
+                .iter()
+                .take(64)
+                .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b':' | b'-' | b'_'))
+                .count();
+            if t == 0 || !rest[0].is_ascii_alphabetic() {
+                return 0;
+            }
+            let (task, cut) = if rest[t - 1] == b':' && rest.get(t) == Some(&b' ') {
+                (&rest[..t - 1], t + 1)
+            } else if rest.get(t) == Some(&b'$') && rest.get(t + 1) == Some(&b' ') {
+                (&rest[..t], t + 2)
+            } else {
+                return 0;
+            };
+            if task.is_empty() || matches!(task, b"error" | b"warning" | b"note" | b"info") {
+                return 0;
+            }
+            // The name is ASCII: `from_utf8` cannot fail.
+            info.package_dir = std::str::from_utf8(name).ok();
+            after + cut
+        }
+        b':' => {
+            // turbo `pkg:task: ` and scoped lerna `@scope/pkg: `.
+            let n = npm_name(b, false);
+            if n != name_len {
+                return 0;
+            }
+            if name[0] == b'@' && b.get(n + 1) == Some(&b' ') {
+                return n + 2;
+            }
+            let t = task_then_colon(&b[n + 1..]);
+            if t == 0 { 0 } else { n + 1 + t }
+        }
+        _ => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,5 +725,184 @@ mod tests {
     #[test]
     fn invalid_utf8_is_replaced() {
         assert_eq!(norm(b"a\xffb"), "a\u{fffd}b");
+    }
+
+    fn visible(s: &str) -> String {
+        let mut out = String::new();
+        if strip_visible_escapes(s, &mut out) {
+            out
+        } else {
+            s.to_string()
+        }
+    }
+
+    #[test]
+    fn visible_escapes_in_every_form() {
+        // LogChunks (finagle, purescript): Travis logs whose ESC bytes were lost.
+        assert_eq!(
+            visible(
+                "[0m[[0m[0minfo[0m] [0m[0m- Requests exceeding limit should increase dropped_request count *** FAILED ***[0m"
+            ),
+            "[info] - Requests exceeding limit should increase dropped_request count *** FAILED ***"
+        );
+        assert_eq!(
+            visible(
+                "/home/travis/build/purescript/purescript/sdist-test/[;1msrc/Language/PureScript/Environment.hs:528:3: [;1m[31merror:[0m[0m"
+            ),
+            "/home/travis/build/purescript/purescript/sdist-test/src/Language/PureScript/Environment.hs:528:3: error:"
+        );
+        assert_eq!(
+            visible("^[[31mFAIL^[[0m src/a.test.ts"),
+            "FAIL src/a.test.ts"
+        );
+        assert_eq!(visible("\\x1b[1m\\x1B[31merror\\x1b[0m: x"), "error: x");
+        assert_eq!(visible("\\u001b[31merror\\u001B[39m"), "error");
+        assert_eq!(
+            visible("\\033[0;31mE   assert 1 == 2\\033[0m"),
+            "E   assert 1 == 2"
+        );
+        assert_eq!(
+            visible("section_start:1700000000:build\\e[0KBuilding"),
+            "section_start:1700000000:buildBuilding"
+        );
+        // Brackets that are not escapes stay.
+        for line in [
+            "[INFO] BUILD SUCCESS",
+            "a[0] = b[1]",
+            "[ RUN      ] Suite.Test",
+            "[gw0] [ 50%] PASSED tests/test_a.py::test_x",
+            "x = arr[10]",
+        ] {
+            assert_eq!(visible(line), line);
+        }
+    }
+
+    #[test]
+    fn apc_string_controls_are_removed() {
+        // Buildkite's per-line timestamp is an APC string: ESC _ bk;t=… BEL.
+        assert_eq!(
+            norm(b"\x1b_bk;t=1593096634392\x07~~~ Running tests"),
+            "~~~ Running tests"
+        );
+        assert_eq!(norm(b"\x1bPq#0;2;0;0;0\x1b\\text"), "text");
+    }
+
+    fn cut(s: &str) -> &str {
+        strip_prefixes(s).0
+    }
+
+    #[test]
+    fn jenkins_prefixes() {
+        // jenkinsci/analysis-model issue63346.txt, maven-enforcer2.log, maven-console.txt and
+        // absolute-paths.txt: Timestamper (ISO and clock) and a `parallel` branch name.
+        assert_eq!(
+            cut("[2020-08-05T20:06:08.600Z] [INFO] Skipping packaging of the test-jar"),
+            "[INFO] Skipping packaging of the test-jar"
+        );
+        assert_eq!(
+            cut(
+                "15:46:06 [INFO] --- maven-enforcer-plugin:3.0.0-M1:enforce (display-info) @ warnings-ng ---"
+            ),
+            "[INFO] --- maven-enforcer-plugin:3.0.0-M1:enforce (display-info) @ warnings-ng ---"
+        );
+        assert_eq!(
+            cut("11:02:14  [ERROR] COMPILATION ERROR : "),
+            "[ERROR] COMPILATION ERROR : "
+        );
+        assert_eq!(
+            cut(
+                "[Build on CentOS 7] keyval_lex.c:947:23: warning: comparison between signed and unsigned integer expressions [-Wsign-compare]"
+            ),
+            "keyval_lex.c:947:23: warning: comparison between signed and unsigned integer expressions [-Wsign-compare]"
+        );
+        // Both at once: the stamp first, then the branch.
+        assert_eq!(
+            cut("[2023-12-20T15:50:19.997Z] [Build on Ubuntu 18.04] make"),
+            "make"
+        );
+        for line in [
+            "[INFO] Building jar: /home/jenkins/workspace/Plugins_ldap-plugin_PR-48/target/ldap-sources.jar",
+            "[error] /home/travis/build/twitter/finagle/x.scala:6:35: object utils is not a member",
+            "[ RUN      ] Suite.Test",
+            "[  FAILED  ] Suite.Test (3 ms)",
+            "[gw1] [ 25%] FAILED tests/test_a.py::test_x",
+            "12:34 is not a time stamp",
+        ] {
+            assert_eq!(cut(line), line);
+        }
+    }
+
+    #[test]
+    fn gitlab_and_buildkite_stamps() {
+        // GitLab runner's timestamped trace: the ISO stamp is stripped first, then the stream tag.
+        assert_eq!(
+            norm(b"2024-06-10T14:13:22.123456Z 00O $ make"),
+            "00O $ make"
+        );
+        assert_eq!(cut("00O $ make"), "$ make");
+        assert_eq!(cut("01E src/a.c:3:1: error: x"), "src/a.c:3:1: error: x");
+        assert_eq!(
+            cut("00O+section_start:1790797104:step_script[collapsed=true]"),
+            "section_start:1790797104:step_script[collapsed=true]"
+        );
+        assert_eq!(cut("_bk;t=1593096634392src/a.go:3:1: x"), "src/a.go:3:1: x");
+        // A line starting with a number is left alone.
+        assert_eq!(cut("10 passed, 2 skipped"), "10 passed, 2 skipped");
+        assert_eq!(cut("0E0 "), "0E0 ");
+    }
+
+    #[test]
+    fn container_and_monorepo_prefixes() {
+        assert_eq!(
+            cut("#12 3.456 src/app.ts(3,7): error TS2322: x"),
+            "src/app.ts(3,7): error TS2322: x"
+        );
+        assert_eq!(
+            cut("#12 [build 3/5] RUN npm run build"),
+            "#12 [build 3/5] RUN npm run build"
+        );
+        assert_eq!(cut("#12 DONE 0.3s"), "#12 DONE 0.3s");
+        assert_eq!(
+            cut("web-1  | Traceback (most recent call last):"),
+            "Traceback (most recent call last):"
+        );
+        assert_eq!(
+            cut("api_1  | db.js(2,10): error TS1005: ';' expected."),
+            "db.js(2,10): error TS1005: ';' expected."
+        );
+        assert_eq!(
+            cut("web:build: src/a.ts(1,1): error TS1005: x"),
+            "src/a.ts(1,1): error TS1005: x"
+        );
+        assert_eq!(
+            cut("@acme/ui:test:unit: FAIL src/a.test.ts"),
+            "FAIL src/a.test.ts"
+        );
+        assert_eq!(cut("@acme/ui: FAIL src/a.test.ts"), "FAIL src/a.test.ts");
+        assert_eq!(cut("[@acme/ui]: FAIL src/a.test.ts"), "FAIL src/a.test.ts");
+        let (text, info) = strip_prefixes("packages/core test: FAIL src/a.test.ts");
+        assert_eq!(text, "FAIL src/a.test.ts");
+        assert_eq!(info.package_dir, Some("packages/core"));
+        assert_eq!(cut("packages/core build$ tsc -p ."), "tsc -p .");
+        // Tool lines that look a little like prefixes are kept whole.
+        for line in [
+            "src/a.py:3:1: F401 `os` imported but unused",
+            "main.go:12:3: undefined: x",
+            "error: could not compile `x`",
+            "e: file:///home/runner/work/R/R/App.kt:3:1 Unresolved reference",
+            "Caused by: java.lang.NullPointerException",
+            "fatal error: x.h: No such file or directory",
+            "go: downloading github.com/x/y v1.0.0",
+            "INFO:root:starting",
+            "error[E0425]: cannot find value `x` in this scope",
+            "make[1]: *** [all] Error 2",
+            "http://example.com: 404",
+            "File      | % Stmts | % Branch |",
+            "Makefile:12: recipe for target 'all' failed",
+            "src/lib error: x",
+            "scripts/build:12: error",
+        ] {
+            assert_eq!(cut(line), line, "{line}");
+        }
     }
 }

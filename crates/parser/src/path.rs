@@ -1,9 +1,11 @@
 //! Path normalisation: turns whatever path a tool printed into a repo-relative, forward-slash
 //! path, or refuses it.
 //!
-//! It strips the GitHub runner checkout prefixes (`/home/runner/work/R/R/`, `/__w/R/R/`,
-//! `D:\a\R\R\`, `/Users/runner/work/R/R/`, `/github/workspace/`), the configured workspace, `file://`
-//! and `./`, and resolves `.`/`..` lexically. It must never return an absolute path, a path with a
+//! It strips CI checkout prefixes (GitHub's `/home/runner/work/R/R/`, `/__w/R/R/`, `D:\a\R\R\`,
+//! `/github/workspace/`; GitLab's `/builds/g/p/`; Travis, Jenkins, CircleCI, Azure, Drone,
+//! Buildkite and the usual container checkouts such as `/checkout/`, `/app/`, `/src/`: see
+//! [`CHECKOUT_ROOTS`]), the configured workspace, `file://` and `./`, and resolves `.`/`..`
+//! lexically. It must never return an absolute path, a path with a
 //! `..` component, or anything that is not plausibly a file name; it never touches the file system.
 
 /// Maximum length of an emitted path; longer strings are not paths a tool printed.
@@ -77,33 +79,147 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
     Some(out)
 }
 
-/// Strips the runner's checkout directory: `<root>/<repo>/<repo>/`. A first segment starting
-/// with `_` (`_temp`, `_actions`, `_tool`) is runner scratch space, not the repository.
+/// Strips a CI system's checkout directory. Each entry is a fixed root followed by the number
+/// of path segments (owner, repository, job…) that still belong to the checkout, not to the
+/// repository. A first segment starting with `_` (`_temp`, `_actions`, `_tool`) is runner
+/// scratch space, not the repository.
+const CHECKOUT_ROOTS: [(&str, usize); 25] = [
+    // GitHub-hosted runners (Linux, macOS, container jobs), Azure Pipelines' hosted agents.
+    ("/home/runner/work/", 2),
+    ("/Users/runner/work/", 2),
+    ("/__w/", 2),
+    ("/home/vsts/work/", 2),
+    ("/github/workspace/", 0),
+    // Travis CI, and its GOPATH checkout `gopath/src/github.com/o/r/`.
+    ("/home/travis/gopath/src/", 3),
+    ("/home/travis/build/", 2),
+    ("/Users/travis/build/", 2),
+    // GitLab CI (`/builds/<group>/<project>/`; the runner-token form is handled apart).
+    ("/builds/", 2),
+    // Jenkins agents: `…/workspace/<job>/`.
+    ("/var/lib/jenkins/workspace/", 1),
+    ("/var/jenkins_home/workspace/", 1),
+    ("/home/jenkins/agent/workspace/", 1),
+    ("/home/jenkins/workspace/", 1),
+    // CircleCI, Drone, Bitbucket, Cirrus, Buildkite, TeamCity, AppVeyor.
+    ("/home/circleci/project/", 0),
+    ("/root/project/", 0),
+    ("/drone/src/", 0),
+    ("/opt/atlassian/pipelines/agent/build/", 0),
+    ("/tmp/cirrus-ci-build/", 0),
+    ("/var/lib/buildkite-agent/builds/", 3),
+    ("/opt/buildagent/work/", 1),
+    // The usual container checkouts: rust-lang's `/checkout/`, Docker images' `WORKDIR`s,
+    // GOPATH images, Cloud Build / Tekton's `/workspace/`.
+    ("/checkout/", 0),
+    ("/usr/src/app/", 0),
+    ("/go/src/", 3),
+    ("/workspace/", 0),
+    ("/app/", 0),
+];
+
+/// Strips the runner's checkout directory (see [`CHECKOUT_ROOTS`]).
 fn strip_runner_prefix(p: &str) -> Option<&str> {
-    const ROOTS: [&str; 3] = ["/home/runner/work/", "/Users/runner/work/", "/__w/"];
-    for root in ROOTS {
-        if let Some(rest) = p.strip_prefix(root) {
-            return strip_two_segments(rest);
-        }
-    }
-    if let Some(rest) = p.strip_prefix("/github/workspace/") {
-        return Some(rest);
-    }
-    // Windows runners: `D:/a/R/R/` (after backslash conversion), any drive letter.
     let b = p.as_bytes();
-    if b.len() > 5 && b[0].is_ascii_alphabetic() && &b[1..5] == b":/a/" {
-        return strip_two_segments(&p[5..]);
+    if b.first() == Some(&b'/') {
+        for (root, segments) in CHECKOUT_ROOTS {
+            if let Some(rest) = p.strip_prefix(root) {
+                if root == "/builds/" {
+                    return strip_gitlab(rest);
+                }
+                return strip_segments(rest, segments);
+            }
+        }
+        if let Some(rest) = p.strip_prefix("/src/") {
+            return Some(rest);
+        }
+        // Self-hosted GitHub runners and Azure agents: `<anywhere>/_work/<R>/<R>/` and
+        // `<anywhere>/_work/<n>/s/`.
+        if let Some(at) = p.find("/_work/") {
+            return strip_segments(&p[at + 7..], 2);
+        }
+        return None;
+    }
+    // Windows: `D:/a/R/R/` (GitHub) and `D:/a/1/s/` (Azure) after backslash conversion, any
+    // drive letter; AppVeyor's `C:/projects/<repo>/`; Jenkins' `C:/…/workspace/<job>/`.
+    if b.len() > 3 && b[0].is_ascii_alphabetic() && &b[1..3] == b":/" {
+        let rest = &p[3..];
+        if let Some(rest) = rest.strip_prefix("a/") {
+            return strip_segments(rest, 2);
+        }
+        if let Some(rest) = rest.strip_prefix("projects/") {
+            return strip_segments(rest, 1);
+        }
+        if let Some(at) = rest.find("/_work/") {
+            return strip_segments(&rest[at + 7..], 2);
+        }
+        let lower = rest.get(..rest.len().min(64))?.to_ascii_lowercase();
+        if lower.starts_with("jenkins") {
+            let at = rest.find("/workspace/")?;
+            return strip_segments(&rest[at + 11..], 1);
+        }
     }
     None
 }
 
-fn strip_two_segments(rest: &str) -> Option<&str> {
-    let (owner, rest) = rest.split_once('/')?;
-    if owner.is_empty() || owner.starts_with('_') {
-        return None;
+/// GitLab: `/builds/<group>/<project>/`, or with the docker executor's runner token and
+/// concurrency index `/builds/<token>/<n>/<group>/<project>/`.
+fn strip_gitlab(rest: &str) -> Option<&str> {
+    let mut it = rest.splitn(3, '/');
+    let (first, second) = (it.next()?, it.next()?);
+    let tokenish = (8..=9).contains(&first.len())
+        && first
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        && !second.is_empty()
+        && second.bytes().all(|c| c.is_ascii_digit());
+    if tokenish {
+        return strip_segments(it.next()?, 2);
     }
-    let (_repo, rest) = rest.split_once('/')?;
+    strip_segments(rest, 2)
+}
+
+fn strip_segments(mut rest: &str, n: usize) -> Option<&str> {
+    for _ in 0..n {
+        let (seg, tail) = rest.split_once('/')?;
+        // `_temp`, `_actions`: runner scratch space; `.m2`, `.cache`: tool caches under the root.
+        if seg.is_empty() || seg.starts_with(['_', '.']) {
+            return None;
+        }
+        rest = tail;
+    }
     Some(rest)
+}
+
+/// True for files no maintainer wants pointed at even when they sit in the checkout: build
+/// systems' compiler probes (autoconf's `conftest.c`, CMake's try-compile directories), generated
+/// test mains (`_testmain.go`) and build scratch directories.
+pub fn is_generated(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if let Some(ext) = name.strip_prefix("conftest.") {
+        // `conftest.py` is pytest's, and the repository's own.
+        return ext != "py";
+    }
+    if name == "_testmain.go" {
+        return true;
+    }
+    // CMake's try-compile scratch (`CMakeFiles/CMakeScratch/`, `CMakeFiles/CMakeTmp/`) and
+    // everything else it generates under `CMakeFiles/`.
+    path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/")
+}
+
+/// True for a toolchain's own sources printed relative to the toolchain's tree: rustc before
+/// 1.47 printed its standard library as `src/libcore/result.rs` (later `/rustc/<hash>/library/…`,
+/// absolute and refused anyway). No repository but rust-lang/rust has them.
+pub fn is_toolchain(path: &str) -> bool {
+    const RUST: [&str; 5] = [
+        "src/libcore/",
+        "src/libstd/",
+        "src/liballoc/",
+        "src/libtest/",
+        "src/libpanic_unwind/",
+    ];
+    RUST.iter().any(|r| path.starts_with(r))
 }
 
 /// True for paths inside the repository that are not the project's own code (dependencies and
@@ -136,6 +252,217 @@ pub fn has_extension(s: &str) -> bool {
     }
 }
 
+/// Normalises a directory (absolute or relative to the repository root) into its
+/// repo-relative form, `""` for the root itself.
+pub fn normalize_dir(raw: &str, workspace: Option<&str>) -> Option<String> {
+    let raw = raw.trim().trim_end_matches(['/', '\\']);
+    // A file name is appended so the checkout prefixes (which end in `/`) and the
+    // "not empty" rule of `normalize_path` apply, then taken off again.
+    let p = normalize_path(&format!("{raw}/x"), workspace)?;
+    Some(match p.strip_suffix("/x") {
+        Some(dir) => dir.to_string(),
+        None => String::new(),
+    })
+}
+
+/// The repo-relative directory of a Go import path on a code host whose repositories are
+/// `host/owner/repo` (`github.com/ethereum/go-ethereum/whisper/whisperv6` → `whisper/whisperv6`;
+/// a major-version suffix `v2` after the repository is not a directory). `None` for other hosts
+/// (vanity import paths say nothing about the layout) and `Some("")` for the root package.
+pub fn go_package_dir(import_path: &str) -> Option<&str> {
+    const HOSTS: [&str; 3] = ["github.com/", "gitlab.com/", "bitbucket.org/"];
+    let rest = HOSTS.iter().find_map(|h| import_path.strip_prefix(h))?;
+    let rest = strip_segments(rest, 2).or_else(|| {
+        // `github.com/o/r` itself.
+        (rest.bytes().filter(|&c| c == b'/').count() == 1).then_some("")
+    })?;
+    let rest = match rest.split_once('/') {
+        Some((v, tail))
+            if v.len() > 1 && v.starts_with('v') && v[1..].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            tail
+        }
+        None if rest.len() > 1
+            && rest.starts_with('v')
+            && rest[1..].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            ""
+        }
+        _ => rest,
+    };
+    let ok = rest
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'/' | b'-' | b'_' | b'.'));
+    (ok && !rest.contains("..")).then_some(rest)
+}
+
+/// Where a directory a build tool entered lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dir {
+    /// Inside the repository, at this repo-relative path (`""` = the root).
+    Repo(String),
+    /// A system or scratch directory (`/usr/…`, `/tmp/…`): nothing in it is the repository's.
+    Outside,
+    /// Somewhere the parser cannot place: relative paths are left as printed.
+    Unknown,
+}
+
+/// Deepest nesting of `make` directories remembered; deeper ones are only counted.
+const MAX_DIRS: usize = 32;
+
+/// The working directory of the current build step, from `make[N]: Entering directory '…'` /
+/// `Leaving directory` and `ninja: Entering directory `…'`, so the relative paths a compiler
+/// prints there (`../../src/x.c`, `x.c`) resolve to repo-relative ones. Bounded: at most
+/// [`MAX_DIRS`] levels of at most `MAX_PATH` bytes each.
+///
+/// When no checkout prefix places an absolute directory, the first one entered (if it is not a
+/// system or scratch directory) is taken as the repository root, as recursive makes start
+/// there; the directories under it are placed relative to it.
+#[derive(Debug, Default)]
+pub struct WorkDirs {
+    stack: Vec<Dir>,
+    /// Levels entered beyond `MAX_DIRS`.
+    deeper: usize,
+    /// The guessed root (absolute, without trailing `/`), when no checkout prefix applied.
+    root: Option<String>,
+}
+
+impl WorkDirs {
+    /// Looks at one line; returns true when it was an Entering/Leaving line (the current
+    /// directory may have changed).
+    pub fn line(&mut self, text: &str, workspace: Option<&str>) -> bool {
+        let t = text.as_bytes();
+        if t.len() < 20
+            || !(t.starts_with(b"make")
+                || t.starts_with(b"gmake")
+                || t.starts_with(b"ninja:")
+                || t.starts_with(b"mingw32-make"))
+        {
+            return false;
+        }
+        let Some(at) = memchr::memmem::find(t, b": Entering directory ")
+            .map(|i| (i, true))
+            .or_else(|| memchr::memmem::find(t, b": Leaving directory ").map(|i| (i, false)))
+        else {
+            return false;
+        };
+        let (colon, entering) = at;
+        let tool = &text[..colon];
+        let is_make = tool.ends_with("make") || (tool.ends_with(']') && tool.contains("make["));
+        if !(is_make || tool == "ninja") || tool.len() > 40 {
+            return false;
+        }
+        if !entering {
+            if self.deeper > 0 {
+                self.deeper -= 1;
+            } else {
+                self.stack.pop();
+            }
+            return true;
+        }
+        let rest = &text[colon..];
+        let rest = rest.split_once("directory ").map_or("", |(_, r)| r);
+        let dir = rest
+            .trim()
+            .trim_start_matches(['\'', '`', '"'])
+            .trim_end_matches(['\'', '`', '"']);
+        if self.stack.len() >= MAX_DIRS {
+            self.deeper += 1;
+            return true;
+        }
+        let place = self.place(dir, workspace);
+        self.stack.push(place);
+        true
+    }
+
+    fn place(&mut self, dir: &str, workspace: Option<&str>) -> Dir {
+        if dir.is_empty() || dir.len() > MAX_PATH {
+            return Dir::Unknown;
+        }
+        let unix = dir.replace('\\', "/");
+        let absolute = unix.starts_with('/') || unix.as_bytes().get(1) == Some(&b':');
+        if !absolute {
+            // ninja's `Entering directory `build'`: relative to where the step runs.
+            return match self.current() {
+                Dir::Repo(base) => {
+                    let joined = if base.is_empty() {
+                        unix
+                    } else {
+                        format!("{base}/{unix}")
+                    };
+                    normalize_dir(&joined, None).map_or(Dir::Outside, Dir::Repo)
+                }
+                Dir::Outside => Dir::Outside,
+                Dir::Unknown if self.stack.is_empty() => {
+                    normalize_dir(&unix, None).map_or(Dir::Outside, Dir::Repo)
+                }
+                Dir::Unknown => Dir::Unknown,
+            };
+        }
+        if let Some(rel) = normalize_dir(&unix, workspace) {
+            return Dir::Repo(rel);
+        }
+        if is_system_dir(&unix) {
+            return Dir::Outside;
+        }
+        let unix = unix.trim_end_matches('/');
+        match &self.root {
+            None => {
+                self.root = Some(unix.to_string());
+                Dir::Repo(String::new())
+            }
+            Some(root) if root == unix => Dir::Repo(String::new()),
+            Some(root) => match unix
+                .strip_prefix(root.as_str())
+                .and_then(|r| r.strip_prefix('/'))
+            {
+                Some(rel) => normalize_dir(rel, None).map_or(Dir::Unknown, Dir::Repo),
+                None => Dir::Unknown,
+            },
+        }
+    }
+
+    /// The directory the current step's tools run in.
+    pub fn current(&self) -> Dir {
+        if self.deeper > 0 {
+            return Dir::Unknown;
+        }
+        self.stack.last().cloned().unwrap_or(Dir::Unknown)
+    }
+
+    /// The guessed repository root, for absolute paths under it.
+    pub fn root(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// A new CI step: its tools start again where the step starts.
+    pub fn reset(&mut self) {
+        self.stack.clear();
+        self.deeper = 0;
+    }
+}
+
+/// Directories that are never a checkout: system, tool-cache and scratch locations, and
+/// dependency builds (PECL's `pear-build-…`, Cargo's registry).
+fn is_system_dir(dir: &str) -> bool {
+    const ROOTS: [&str; 9] = [
+        "/usr/",
+        "/tmp/",
+        "/opt/",
+        "/var/tmp/",
+        "/etc/",
+        "/proc/",
+        "/lib/",
+        "/private/",
+        "/nix/",
+    ];
+    ROOTS.iter().any(|r| dir.starts_with(r))
+        || dir.contains("/.")
+        || dir.contains("pear-build")
+        || dir.contains("node_modules")
+        || dir.contains("site-packages")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +478,10 @@ mod tests {
             Some("src/a.py")
         );
         assert_eq!(
+            normalize_path("/home/travis/build/gnzlbg/ctest/src/lib.rs", None).as_deref(),
+            Some("src/lib.rs")
+        );
+        assert_eq!(
             normalize_path(r"D:\a\R\R\src\a.py", None).as_deref(),
             Some("src/a.py")
         );
@@ -159,8 +490,16 @@ mod tests {
             Some("app/App.kt")
         );
         assert_eq!(
+            normalize_path("/home/travis/build/akka/akka/akka-actor/A.scala", None).as_deref(),
+            Some("akka-actor/A.scala")
+        );
+        assert_eq!(
             normalize_path("/srv/app/x.py", Some("/srv/app/")).as_deref(),
             Some("x.py")
+        );
+        assert_eq!(
+            normalize_path("/home/travis/build/jwilm/alacritty/font/src/lib.rs", None).as_deref(),
+            Some("font/src/lib.rs")
         );
         assert_eq!(
             normalize_path("./src/./a.go", None).as_deref(),
@@ -177,6 +516,10 @@ mod tests {
         assert_eq!(normalize_path("<frozen importlib._bootstrap>", None), None);
         assert_eq!(normalize_path("C:/Users/x.py", None), None);
         assert_eq!(normalize_path("~/x.py", None), None);
+        assert_eq!(
+            normalize_path("/home/travis/build/.m2/repository/a/b/c.jar", None),
+            None
+        );
         assert_eq!(normalize_path("a/../b.py", None).as_deref(), Some("b.py"));
     }
 
@@ -187,5 +530,165 @@ mod tests {
         assert!(!is_vendored("src/x.js"));
         assert!(has_extension("src/a.test.ts"));
         assert!(!has_extension("src/Makefile"));
+    }
+
+    #[test]
+    fn ci_checkout_roots() {
+        let n = |p: &str| normalize_path(p, None);
+        // Travis (LogChunks: akka, SwiftyJSON, go-ethereum), Jenkins at Inria (cidiff: jPerturb),
+        // Jenkins agents (analysis-model), GitLab, Azure, CircleCI and container checkouts.
+        assert_eq!(
+            n("/home/travis/build/akka/akka/akka-remote-tests/src/multi-jvm/scala/akka/remote/artery/TestMessage.scala").as_deref(),
+            Some("akka-remote-tests/src/multi-jvm/scala/akka/remote/artery/TestMessage.scala")
+        );
+        assert_eq!(
+            n("/Users/travis/build/SwiftyJSON/SwiftyJSON/Source/SwiftyJSON.swift").as_deref(),
+            Some("Source/SwiftyJSON.swift")
+        );
+        assert_eq!(
+            n("/home/travis/gopath/src/github.com/ethereum/go-ethereum/build/ci.go").as_deref(),
+            Some("build/ci.go")
+        );
+        assert_eq!(
+            n("/builds/workspace/jperturb/jPerturb/src/main/java/processor/PerturbationProcessor.java").as_deref(),
+            Some("jPerturb/src/main/java/processor/PerturbationProcessor.java")
+        );
+        assert_eq!(
+            n("/var/lib/jenkins/workspace/daos-stack-org_daos_PR-13-centos7/src/a.c").as_deref(),
+            Some("src/a.c")
+        );
+        assert_eq!(
+            n("/home/jenkins/workspace/Plugins_ldap-plugin_PR-48/src/main/java/A.java").as_deref(),
+            Some("src/main/java/A.java")
+        );
+        assert_eq!(
+            n(r"C:\Jenkins\workspace\VIGO - Compile\m\src\A.java").as_deref(),
+            Some("m/src/A.java")
+        );
+        assert_eq!(
+            n("/builds/group/project/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            n("/builds/AbCd1234/0/group/project/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            n("/home/vsts/work/1/s/src/a.ts").as_deref(),
+            Some("src/a.ts")
+        );
+        assert_eq!(n(r"D:\a\1\s\src\App.cs").as_deref(), Some("src/App.cs"));
+        assert_eq!(n("/agent/_work/1/s/src/a.ts").as_deref(), Some("src/a.ts"));
+        assert_eq!(
+            n(r"C:\projects\nancy\src\A.cs").as_deref(),
+            Some("src/A.cs")
+        );
+        assert_eq!(
+            n("/home/circleci/project/lib/a.rb").as_deref(),
+            Some("lib/a.rb")
+        );
+        assert_eq!(n("/drone/src/cmd/main.go").as_deref(), Some("cmd/main.go"));
+        assert_eq!(
+            n("/checkout/src/librustc/lib.rs").as_deref(),
+            Some("src/librustc/lib.rs")
+        );
+        assert_eq!(n("/app/src/index.ts").as_deref(), Some("src/index.ts"));
+        assert_eq!(n("/src/main.c").as_deref(), Some("main.c"));
+        assert_eq!(n("/workspace/pkg/a.go").as_deref(), Some("pkg/a.go"));
+        assert_eq!(
+            n("/go/src/github.com/o/r/pkg/a.go").as_deref(),
+            Some("pkg/a.go")
+        );
+        assert_eq!(
+            n("file:///github/workspace/src/a.kt").as_deref(),
+            Some("src/a.kt")
+        );
+        // Scratch next to the checkout stays outside.
+        assert_eq!(n("/home/travis/build/_temp/x.sh"), None);
+        assert_eq!(
+            n(
+                "/home/travis/.rvm/gems/ruby-1.9.3-p551/gems/albacore-1.0.0.rc.2/lib/albacore/support/failure.rb"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn generated_and_toolchain_files() {
+        for p in [
+            "conftest.c",
+            "build/conftest.cpp",
+            "build/CMakeFiles/CMakeScratch/TryCompile-abc/src.c",
+            "CMakeFiles/CMakeTmp/CheckSymbolExists.c",
+            "pkg/_testmain.go",
+        ] {
+            assert!(is_generated(p), "{p}");
+        }
+        assert!(!is_generated("tests/conftest.py"));
+        assert!(!is_generated("src/cmake/a.c"));
+        // LogChunks ripgrep: a dependency's build script panicked in rustc's own libcore.
+        assert!(is_toolchain("src/libcore/result.rs"));
+        assert!(!is_toolchain("src/lib.rs"));
+    }
+
+    #[test]
+    fn make_directories() {
+        let mut d = WorkDirs::default();
+        // LogChunks vis: Travis checkout, old make's backquote.
+        assert!(d.line(
+            "make[1]: Entering directory `/home/travis/build/martanne/vis'",
+            None
+        ));
+        assert_eq!(d.current(), Dir::Repo(String::new()));
+        assert!(d.line(
+            "make[2]: Entering directory `/home/travis/build/martanne/vis/dependency/build/libtermkey-0.20'",
+            None
+        ));
+        assert_eq!(
+            d.current(),
+            Dir::Repo("dependency/build/libtermkey-0.20".into())
+        );
+        assert!(d.line(
+            "make[2]: Leaving directory `/home/travis/build/martanne/vis/dependency/build/libtermkey-0.20'",
+            None
+        ));
+        assert_eq!(d.current(), Dir::Repo(String::new()));
+        // An unknown root: the first directory entered is taken as the checkout.
+        let mut d = WorkDirs::default();
+        d.line(
+            "make[1]: Entering directory '/path/to/workspace/lib/build'",
+            None,
+        );
+        d.line(
+            "make[2]: Entering directory '/path/to/workspace/lib/build/third-party'",
+            None,
+        );
+        assert_eq!(d.current(), Dir::Repo("third-party".into()));
+        assert_eq!(d.root(), Some("/path/to/workspace/lib/build"));
+        d.line(
+            "make[3]: Entering directory '/usr/src/linux-headers-5.4.0'",
+            None,
+        );
+        assert_eq!(d.current(), Dir::Outside);
+        // ninja from meson/cmake: relative to where the step runs.
+        let mut d = WorkDirs::default();
+        assert!(d.line("ninja: Entering directory `build'", None));
+        assert_eq!(d.current(), Dir::Repo("build".into()));
+        assert!(!d.line("make: *** [all] Error 2", None));
+        assert!(!d.line("Entering directory is mentioned here", None));
+    }
+
+    #[test]
+    fn go_import_paths() {
+        // LogChunks go-ethereum and awesome-go: `FAIL\t<import path>` lines.
+        assert_eq!(
+            go_package_dir("github.com/ethereum/go-ethereum/whisper/whisperv6"),
+            Some("whisper/whisperv6")
+        );
+        assert_eq!(go_package_dir("github.com/avelino/awesome-go"), Some(""));
+        assert_eq!(go_package_dir("github.com/o/r/v2/pkg"), Some("pkg"));
+        assert_eq!(go_package_dir("github.com/o/r/v2"), Some(""));
+        assert_eq!(go_package_dir("example.com/demo"), None);
+        assert_eq!(go_package_dir("golang.org/x/tools/go"), None);
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::path::normalize_path;
+use crate::path::{Dir, is_generated, is_toolchain, is_vendored, normalize_path};
 use crate::{BugReport, BugType};
 
 /// Hard cap on distinct reports kept from one log.
@@ -79,6 +79,47 @@ pub struct Sink {
     origin: Vec<(u32, bool)>,
     seen: HashMap<(String, u32, BugType), usize>,
     step: u32,
+    /// Where the tools run (`make` directories, a `pnpm -r` package): relative paths are
+    /// relative to it.
+    cwd: Option<Dir>,
+    /// A repository root guessed from the build's own directories (see `WorkDirs`), for
+    /// absolute paths under it.
+    root: Option<String>,
+    /// Reports before this index belong to `go test` packages already summed up.
+    package_mark: usize,
+    /// The repository's own Python packages, learned from the paths of reports (`src/mypkg/a.py`
+    /// → `mypkg` lives at `src/mypkg`): a frame in `site-packages/mypkg/…` is the repository's
+    /// own code installed into a virtualenv, and maps back. At most [`MAX_OWN_PACKAGES`].
+    own_packages: Vec<(String, String)>,
+    /// Findings of new locations refused because [`MAX_REPORTS`] were already kept.
+    left_out: u64,
+}
+
+/// Bound on the learned package directories.
+const MAX_OWN_PACKAGES: usize = 32;
+
+/// Directory names that are never an installed package's name in practice, however often a
+/// report names them.
+const NOT_PACKAGES: [&str; 8] = [
+    "tests", "test", "src", "lib", "docs", "examples", "scripts", "testing",
+];
+
+/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest.
+fn installed_package(raw: &str) -> Option<(&str, &str)> {
+    let at = memchr::memmem::find(raw.as_bytes(), b"-packages/")?;
+    let before = &raw[..at];
+    if !(before.ends_with("/site") || before.ends_with("/dist")) {
+        return None;
+    }
+    raw[at + 10..].split_once('/')
+}
+
+/// True when a printed path is relative to the tool's working directory.
+fn is_relative(raw: &str) -> bool {
+    let b = raw.trim_start().as_bytes();
+    !(b.first().is_some_and(|c| matches!(c, b'/' | b'\\' | b'~'))
+        || b.starts_with(b"file:")
+        || b.get(1) == Some(&b':'))
 }
 
 /// Cuts `s` to at most `max` characters, on a char boundary.
@@ -99,14 +140,82 @@ impl Sink {
 
     /// Normalises a path the way emitted reports are normalised (for matchers that must decide
     /// whether a frame is inside the repository).
+    ///
+    /// Refuses generated files and compiler probes (`conftest.c`, `CMakeFiles/…`,
+    /// `_testmain.go`), a toolchain's own sources (`src/libcore/…`) and dependencies vendored in the checkout (`node_modules/`,
+    /// `site-packages/`…): they are never the repository's code.
     pub fn repo_path(&self, raw: &str) -> Option<String> {
-        normalize_path(raw, self.workspace.as_deref())
+        self.place(raw).map(|(p, _)| p)
+    }
+
+    /// [`repo_path`](Sink::repo_path), and whether the working directory was applied.
+    fn place(&self, raw: &str) -> Option<(String, bool)> {
+        let ws = self.workspace.as_deref();
+        if !self.own_packages.is_empty() {
+            let unix = raw.trim().replace('\\', "/");
+            if let Some((pkg, rest)) = installed_package(&unix) {
+                let (_, dir) = self.own_packages.iter().find(|(name, _)| name == pkg)?;
+                let p = normalize_path(&format!("{dir}/{rest}"), None)?;
+                return (!is_generated(&p)).then_some((p, true));
+            }
+        }
+        let (p, joined) = match &self.cwd {
+            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) => {
+                (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
+            }
+            Some(Dir::Outside) if is_relative(raw) => return None,
+            _ => match normalize_path(raw, ws) {
+                Some(p) => (p, false),
+                None => {
+                    let root = self.root.as_deref()?;
+                    let rest = raw.trim().strip_prefix(root)?.strip_prefix('/')?;
+                    (normalize_path(rest, None)?, true)
+                }
+            },
+        };
+        if is_generated(&p) || is_vendored(&p) || is_toolchain(&p) {
+            return None;
+        }
+        Some((p, joined))
+    }
+
+    /// Sets the directory relative paths are relative to (`None`: the repository root, or
+    /// unknown).
+    pub fn set_cwd(&mut self, cwd: Option<Dir>) {
+        self.cwd = cwd;
+    }
+
+    /// Sets the guessed repository root (an absolute directory).
+    pub fn set_root(&mut self, root: Option<&str>) {
+        if self.root.as_deref() != root {
+            self.root = root.map(str::to_string);
+        }
+    }
+
+    /// The log itself named the checkout (Jenkins' `Building in workspace /var/lib/jenkins/…`):
+    /// use it unless the caller gave one.
+    pub fn learn_workspace(&mut self, ws: &str) {
+        let ws = ws.trim();
+        let b = ws.as_bytes();
+        let absolute = b.first() == Some(&b'/') || (b.len() > 2 && b[1] == b':');
+        if self.workspace.is_none() && absolute && ws.len() > 1 {
+            self.workspace = Some(ws.to_string());
+        }
     }
 
     /// Records a finding seen at log line `seq`. Returns true when the finding's path is inside
     /// the repository (whether or not it was a duplicate), so callers can tell a refused path.
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {
-        let Some(path) = self.repo_path(f.path) else {
+        // Node prints the repository's modules with absolute paths (or `file://` URLs); a
+        // bare relative frame (`module.js:325`, `internal/module.js:12`, Node <= 14) is Node's
+        // own library.
+        if f.tool == Some("node") && is_relative(f.path) {
+            let raw = f.path.trim();
+            if !raw.contains('/') || raw.starts_with("internal/") {
+                return false;
+            }
+        }
+        let Some((path, placed)) = self.place(f.path) else {
             return false;
         };
         if f.line == 0 {
@@ -114,7 +223,11 @@ impl Sink {
         }
         let line = u32::try_from(f.line).unwrap_or(u32::MAX);
         let key = (path, line, f.error_type);
-        if self.seen.contains_key(&key) || self.reports.len() >= MAX_REPORTS {
+        if self.seen.contains_key(&key) {
+            return true;
+        }
+        if self.reports.len() >= MAX_REPORTS {
+            self.left_out = self.left_out.saturating_add(1);
             return true;
         }
         let message = truncate_chars(f.message.trim(), MAX_MESSAGE).to_string();
@@ -140,12 +253,45 @@ impl Sink {
         };
         self.seen.insert(key, self.reports.len());
         self.reports.push((seq, report));
-        let raw = f.path.trim_start();
-        let relative = !(raw.starts_with('/')
-            || raw.starts_with("file:")
-            || raw.as_bytes().get(1) == Some(&b':'));
+        let relative = !placed && is_relative(f.path);
         self.origin.push((self.step, relative));
+        self.learn_packages();
         true
+    }
+
+    /// Learns the package directories of the report just added (see `own_packages`), from
+    /// Python files only.
+    fn learn_packages(&mut self) {
+        let Some((_, r)) = self.reports.last() else {
+            return;
+        };
+        if !r.file_path.ends_with(".py") {
+            return;
+        }
+        let path = r.file_path.clone();
+        let mut dir_end = 0;
+        for seg in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+            .skip(1)
+            .rev()
+        {
+            let dir = &path[..dir_end + seg.len()];
+            dir_end += seg.len() + 1;
+            let identifier = seg.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                && !seg.as_bytes()[0].is_ascii_digit();
+            if !identifier || NOT_PACKAGES.contains(seg) {
+                continue;
+            }
+            if self.own_packages.len() >= MAX_OWN_PACKAGES
+                || self.own_packages.iter().any(|(n, _)| n == seg)
+            {
+                continue;
+            }
+            self.own_packages.push((seg.to_string(), dir.to_string()));
+        }
     }
 
     /// A new CI step starts.
@@ -183,6 +329,36 @@ impl Sink {
         }
     }
 
+    /// `go test` summed up a package (`FAIL\t<import path>`, `ok  \t<import path>`): the
+    /// bare file names it printed since the previous package (`peer_test.go:235`) are in the
+    /// package's directory, `dir` (repo-relative), when it is known.
+    pub fn go_package_done(&mut self, dir: Option<&str>) {
+        let start = self.package_mark;
+        self.package_mark = self.reports.len();
+        let Some(dir) = dir.filter(|d| !d.is_empty()) else {
+            return;
+        };
+        for i in start..self.reports.len() {
+            let r = &mut self.reports[i].1;
+            if r.tool.as_deref() != Some("go test")
+                || r.file_path.contains('/')
+                || !self.origin[i].1
+            {
+                continue;
+            }
+            let new_path = format!("{dir}/{}", r.file_path);
+            let old_key = (r.file_path.clone(), r.line_number, r.error_type);
+            let new_key = (new_path.clone(), r.line_number, r.error_type);
+            if self.seen.contains_key(&new_key) {
+                continue;
+            }
+            self.seen.remove(&old_key);
+            self.seen.insert(new_key, i);
+            r.file_path = new_path;
+            self.origin[i].1 = false;
+        }
+    }
+
     /// Mutable access to reports already emitted (for late information such as a test id in a
     /// summary).
     pub fn reports_mut(&mut self) -> impl Iterator<Item = &mut BugReport> {
@@ -191,6 +367,11 @@ impl Sink {
 
     pub fn len(&self) -> usize {
         self.reports.len()
+    }
+
+    /// Findings of further locations the cap left out (a location found twice counts twice).
+    pub fn left_out(&self) -> u64 {
+        self.left_out
     }
 
     /// Reports in order of first appearance in the log (stable for equal lines).

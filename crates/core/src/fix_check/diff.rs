@@ -2,10 +2,9 @@
 //! people to read on the PR comment.
 //!
 //! Lines are compared with their endings, so a patch that flips CRLF to LF shows up as changed
-//! lines (and is refused by the guard when it reaches outside the window). The common prefix and
-//! suffix are stripped first (patches are small), then an LCS table runs on the middle; when the
-//! middle is too large for that table the whole middle counts as replaced, which only ever makes
-//! the guard stricter. No dependency needed for that.
+//! lines (and is refused by the guard when it reaches outside the window). The diff itself is
+//! Myers' algorithm from `similar` (O((N+M)·D), where the hand-written LCS table it replaced was
+//! O(N·M) and gave up on large files by calling the whole middle changed).
 
 use super::text::{Line, split_lines};
 
@@ -26,69 +25,43 @@ pub(crate) enum Op {
     },
 }
 
-/// Largest LCS table (cells) built before falling back to "the whole middle changed".
-const MAX_CELLS: usize = 4_000_000;
-
+/// The edit script from `a` to `b`, one op per line, by Myers' algorithm (`similar`). A
+/// replaced run is its deletions followed by its insertions at the run's end.
 pub(crate) fn diff_lines(a: &[Line], b: &[Line]) -> Vec<Op> {
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut ops: Vec<Op> = (0..prefix)
-        .map(|i| Op::Equal {
-            before: i,
-            after: i,
-        })
-        .collect();
-    let (n, m) = (am.len(), bm.len());
-    if n.saturating_mul(m) <= MAX_CELLS && n > 0 && m > 0 {
-        // lcs[i][j] = LCS length of am[i..] and bm[j..].
-        let w = m + 1;
-        let mut lcs = vec![0u32; (n + 1) * w];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                lcs[i * w + j] = if am[i] == bm[j] {
-                    lcs[(i + 1) * w + j + 1] + 1
-                } else {
-                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
-                };
+    use similar::DiffOp;
+    let mut ops = Vec::with_capacity(a.len().max(b.len()));
+    let inserts = |ops: &mut Vec<Op>, at: usize, new_index: usize, new_len: usize| {
+        ops.extend((new_index..new_index + new_len).map(|after| Op::Insert { at, after }));
+    };
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, a, b) {
+        match op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => ops.extend((0..len).map(|k| Op::Equal {
+                before: old_index + k,
+                after: new_index + k,
+            })),
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => ops.extend((old_index..old_index + old_len).map(|before| Op::Delete { before })),
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => inserts(&mut ops, old_index, new_index, new_len),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                ops.extend((old_index..old_index + old_len).map(|before| Op::Delete { before }));
+                inserts(&mut ops, old_index + old_len, new_index, new_len);
             }
         }
-        let (mut i, mut j) = (0, 0);
-        while i < n || j < m {
-            if i < n && j < m && am[i] == bm[j] {
-                ops.push(Op::Equal {
-                    before: prefix + i,
-                    after: prefix + j,
-                });
-                i += 1;
-                j += 1;
-            } else if i < n && (j == m || lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) {
-                ops.push(Op::Delete { before: prefix + i });
-                i += 1;
-            } else {
-                ops.push(Op::Insert {
-                    at: prefix + i,
-                    after: prefix + j,
-                });
-                j += 1;
-            }
-        }
-    } else {
-        ops.extend((0..n).map(|i| Op::Delete { before: prefix + i }));
-        ops.extend((0..m).map(|j| Op::Insert {
-            at: prefix + n,
-            after: prefix + j,
-        }));
     }
-    ops.extend((0..suffix).map(|k| Op::Equal {
-        before: a.len() - suffix + k,
-        after: b.len() - suffix + k,
-    }));
     ops
 }
 
@@ -259,7 +232,20 @@ mod tests {
     }
 
     #[test]
-    fn the_fallback_for_huge_middles_still_covers_everything() {
+    fn a_large_file_with_one_edit_is_one_edit() {
+        // 5,000 lines: 25 million cells, past the old LCS table's limit, which then called
+        // every line between the common prefix and suffix changed.
+        let before: String = (0..5_000).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 10\n", "line ten\n")
+            .replace("line 4990\n", "line 4990 changed\n");
+        let t = touched(&before, &after);
+        assert_eq!(t.deleted, vec![11, 4991]);
+        assert_eq!(t.added, vec![11, 4991]);
+    }
+
+    #[test]
+    fn a_replaced_run_is_deleted_then_inserted() {
         let a: Vec<Line> = split_lines("x\ny\n");
         let b: Vec<Line> = split_lines("p\nq\n");
         let ops = diff_lines(&a, &b);

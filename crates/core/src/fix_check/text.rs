@@ -6,7 +6,8 @@
 //! normalises line endings: a fixer that rewrote every `\r\n` would change every line.
 
 /// One line of a file: its text without the ending, and the ending itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// Hash and Ord: `similar` diffs slices of them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct Line {
     pub text: String,
     /// `"\n"`, `"\r\n"` or `""` (last line without a final newline).

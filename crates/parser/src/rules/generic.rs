@@ -98,10 +98,20 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     }
     if !l.colon_digit {
+        if l.first == b'B' {
+            jenkins_workspace(t, sink);
+        }
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
-    let Some(c) = COLON.captures(t) else {
+    let Some(c) = COLON.captures(t).or_else(|| {
+        // Nix builders prefix every line of a derivation's build with `name> `.
+        let (name, rest) = t.split_once("> ")?;
+        let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+');
+        (!name.is_empty() && name.len() <= 100 && name.bytes().all(word))
+            .then(|| COLON.captures(rest.trim_start()))
+            .flatten()
+    }) else {
         return;
     };
     let path = &c[1];
@@ -122,12 +132,22 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             if rest.starts_with("warning:") || rest.starts_with("note:") {
                 true
             } else {
+                const LINTERS: [&str; 6] = [
+                    "staticcheck",
+                    "golangci-lint",
+                    "exhaustive",
+                    "golint",
+                    "revive",
+                    "errcheck",
+                ];
+                let lint_step = LINTERS.iter().any(|n| ctx.step.contains(n));
                 super::go::colon(
                     path,
                     line,
                     col,
                     rest,
                     go.vet || ctx.step.contains("go vet"),
+                    lint_step,
                     l.no,
                     sink,
                 )
@@ -185,7 +205,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             Some((m, r)) if !r.contains(' ') => (m, Some(r)),
             _ => (msg, None),
         };
-        let ty = if rule == Some("syntax") {
+        let ty = if rule == Some("syntax") || msg.starts_with("syntax error") {
             BugType::Syntax
         } else {
             BugType::Linting
@@ -227,6 +247,20 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 .col(col)
                 .conf(0.4),
         );
+    }
+}
+
+/// Jenkins names the checkout before the build: `Building in workspace /var/lib/jenkins/workspace/job`
+/// or `Building remotely on agent (labels) in workspace /builds/workspace/job`. Tools then print
+/// absolute paths under it, which are repo paths once it is stripped.
+fn jenkins_workspace(t: &str, sink: &mut Sink) {
+    if !t.starts_with("Building ") {
+        return;
+    }
+    if let Some((_, ws)) = t.rsplit_once(" in workspace ") {
+        if !ws.contains(' ') {
+            sink.learn_workspace(ws);
+        }
     }
 }
 
@@ -286,6 +320,20 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn jenkins_workspace_and_nix_prefix() {
+        // Real lines: a Jenkins Maven job (labri-progress/cidiff data) and a nix build of
+        // faster-fifo (alex-petrenko/faster-fifo#47).
+        let log = "Building remotely on sos-builder01-ubuntu16 (lin) in workspace /builds/workspace/casper\n[ERROR] /builds/workspace/casper/src/main/java/sacha/utils/SachaDocumentationGenerator.java:[3,13] cannot access spoon.Launcher\nfaster-fifo> cpp_faster_fifo/cpp_lib/faster_fifo.cpp:14:9: error: \u{2018}fprintf\u{2019} was not declared in this scope\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "src/main/java/sacha/utils/SachaDocumentationGenerator.java"
+        );
+        assert_eq!(r[1].file_path, "cpp_faster_fifo/cpp_lib/faster_fifo.cpp");
     }
 
     #[test]

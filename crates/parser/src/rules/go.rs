@@ -18,6 +18,8 @@ const PANIC_BUDGET: u32 = 400;
 
 static TEST_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+([\w./-]+\.go):(\d+): (.*)$").unwrap());
+static RACE_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$").unwrap());
 static PANIC_FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$").unwrap());
 
@@ -36,6 +38,9 @@ struct GoPanic {
     test: Option<String>,
     seq: u64,
     budget: u32,
+    /// A race detector report: frames are indented with spaces, and the test may be named by
+    /// the function line above the first frame in the repository.
+    race: bool,
 }
 
 #[derive(Debug, Default)]
@@ -45,6 +50,11 @@ pub(crate) struct Go {
     /// Test named by the latest `--- FAIL:` (its output follows in quiet mode).
     failed: Option<String>,
     pending: Vec<Pending>,
+    /// Failures of the current package, held until its `FAIL\t<import path>` verdict says
+    /// which directory their package-relative file names are in.
+    ready: Vec<Pending>,
+    /// A testify `Error Trace:` location waiting for its `Error:` line.
+    trace: Option<(Pending, u8)>,
     panic: Option<GoPanic>,
     /// Inside `# [pkg]` output of `go vet`.
     pub vet: bool,
@@ -125,7 +135,11 @@ impl Go {
     /// is not an indented `file.go:N:` test line. Must stay in step with [`Go::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.panic.is_none()
-            && !matches!(l.first, b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P')
+            && self.trace.is_none()
+            && !matches!(
+                l.first,
+                b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W'
+            )
             && !(l.indent() > 0 && l.colon_digit)
     }
 
@@ -136,11 +150,15 @@ impl Go {
                 self.panic = None;
             } else {
                 p.budget -= 1;
+                if p.race && !l.text.starts_with('\t') {
+                    return self.race_line(l, sink);
+                }
                 if l.text.starts_with('\t') {
                     if let Some(c) = PANIC_FRAME.captures(l.text) {
-                        let in_repo = sink
-                            .repo_path(&c[1])
-                            .is_some_and(|p| !crate::path::is_vendored(&p));
+                        // `_testmain.go` is the test binary's generated main, in a temp dir.
+                        let in_repo = sink.repo_path(&c[1]).is_some_and(|p| {
+                            !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go")
+                        });
                         if in_repo {
                             let p = self.panic.take().expect("checked");
                             sink.emit(
@@ -191,13 +209,7 @@ impl Go {
                 let p = &self.pending[i];
                 if p.test == name || p.test.starts_with(&format!("{name}/")) {
                     let p = self.pending.remove(i);
-                    sink.emit(
-                        p.seq,
-                        Finding::new(&p.path, p.line, BugType::Logic, &p.msg)
-                            .test(Some(&p.test))
-                            .conf(0.8)
-                            .tool("go test"),
-                    );
+                    self.ready(p, sink);
                 } else {
                     i += 1;
                 }
@@ -222,6 +234,18 @@ impl Go {
                 test,
                 seq: l.no,
                 budget: PANIC_BUDGET,
+                race: false,
+            });
+            return true;
+        }
+        if t == "WARNING: DATA RACE" {
+            let test = self.failed.clone().or_else(|| self.running.clone());
+            self.panic = Some(GoPanic {
+                msg: t.to_string(),
+                test,
+                seq: l.no,
+                budget: PANIC_BUDGET,
+                race: true,
             });
             return true;
         }
@@ -229,31 +253,57 @@ impl Go {
             self.vet = t.starts_with("# [");
             return true;
         }
+        if let Some((_, budget)) = &mut self.trace {
+            if let Some(msg) = t.strip_prefix("Error:") {
+                let (mut p, _) = self.trace.take().expect("checked");
+                p.msg = crate::sink::truncate_chars(msg.trim(), 500).to_string();
+                self.test_finding(p, sink);
+                return true;
+            }
+            if *budget == 0 {
+                let (p, _) = self.trace.take().expect("checked");
+                self.test_finding(p, sink);
+            } else {
+                *budget -= 1;
+            }
+        }
         if l.indent() > 0 && l.colon_digit && crate::contains(t, ".go:") {
+            if let Some(rest) = t.strip_prefix("Error Trace:") {
+                // testify: the first frame is the assertion's caller in the test file, the
+                // line printed before the block may be `<autogenerated>` or the library's.
+                return self.error_trace(rest.trim(), l.no, sink);
+            }
             if let Some((path, line, msg)) = test_line(l.text) {
                 let line = super::num(line).unwrap_or(0);
-                if let Some(test) = &self.failed {
-                    sink.emit(
-                        l.no,
-                        Finding::new(path, line, BugType::Logic, msg)
-                            .test(Some(test))
-                            .conf(0.8)
-                            .tool("go test"),
-                    );
-                    return true;
-                }
-                if let Some(test) = &self.running {
-                    if self.pending.len() < MAX_PENDING {
-                        self.pending.push(Pending {
-                            test: test.clone(),
-                            path: path.to_string(),
-                            line,
-                            msg: crate::sink::truncate_chars(msg, 500).to_string(),
-                            seq: l.no,
-                        });
-                    }
-                    return true;
-                }
+                let Some(test) = self.failed.as_ref().or(self.running.as_ref()) else {
+                    return false;
+                };
+                let p = Pending {
+                    test: test.clone(),
+                    path: path.to_string(),
+                    line,
+                    msg: crate::sink::truncate_chars(msg, 500).to_string(),
+                    seq: l.no,
+                };
+                self.test_finding(p, sink);
+                return true;
+            }
+        }
+        if let Some(rest) = t.strip_prefix("FAIL\t") {
+            // `FAIL\t<import path>\t0.01s` or `FAIL\t<import path> [build failed]`.
+            let pkg = rest.split(['\t', ' ']).next().unwrap_or("");
+            self.emit_ready(package_dir(pkg), sink);
+        } else if t.starts_with("ok  \t") {
+            self.emit_ready("", sink);
+        } else if let Some(rest) = t.strip_prefix("FAIL ") {
+            if let Some(dir) = gotestsum_package(rest) {
+                let dir = if dir.split('/').next().is_some_and(|s| s.contains('.')) {
+                    package_dir(dir)
+                } else {
+                    dir
+                };
+                self.emit_ready(dir, sink);
+                return true;
             }
         }
         if t == "FAIL" || t.starts_with("FAIL\t") || t.starts_with("ok  \t") || t == "PASS" {
@@ -265,9 +315,173 @@ impl Go {
         false
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
+    /// A line of a race detector report: `Write at 0x… by goroutine 7:` (kept in the message),
+    /// `  pkg.TestX()` (a function), `      /path/x_test.go:56 +0x572` (its frame).
+    fn race_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let Some(p) = &mut self.panic else {
+            return false;
+        };
+        let t = l.trimmed();
+        if l.indent() == 0 {
+            if t.starts_with("FAIL") || t.starts_with("ok ") || t.starts_with("==========") {
+                self.panic = None;
+                return false;
+            }
+            if p.msg.len() < 200 && (t.contains(" at 0x") || t.starts_with("Previous ")) {
+                p.msg.push_str(": ");
+                p.msg.push_str(crate::sink::truncate_chars(t, 100));
+            }
+            return true;
+        }
+        if let Some(c) = RACE_FRAME.captures(l.text) {
+            let in_repo = sink.repo_path(&c[1]).is_some_and(|path| {
+                !crate::path::is_vendored(&path) && !path.ends_with("_testmain.go")
+            });
+            if in_repo {
+                let p = self.panic.take().expect("checked");
+                sink.emit(
+                    p.seq,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Logic,
+                        &p.msg,
+                    )
+                    .test(p.test.as_deref())
+                    .conf(0.85)
+                    .tool("go test -race"),
+                );
+            }
+        } else if p.test.is_none() {
+            // `github.com/o/r/pkg.TestX.func1()`: the test the racing goroutine belongs to.
+            if let Some(i) = t.find(".Test") {
+                let name = &t[i + 1..];
+                let end = name.find(['.', '(']).unwrap_or(name.len());
+                p.test = Some(name[..end].to_string());
+            }
+        }
+        true
+    }
+
+    /// A test's failure line: held until its test's verdict (verbose mode) or its package's.
+    fn test_finding(&mut self, p: Pending, sink: &mut Sink) {
+        if self.failed.as_deref() == Some(p.test.as_str()) {
+            self.ready(p, sink);
+        } else if self.pending.len() < MAX_PENDING {
+            self.pending.push(p);
+        }
+    }
+
+    fn error_trace(&mut self, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+        let frame = rest.split_whitespace().next().unwrap_or("");
+        let Some((path, line)) = frame.rsplit_once(':') else {
+            return false;
+        };
+        let (Some(line), true) = (super::num(line), path.ends_with(".go")) else {
+            return false;
+        };
+        let Some(test) = self.failed.clone().or_else(|| self.running.clone()) else {
+            return false;
+        };
+        if let Some((p, _)) = self.trace.take() {
+            self.test_finding(p, sink);
+        }
+        let p = Pending {
+            test,
+            path: path.to_string(),
+            line,
+            msg: "Error Trace".to_string(),
+            seq,
+        };
+        self.trace = Some((p, 8));
+        true
+    }
+
+    fn ready(&mut self, p: Pending, sink: &mut Sink) {
+        if self.ready.len() >= MAX_PENDING {
+            self.emit_ready("", sink);
+        }
+        self.ready.push(p);
+    }
+
+    /// Emits the held failures; `dir` is their package's directory in the repository.
+    fn emit_ready(&mut self, dir: &str, sink: &mut Sink) {
+        if let Some((p, _)) = self.trace.take() {
+            self.test_finding(p, sink);
+        }
+        for p in self.ready.drain(..) {
+            // `go test` prints a bare file name, relative to the package directory.
+            let joined;
+            let path = if dir.is_empty() || p.path.contains('/') {
+                p.path.as_str()
+            } else {
+                joined = format!("{dir}/{}", p.path);
+                joined.as_str()
+            };
+            sink.emit(
+                p.seq,
+                Finding::new(path, p.line, BugType::Logic, &p.msg)
+                    .test(Some(&p.test))
+                    .conf(0.8)
+                    .tool("go test"),
+            );
+        }
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.emit_ready("", sink);
         *self = Go::default();
     }
+}
+
+/// gotestsum's `testname` format names each verdict `FAIL <pkg>.<Test> (0.00s)` and each
+/// package `FAIL <pkg>`, with the package relative to the module root. Returns that package.
+fn gotestsum_package(rest: &str) -> Option<&str> {
+    let (token, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+    if !(tail.is_empty() || tail.starts_with('(')) || token.contains(['>', ':', '[']) {
+        return None;
+    }
+    // The test name may hold `/` and `.` (subtests), the package part is before `.Test…`.
+    let named = [".Test", ".Example", ".Benchmark", ".Fuzz"]
+        .iter()
+        .filter_map(|p| token.find(p))
+        .min();
+    match named {
+        Some(i) => Some(&token[..i]),
+        None => {
+            let last = token.rsplit('/').next().unwrap_or(token);
+            (!last.contains('.')).then_some(token)
+        }
+    }
+}
+
+/// The directory of package `pkg` (an import path) inside its module's repository, guessed from
+/// the hosting convention: `github.com/owner/repo[/vN]/sub/pkg` is `sub/pkg`; for other hosts the
+/// module is the first two segments (`go.uber.org/zap`, `k8s.io/kubernetes`), and a path without
+/// a dot in its first segment is a module named by one word (`demo/internal/x`).
+fn package_dir(pkg: &str) -> &str {
+    let segs: Vec<&str> = pkg.split('/').collect();
+    let host = segs.first().copied().unwrap_or("");
+    let mut root = if !host.contains('.') {
+        1
+    } else if matches!(
+        host,
+        "github.com" | "gitlab.com" | "bitbucket.org" | "codeberg.org" | "gitee.com" | "golang.org"
+    ) {
+        3
+    } else {
+        2
+    };
+    let major =
+        |s: &str| s.len() > 1 && s.starts_with('v') && s[1..].bytes().all(|b| b.is_ascii_digit());
+    if segs.get(root).is_some_and(|s| major(s)) {
+        root += 1;
+    }
+    if segs.len() <= root {
+        return "";
+    }
+    let skip: usize = segs[..root].iter().map(|s| s.len() + 1).sum();
+    pkg.get(skip..).unwrap_or("")
 }
 
 /// Messages only `go vet`'s analyzers print (printf, copylocks, unreachable, composites…): a
@@ -296,17 +510,31 @@ fn is_vet_message(msg: &str) -> bool {
     VET.iter().any(|v| msg.contains(v))
 }
 
+/// `k8s.io/api@v0.23.4: Get "https://proxy.golang.org/…": read: connection reset`: the module
+/// holding an import could not be downloaded (reported at the import line).
+fn is_module_fetch_failure(msg: &str) -> bool {
+    let first = msg.split(' ').next().unwrap_or("");
+    first.ends_with(':') && first.contains("@v") && first.contains('/')
+}
+
 /// Classifies a `file.go:line:col: msg` diagnostic.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn colon(
     path: &str,
     line: u64,
     col: Option<u64>,
     msg: &str,
     vet: bool,
+    lint_step: bool,
     seq: u64,
     sink: &mut Sink,
 ) -> bool {
     let msg = msg.trim();
+    // `log.Fatal` with `Lshortfile` (a CI driver such as go-ethereum's `build/ci.go`) reporting
+    // that a command it ran failed: the command's own output holds the error.
+    if msg.starts_with("exit status ") {
+        return true;
+    }
     // golangci-lint ends its messages with `(linter)`.
     let linter = msg
         .strip_suffix(')')
@@ -318,6 +546,17 @@ pub(crate) fn colon(
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         })
         .map(|(_, name)| name);
+    // staticcheck ends its messages with its check's code: `(SA4006)`, `(S1011)`, `(ST1003)`.
+    let check = msg
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once(" ("))
+        .map(|(_, code)| code)
+        .filter(|code| {
+            let letters = code.bytes().take_while(u8::is_ascii_uppercase).count();
+            (1..=2).contains(&letters)
+                && code.len() - letters == 4
+                && code[letters..].bytes().all(|b| b.is_ascii_digit())
+        });
     let (ty, tool, rule) = if msg.contains("syntax error") {
         (BugType::Syntax, "go build", None)
     } else if msg.contains("is not in std")
@@ -326,12 +565,21 @@ pub(crate) fn colon(
         || msg.contains("cannot find package")
         || msg.contains("could not import")
         || msg.contains("package ") && msg.contains(" is not in GOROOT")
+        || is_module_fetch_failure(msg)
     {
         (BugType::Import, "go build", None)
-    } else if vet || is_vet_message(msg) {
-        (BugType::Linting, "go vet", None)
+    } else if let Some(name @ ("compile" | "typecheck")) = linter {
+        // staticcheck's and golangci-lint's own report that the package does not compile.
+        (BugType::TypeError, "go build", Some(name))
     } else if let Some(name) = linter {
         (BugType::Linting, "golangci-lint", Some(name))
+    } else if let Some(code) = check {
+        (BugType::Linting, "staticcheck", Some(code))
+    } else if vet || is_vet_message(msg) {
+        (BugType::Linting, "go vet", None)
+    } else if lint_step {
+        // A linter that tags nothing (`exhaustive`, `golint`) run by a step named after it.
+        (BugType::Linting, "go lint", None)
     } else {
         (BugType::TypeError, "go build", None)
     };
@@ -446,6 +694,93 @@ mod tests {
         assert_eq!(r[0].test_name.as_deref(), Some("TestDiv"));
         assert_eq!(r[1].error_type, BugType::TypeError);
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn package_relative_paths_and_testify() {
+        // Real Travis lines: ethereum/go-ethereum (LogChunks 566009484) and getlantern/lantern
+        // (519285064, testify's `Error Trace:` after `<autogenerated>:31:`, `\r` overwrites).
+        let log = "--- FAIL: TestBoundedForkedSync64Fast (0.18s)\n    downloader_test.go:679: failed to synchronise blocks: retrieved hash chain is invalid\nFAIL\nFAIL\tgithub.com/ethereum/go-ethereum/eth/downloader\t94.804s\nutil.go:45: exit status 1\n--- FAIL: TestParallelPreferChained (2.62s)\n\t<autogenerated>:31: \r                        \r\tError Trace:\tproxied_test.go:126\r\n\t\t\r\t\t\tproxied_test.go:78\r\n\t\t\r\tError:\t\tShould be true\r\n\t\t\r\tMessages:\tUnexpected response \r\nFAIL\nFAIL\tgithub.com/getlantern/flashlight/v2/client\t7.1s\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "eth/downloader/downloader_test.go",
+                    679,
+                    "failed to synchronise blocks: retrieved hash chain is invalid"
+                ),
+                ("client/proxied_test.go", 126, "Should be true"),
+            ],
+            "{r:?}"
+        );
+        assert_eq!(
+            super::gotestsum_package("testjson/internal/withfails.TestFailed (0.00s)"),
+            Some("testjson/internal/withfails")
+        );
+        assert_eq!(super::gotestsum_package("src/a.test.js"), None);
+        assert_eq!(
+            super::gotestsum_package("testjson/internal/withfails.TestNestedWithFailure/c (0.00s)"),
+            Some("testjson/internal/withfails")
+        );
+        assert_eq!(super::package_dir("example.com/demo"), "");
+        assert_eq!(super::package_dir("demo/internal/x"), "internal/x");
+        assert_eq!(super::package_dir("go.uber.org/zap/zapcore"), "zapcore");
+    }
+
+    #[test]
+    fn lint_step_and_compile_tags() {
+        // hashicorp/terraform Quick Checks (labri-progress/cidiff data, runs 201 and 114).
+        let log = "##[group]Run make fmtcheck generate staticcheck exhaustive protobuf\n##[error]/home/runner/work/terraform/terraform/internal/command/views/json/change.go:85:2: missing cases in switch of type plans.ResourceInstanceChangeActionReason: ResourceInstanceReplaceByTriggers\n##[error]internal/command/cliconfig/credentials_test.go:89:4: undeclared name: os (compile)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|b| (b.line_number, b.error_type)).collect();
+        assert_eq!(
+            got,
+            [(85, BugType::Linting), (89, BugType::TypeError)],
+            "{r:?}"
+        );
+        assert_eq!(r[0].file_path, "internal/command/views/json/change.go");
+    }
+
+    #[test]
+    fn module_download_failure_is_import() {
+        // hashicorp/terraform "Build Terraform CLI Packages" (labri-progress/cidiff data, run 452):
+        // the repo's import line is reported, the module cache's `../../../go/pkg/mod/…` is not.
+        let log = "##[error]../../../go/pkg/mod/k8s.io/client-go@v0.23.4/kubernetes/scheme/register.go:22:2: k8s.io/api@v0.23.4: Get \"https://proxy.golang.org/k8s.io/api/@v/v0.23.4.zip\": read tcp 10.1.0.82:52774->74.125.124.141:443: read: connection reset by peer\n##[error]internal/backend/remote-state/kubernetes/client.go:24:2: k8s.io/api@v0.23.4: Get \"https://proxy.golang.org/k8s.io/api/@v/v0.23.4.zip\": read tcp 10.1.0.82:52774->74.125.124.141:443: read: connection reset by peer\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Import);
+        assert_eq!(
+            r[0].file_path,
+            "internal/backend/remote-state/kubernetes/client.go"
+        );
+    }
+
+    #[test]
+    fn race_detector() {
+        // apache/incubator-horaedb-meta#110 (an Actions job).
+        let log = "==================\nWARNING: DATA RACE\nWrite at 0x00c00033f4d0 by goroutine 115:\n  github.com/CeresDB/ceresmeta/server/member.TestWatchLeaderSingle()\n      /home/runner/work/ceresmeta/ceresmeta/server/member/watch_leader_test.go:56 +0x572\n  testing.tRunner()\n      /opt/hostedtoolcache/go/1.19.3/x64/src/testing/testing.go:1446 +0x216\n\nPrevious read at 0x00c00033f4d0 by goroutine 169:\n      /home/runner/work/ceresmeta/ceresmeta/server/member/watch_leader_test.go:48 +0x44\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("server/member/watch_leader_test.go", 56)
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("TestWatchLeaderSingle"));
+    }
+
+    #[test]
+    fn staticcheck_codes() {
+        // reviewdog/errorformat fmts/testdata/staticcheck.in (real staticcheck output).
+        let log = "test.go:9:9: empty branch (SA9003)\ntest.go:15:2: should replace loop with y = append(y, x...) (S1011)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r.iter().all(|b| b.error_type == BugType::Linting));
+        assert_eq!(r[1].rule.as_deref(), Some("S1011"));
     }
 
     #[test]

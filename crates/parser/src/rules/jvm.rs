@@ -34,6 +34,15 @@ static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[ERROR\] )?([\w$]+)\(([\w.$]+)\) +Time elapsed: .*<<< (FAILURE|ERROR)!$")
         .unwrap()
 });
+/// JUnit 5 under Surefire names only the method; the class is on the `Tests run: … - in X` line
+/// before it.
+static SUREFIRE_METHOD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[ERROR\] )?([\w$]+)(?:\(\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$").unwrap()
+});
+/// A Maven plugin's `[ERROR] /path/File.java:348: msg` (animal-sniffer, javadoc).
+static MAVEN_PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[ERROR\] (\S+?\.(?:java|kt)):(\d+): (?:error: )?(.+)$").unwrap()
+});
 static GRADLE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([\w.$]+) > (.+?) FAILED$").unwrap());
 static STACK: LazyLock<Regex> = LazyLock::new(|| {
@@ -120,6 +129,11 @@ struct PendingDiag {
 pub(crate) struct Jvm {
     block: Option<TestBlock>,
     diag: Option<PendingDiag>,
+    /// The test class of the latest Surefire `Tests run: … - in <class>` line.
+    suite: Option<String>,
+    /// Directory of the module whose tests run (from Surefire's `Surefire report directory:` or
+    /// Gradle's `> Task :module:test`), prefixed to paths rebuilt from frames.
+    module: Option<String>,
 }
 
 /// Packages that are never the project's own code.
@@ -242,7 +256,11 @@ impl Jvm {
             return false;
         };
         let class = &c[1];
-        let top = |s: &str| s.split('.').take(2).collect::<Vec<_>>().join(".");
+        // The first two segments of the package (`org.example` of `org.example.x.Y`).
+        let top = |s: &str| {
+            let pkg = s.rsplit_once('.').map_or("", |(p, _)| p);
+            pkg.split('.').take(2).collect::<Vec<_>>().join(".")
+        };
         let ours =
             !is_library_class(class) && (!b.class.contains('.') || top(class) == top(&b.class));
         if ours {
@@ -251,7 +269,7 @@ impl Jvm {
             let is_test = outer == test_class
                 || (!test_class.contains('.') && outer.ends_with(test_class))
                 || c[3].contains("Test");
-            let path = source_path(outer, &c[3], is_test);
+            let path = self.in_module(source_path(outer, &c[3], is_test));
             let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
             let test = b.test.clone();
             let seq = b.seq;
@@ -277,17 +295,74 @@ impl Jvm {
         });
     }
 
+    /// Prefixes the module directory to a path rebuilt from a class name.
+    fn in_module(&self, path: String) -> String {
+        match &self.module {
+            Some(m) => format!("{m}/{path}"),
+            None => path,
+        }
+    }
+
+    /// Lines that name the module whose tests follow. Returns true when consumed.
+    fn module_line(&mut self, t: &str, sink: &Sink) -> bool {
+        if let Some(dir) = t
+            .strip_prefix("[INFO] ")
+            .unwrap_or(t)
+            .strip_prefix("Surefire report directory: ")
+        {
+            let dir = dir.trim().trim_end_matches("/target/surefire-reports");
+            self.module = sink.repo_path(dir);
+            return true;
+        }
+        // `[INFO] Compiling 2 source files to /…/repo/dirty-flag/target/test-classes`
+        if let Some(rest) = t.strip_prefix("[INFO] Compiling ") {
+            if let Some((_, out)) = rest.rsplit_once(" to ") {
+                if let Some((dir, _)) = out.trim().rsplit_once("/target/") {
+                    if dir.starts_with('/') || dir.as_bytes().get(1) == Some(&b':') {
+                        self.module = sink.repo_path(dir);
+                    }
+                }
+            }
+            return true;
+        }
+        if let Some(task) = t.strip_prefix("> Task :") {
+            // `> Task :app:core:test FAILED`: the project path is the task path's parents.
+            let task = task.split(' ').next().unwrap_or("");
+            self.module = task
+                .rsplit_once(':')
+                .map(|(project, _)| project.replace(':', "/"))
+                .filter(|p| !p.is_empty() && p.bytes().all(|b| b != b'.'));
+            return false;
+        }
+        false
+    }
+
     /// True when `line` cannot change this matcher's state or be claimed by it: no compiler
     /// diagnostic or JUnit block is open and the line has none of the shapes that start one
     /// (`[ERROR] `, `e: `, `path:N`, `… <<< FAILURE!`, `N) …)`, `JUnit …)`, `… FAILED`, a Gradle
-    /// task name glued to its output, `:compileJava/…`). Must stay
+    /// task name glued to its output, `:compileJava/…`, `> Task :…`, `Surefire report directory`,
+    /// `Tests run: … - in <class>`). Must stay
     /// in step with [`Jvm::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         let starts = l.colon_digit
-            || matches!(l.first, b'[' | b'e' | b'J' | b':')
+            || matches!(l.first, b'[' | b'e' | b'J' | b':' | b'>' | b'S' | b'T')
             || matches!(l.last, b'!' | b'D')
             || (l.first.is_ascii_digit() && l.last == b')');
         self.diag.is_none() && self.block.is_none() && !starts
+    }
+
+    /// [`Jvm::line`] within a CI step. A Maven step run with `--fail-never` (a dependency
+    /// warm-up such as `mvn dependency:go-offline test --fail-never`) cannot fail on its compiler
+    /// errors, so its `[ERROR] File.java:[l,c]` lines are not the job's failure.
+    pub fn line_in(&mut self, l: &Line<'_>, ctx: &crate::Ctx, sink: &mut Sink) -> bool {
+        if l.first == b'['
+            && ctx.step.contains("--fail-never")
+            && l.trimmed().starts_with("[ERROR] ")
+            && MAVEN.is_match(l.trimmed())
+        {
+            return true;
+        }
+        self.line(l, sink)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -318,6 +393,10 @@ impl Jvm {
                 if let Some(c) = GRADLE_SHORT.captures(l.text) {
                     if b.class.contains('.') {
                         let path = source_path(&b.class, &c[2], true);
+                        let path = match &self.module {
+                            Some(m) => format!("{m}/{path}"),
+                            None => path,
+                        };
                         let msg = b.message.clone().unwrap_or_else(|| c[1].to_string());
                         sink.emit(
                             b.seq,
@@ -343,12 +422,36 @@ impl Jvm {
             }
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
+        if matches!(first, b'[' | b'>' | b'S') && self.module_line(t, sink) {
+            return true;
+        }
         if first == b':' {
             if let Some(c) = GRADLE_GLUED.captures(t) {
                 return self.glued(&c[2], l, sink);
             }
         }
+        if matches!(first, b'[' | b'T') && t.contains(" - in ") {
+            // `[ERROR] Tests run: 8, Failures: 1, … <<< FAILURE! - in sorald.miner.WarningMinerTest`
+            if let Some((_, class)) = t.rsplit_once(" - in ") {
+                let class = class.trim();
+                if !class.is_empty()
+                    && class
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
+                {
+                    self.suite = Some(class.to_string());
+                }
+            }
+        }
         if first == b'[' && t.starts_with("[ERROR] ") {
+            if let Some(c) = MAVEN_PLAIN
+                .captures(t)
+                .filter(|c| !c[3].starts_with("warning"))
+            {
+                let line = super::num(&c[2]).unwrap_or(0);
+                self.compiler(&c[1], line, None, &c[3], "maven", false, l.no, sink);
+                return true;
+            }
             if let Some(c) = MAVEN.captures(t) {
                 let tool = if c[1].ends_with(".kt") {
                     "kotlinc"
@@ -400,6 +503,13 @@ impl Jvm {
                 let test = format!("{}({})", &c[1], &c[2]);
                 self.start(&c[2], test, l.no);
                 return true;
+            }
+            if let Some(c) = SUREFIRE_METHOD.captures(t) {
+                if let Some(class) = self.suite.clone() {
+                    let test = format!("{class}.{}", &c[1]);
+                    self.start(&class, test, l.no);
+                    return true;
+                }
             }
         }
         if first.is_ascii_digit() && t.ends_with(')') {
@@ -527,6 +637,33 @@ mod tests {
         assert_eq!(r[1].line_number, 5);
         assert_eq!(r[2].file_path, "src/main/kotlin/B.kt");
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn maven_fail_never_step() {
+        // google/auto (labri-progress/cidiff data, google_auto_693): a warm-up step run with
+        // `--fail-never` prints annotation-processing errors that fail nothing.
+        let log = "##[group]Run mvn -B dependency:go-offline test clean -U --quiet --fail-never -DskipTests=true -f build-pom.xml\n##[endgroup]\n[ERROR] COMPILATION ERROR : \n[ERROR] /home/runner/work/auto/auto/service/processor/src/main/java/com/google/auto/service/processor/AutoServiceProcessor.java:[25,31] cannot find symbol\n  symbol:   class AutoService\n##[group]Run mvn -B verify -U --fail-at-end -Dsource.skip=true -Dmaven.javadoc.skip=true -f build-pom.xml\n[ERROR] /home/runner/work/auto/auto/value/src/it/functional/src/test/java/com/google/auto/value/CompileWithEclipseTest.java:[42,46] cannot access org.eclipse.jdt.internal.compiler.tool.EclipseCompiler\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 42);
+        assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn surefire_junit5_without_prefix_in_a_module() {
+        // iluwatar/java-design-patterns (LogChunks 544453998): Surefire 2.19, Maven on Travis.
+        let log = "[INFO] Compiling 2 source files to /home/travis/build/iluwatar/java-design-patterns/dirty-flag/target/test-classes\nRunning org.dirty.flag.DirtyFlagTest\nTests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.088 sec <<< FAILURE! - in org.dirty.flag.DirtyFlagTest\ntestIsDirty()  Time elapsed: 0.058 sec  <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <false> but was: <true>\n\tat org.dirty.flag.DirtyFlagTest.testIsDirty(DirtyFlagTest.java:45)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "dirty-flag/src/test/java/org/dirty/flag/DirtyFlagTest.java"
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("org.dirty.flag.DirtyFlagTest.testIsDirty")
+        );
     }
 
     #[test]

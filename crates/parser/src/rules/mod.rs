@@ -5,13 +5,22 @@
 //! never emit a report without a line number, never buffer without a bound, and must test cheap
 //! byte conditions before any regex.
 
+pub(crate) mod beam;
 pub(crate) mod c;
+pub(crate) mod dart;
+pub(crate) mod dotnet;
+pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
+pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
+pub(crate) mod php;
 pub(crate) mod python;
+pub(crate) mod ruby;
 pub(crate) mod rust;
+pub(crate) mod scala;
+pub(crate) mod swift;
 
 use crate::sink::Sink;
 use crate::{Ctx, Line};
@@ -25,6 +34,15 @@ pub(crate) struct Rules {
     go: go::Go,
     jvm: jvm::Jvm,
     shellcheck: generic::Shellcheck,
+    scala: scala::Scala,
+    beam: beam::Beam,
+    dart: dart::Dart,
+    format: format::Format,
+    infra: infra::Infra,
+    ruby: ruby::Ruby,
+    php: php::Php,
+    dotnet: dotnet::Dotnet,
+    swift: swift::Swift,
 }
 
 impl Rules {
@@ -32,6 +50,13 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
+            return;
+        }
+        // Before Python, whose unittest matcher takes every `ERROR: …` line (Psalm's format).
+        if !self.php.quiet(l) && self.php.line(l, sink) {
+            return;
+        }
         if !self.python.quiet(l) && self.python.line(l, sink) {
             return;
         }
@@ -41,13 +66,35 @@ impl Rules {
         if !self.js.quiet(l) && self.js.line(l, sink) {
             return;
         }
+        // Before Go, which takes every `# …` line (RSpec's backtrace is `# ./x.rb:5:in …`).
+        if !self.ruby.quiet(l) && self.ruby.line(l, sink) {
+            return;
+        }
         if !self.go.quiet(l) && self.go.line(l, sink) {
             return;
         }
-        if !self.jvm.quiet(l) && self.jvm.line(l, sink) {
+        if !self.scala.quiet(l) && self.scala.line(l, sink) {
+            return;
+        }
+        if !self.beam.quiet(l) && self.beam.line(l, sink) {
+            return;
+        }
+        if !self.dart.quiet(l) && self.dart.line(l, sink) {
+            return;
+        }
+        if !self.jvm.quiet(l) && self.jvm.line_in(l, ctx, sink) {
             return;
         }
         if !self.shellcheck.quiet(l) && self.shellcheck.line(l, sink) {
+            return;
+        }
+        if !self.infra.quiet(l) && self.infra.line(l, sink) {
+            return;
+        }
+        if !self.dotnet.quiet(l) && self.dotnet.line(l, sink) {
+            return;
+        }
+        if !self.swift.quiet(l) && self.swift.line(l, sink) {
             return;
         }
         generic::line(l, ctx, &self.go, &mut self.jvm, sink);
@@ -60,7 +107,15 @@ impl Rules {
         self.js.flush(sink);
         self.go.flush(sink);
         self.jvm.flush(sink);
+        self.scala.flush(sink);
+        self.beam.flush(sink);
+        self.dart.flush(sink);
+        self.format.flush(sink);
         self.shellcheck = generic::Shellcheck::default();
+        self.ruby.flush(sink);
+        self.php.flush(sink);
+        self.dotnet.flush(sink);
+        self.swift.flush(sink);
         sink.next_step();
     }
 }

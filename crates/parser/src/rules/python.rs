@@ -1,7 +1,9 @@
 //! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
-//! blocks, pytest failure and error sections (location lines, `E` lines, collection errors, the
-//! short test summary), unittest `FAIL:` headers, and the `path:line:col: CODE` family of
-//! linters (flake8, ruff concise, pylint) and type checker (mypy).
+//! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
+//! errors, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
+//! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
+//! and the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
+//! pydocstyle, mypy, ruff (concise, grouped, pylint format, and rule names in place of codes).
 //!
 //! It must never report a warning or `note:` line, a frame outside the repository, or a pytest
 //! summary line without a line number of its own.
@@ -25,12 +27,74 @@ static FRAME: LazyLock<Regex> =
 static EXC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$").unwrap());
 static LOC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\S+\.pyi?):(\d+): (.*)$").unwrap());
+/// A fixture error's location: `file /path/test_x.py, line 21` and a bare `/path/test_x.py:21`.
+static FIXTURE_LOC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:file (\S+\.py), line (\d+)|(\S+\.py):(\d+):?)$").unwrap());
+/// Node ids printed by `pytest -v` (`path::test FAILED [ 2%]`) and pytest-xdist
+/// (`[gw0] [ 50%] FAILED path::test`).
+static VERBOSE_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\[gw\d+\] (?:\[\s*\d+%\] )?(?:FAILED|ERROR) (\S+::\S.*?)|(\S+::\S.*?) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$").unwrap()
+});
+/// pylint's parseable format and ruff's `pylint` format: `[E0401(import-error), obj] msg`,
+/// `[F401] msg`, `[unused-import] msg`.
+static BRACKET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[([A-Za-z][\w-]*?)(?:\(([a-z][\w-]*)\))?(?:, [^\]]*)?\] (.+)$").unwrap()
+});
+/// A ruff rule name used in place of a code (preview output): `unused-import`.
+static KEBAB: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)+):? (.+)$").unwrap());
+/// ruff's grouped format rows under a `path.py:` header: `  1:8 F401 [*] msg`.
+static GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(\d+):(\d+) ([A-Z]{1,5}\d{1,4}|[a-z][a-z0-9]*(?:-[a-z0-9]+)+):? (.+)$")
+        .unwrap()
+});
+/// ruff's full format location under a header: ` --> input.py:1:8`.
+static ARROW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^--> (\S+\.pyi?):(\d+):(\d+)$").unwrap());
+
+/// pytest prints a location outside any checkout the parser knows as an absolute path under its
+/// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
+/// project's own file.
+fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
+    if let Some(root) = rootdir {
+        if let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
+            if sink.repo_path(p).is_none() {
+                return rest.to_string();
+            }
+        }
+    }
+    p.to_string()
+}
+
+/// True when `t` starts with a kebab-case word followed by `:` (`unused-import: …`), by bytes.
+fn kebab_colon(t: &str) -> bool {
+    let b = t.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_lowercase) {
+        return false;
+    }
+    let end = b
+        .iter()
+        .position(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-'))
+        .unwrap_or(b.len());
+    end > 2 && b.get(end) == Some(&b':') && b[..end].contains(&b'-')
+}
+
+/// pydocstyle: `path.py:27 in public function `get_user`:` then `        D300: message`.
+static PYDOCSTYLE_HEAD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+\.pyi?):(\d+) (?:at module level|in [^:]+):$").unwrap());
+static PYDOCSTYLE_ROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(D\d{3}): (.+)$").unwrap());
+
+static FAILED_WORD: crate::Needle = crate::needle!(" FAILED");
+static ERROR_WORD: crate::Needle = crate::needle!(" ERROR");
+
+/// Node ids remembered from verbose progress lines.
+const MAX_VERBOSE_IDS: usize = 512;
 static LINT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]{1,5}\d{1,4})(:?) (.*)$").unwrap());
 static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
 static UNITTEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+)(?: \(([^)]+)\))?").unwrap());
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
 
 /// True when `name` (possibly dotted) names an exception class.
 fn is_exception_name(name: &str) -> bool {
@@ -102,6 +166,19 @@ pub(crate) struct Python {
     unittest_test: Option<String>,
     /// `--tb=line` reports waiting for their test id from the short summary.
     line_mode: std::collections::VecDeque<(String, u64)>,
+    /// Failed node ids from `-v` / xdist progress lines, to name failure blocks in full.
+    verbose_ids: std::collections::VecDeque<String>,
+    /// ruff `--output-format grouped`: the `path.py:` header of the rows that follow.
+    grouped_file: Option<String>,
+    /// ruff's full format with rule names (preview): `unused-import: msg`, waiting for its
+    /// ` --> path:line:col` line.
+    ruff_header: Option<(String, String, u64)>,
+    /// Indentation of the pytest section rule that opened the current section.
+    section_indent: usize,
+    /// pytest's `rootdir: /path` header line.
+    rootdir: Option<String>,
+    /// A pydocstyle location line waiting for its `Dnnn: message` line.
+    docstyle: Option<(String, u64, u64)>,
 }
 
 impl Python {
@@ -112,6 +189,22 @@ impl Python {
         self.tb.is_none()
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
+            && !(l.colon
+                && matches!(l.last, b']' | b'D' | b'R')
+                && (crate::has(&FAILED_WORD, l.trimmed()) || crate::has(&ERROR_WORD, l.trimmed())))
+            && !(l.first == b'[' && l.trimmed().starts_with("[gw"))
+            && self.grouped_file.is_none()
+            && self.ruff_header.is_none()
+            && !(l.last == b':'
+                && l.indent() == 0
+                && (l.trimmed().ends_with(".py:") || l.trimmed().ends_with(".pyi:")))
+            && !(l.first.is_ascii_lowercase()
+                && l.colon
+                && l.indent() == 0
+                && kebab_colon(l.trimmed()))
+            && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
+            && self.docstyle.is_none()
+            && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -120,6 +213,9 @@ impl Python {
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
             self.finish_block(sink);
+            // Output pasted into docs or re-indented by a harness keeps its shape under a
+            // uniform indentation: the section rule's indentation is the block's column 0.
+            self.section_indent = l.indent();
             self.section = match title.as_str() {
                 "failures" => Section::Failures,
                 "errors" => Section::Errors,
@@ -140,7 +236,110 @@ impl Python {
             }
             Section::Other | Section::None => {}
         }
+        if let Some(dir) = t.strip_prefix("rootdir: ") {
+            let dir = dir.split(", ").next().unwrap_or(dir).trim_end_matches('/');
+            self.rootdir =
+                (dir.starts_with('/') && dir.len() > 1 && dir.len() < 512).then(|| dir.to_string());
+            return true;
+        }
+        if self.ruff_line(l, t, sink) {
+            return true;
+        }
+        if l.colon && (t.contains("FAILED") || t.contains("ERROR")) {
+            if let Some(c) = VERBOSE_FAILED.captures(t) {
+                let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+                if self.verbose_ids.len() < MAX_VERBOSE_IDS
+                    && id.len() <= 512
+                    && !self.verbose_ids.iter().any(|x| x == id)
+                {
+                    self.verbose_ids.push_back(id.to_string());
+                }
+                return true;
+            }
+        }
         self.traceback_line(l, t, sink)
+    }
+
+    /// ruff's grouped rows and its full format headed by a rule name (preview).
+    fn ruff_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if let Some(file) = &self.grouped_file {
+            if l.indent() > 0 {
+                if let Some(c) = GROUPED_ROW.captures(l.text) {
+                    let rule = &c[3];
+                    let msg = c[4].trim_start_matches("[*] ");
+                    let ty = if rule == "invalid-syntax" {
+                        syntax_or_indent(msg)
+                    } else {
+                        BugType::Linting
+                    };
+                    let file = file.clone();
+                    sink.emit(
+                        l.no,
+                        Finding::new(&file, super::num(&c[1]).unwrap_or(0), ty, msg)
+                            .col(super::num(&c[2]))
+                            .conf(0.95)
+                            .tool("ruff")
+                            .rule(Some(rule)),
+                    );
+                    return true;
+                }
+            }
+            self.grouped_file = None;
+        }
+        if let Some((rule, msg, seq)) = self.ruff_header.take() {
+            if let Some(c) = ARROW.captures(t) {
+                sink.emit(
+                    seq,
+                    Finding::new(
+                        &c[1],
+                        super::num(&c[2]).unwrap_or(0),
+                        BugType::Linting,
+                        &msg,
+                    )
+                    .col(super::num(&c[3]))
+                    .conf(0.95)
+                    .tool("ruff")
+                    .rule(Some(&rule)),
+                );
+                return true;
+            }
+        }
+        if let Some((path, line, seq)) = self.docstyle.take() {
+            if let Some(c) = PYDOCSTYLE_ROW.captures(t) {
+                sink.emit(
+                    seq,
+                    Finding::new(&path, line, BugType::Linting, &c[2])
+                        .conf(0.95)
+                        .tool("pydocstyle")
+                        .rule(Some(&c[1])),
+                );
+                return true;
+            }
+        }
+        if l.indent() == 0 && l.last == b':' && l.colon_digit {
+            if let Some(c) = PYDOCSTYLE_HEAD.captures(t) {
+                if let Some(n) = super::num(&c[2]) {
+                    self.docstyle = Some((c[1].to_string(), n, l.no));
+                    return true;
+                }
+            }
+        }
+        if l.indent() == 0
+            && l.last == b':'
+            && !t.contains(' ')
+            && (t.ends_with(".py:") || t.ends_with(".pyi:"))
+        {
+            self.grouped_file = Some(t.trim_end_matches(':').to_string());
+            return true;
+        }
+        // `invalid-syntax:` headers are the Rust matcher's (it reads ruff's full format).
+        if l.indent() == 0 && kebab_colon(t) && !t.starts_with("invalid-syntax") {
+            if let Some(c) = KEBAB.captures(t) {
+                let msg = c[2].trim_start_matches("[*] ");
+                self.ruff_header = Some((c[1].to_string(), msg.to_string(), l.no));
+            }
+        }
+        false
     }
 
     fn traceback_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
@@ -245,7 +444,16 @@ impl Python {
                 return true;
             }
         }
-        let text = l.text;
+        let base = self.section_indent;
+        // Column 0 of the section (see `section_indent`); lines indented less end nothing but
+        // are read as they are.
+        let text = if l.indent() >= base {
+            &l.text[base..]
+        } else {
+            l.text
+        };
+        let indent = l.indent().saturating_sub(base);
+        let root = self.rootdir.as_deref();
         let Some(block) = &mut self.block else {
             // `--tb=line`: bare location lines under FAILURES.
             if let Some(c) = LOC.captures(t) {
@@ -283,9 +491,10 @@ impl Python {
                     block.first_e = Some(content.to_string());
                 }
                 if let Some(c) = FRAME.captures(content) {
-                    if let (Some(p), Some(n)) = (sink.repo_path(&c[1]), super::num(&c[2])) {
+                    let path = rooted(root, &c[1], sink);
+                    if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2])) {
                         if !crate::path::is_vendored(&p) {
-                            block.loc = Some((c[1].to_string(), n));
+                            block.loc = Some((path, n));
                         }
                     }
                 } else if let Some((name, _)) = parse_exception(content) {
@@ -299,11 +508,12 @@ impl Python {
             sink.repo_path(p)
                 .is_some_and(|p| !crate::path::is_vendored(&p))
         };
-        if l.indent() == 0 && l.colon_digit {
+        if indent == 0 && l.colon_digit {
             if let Some(c) = LOC.captures(t) {
                 if let Some(n) = super::num(&c[2]) {
-                    if in_repo(&c[1], sink) {
-                        block.loc = Some((c[1].to_string(), n));
+                    let path = rooted(root, &c[1], sink);
+                    if in_repo(&path, sink) {
+                        block.loc = Some((path, n));
                     }
                     let rest = &c[3];
                     if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
@@ -313,14 +523,30 @@ impl Python {
                 return true;
             }
         }
+        if block.loc.is_none() && t.ends_with(|c: char| c.is_ascii_digit() || c == ':') {
+            if let Some(c) = FIXTURE_LOC.captures(t) {
+                let (p, n) = match (c.get(1), c.get(2)) {
+                    (Some(p), Some(n)) => (p.as_str(), n.as_str()),
+                    _ => (&c[3], &c[4]),
+                };
+                if let Some(n) = super::num(n) {
+                    let path = rooted(root, p, sink);
+                    if in_repo(&path, sink) {
+                        block.loc = Some((path, n));
+                    }
+                }
+                return true;
+            }
+        }
         // `--tb=native` tracebacks inside a block.
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
-                if in_repo(&c[1], sink) {
-                    block.loc = Some((c[1].to_string(), n));
+                let path = rooted(root, &c[1], sink);
+                if in_repo(&path, sink) {
+                    block.loc = Some((path, n));
                 }
             }
-        } else if l.indent() == 0 {
+        } else if indent == 0 {
             if let Some((name, _)) = parse_exception(t) {
                 block.exc = Some(name.to_string());
                 block.exc_msg = Some(t.to_string());
@@ -337,6 +563,13 @@ impl Python {
             return;
         };
         let ty = b.exc.as_deref().map_or(BugType::Logic, exception_type);
+        let full = b.test.as_deref().and_then(|short| {
+            self.verbose_ids.iter().find(|id| {
+                id.split_once("::")
+                    .is_some_and(|(_, name)| name.replace("::", ".") == short)
+            })
+        });
+        let test = full.map(String::as_str).or(b.test.as_deref());
         let message = match ty {
             BugType::Logic => b.first_e.as_deref().or(b.exc_msg.as_deref()),
             _ => b.exc_msg.as_deref().or(b.first_e.as_deref()),
@@ -346,7 +579,7 @@ impl Python {
         sink.emit(
             b.seq,
             Finding::new(path, *line, ty, message)
-                .test(b.test.as_deref())
+                .test(test)
                 .conf(0.9)
                 .tool("pytest")
                 .rule(b.exc.as_deref().filter(|_| ty != BugType::Logic)),
@@ -360,7 +593,10 @@ impl Python {
             .strip_prefix("FAILED ")
             .or_else(|| t.strip_prefix("ERROR "))
         else {
-            return t.is_empty();
+            return t.is_empty()
+                || ["SKIPPED ", "XFAIL ", "XPASS ", "PASSED ", "XPASSED "]
+                    .iter()
+                    .any(|p| t.starts_with(p));
         };
         let nodeid = rest.split(" - ").next().unwrap_or(rest).trim();
         if let Some((_, name)) = nodeid.split_once("::") {
@@ -386,6 +622,11 @@ impl Python {
         self.tb = None;
         self.unittest_test = None;
         self.line_mode.clear();
+        self.verbose_ids.clear();
+        self.grouped_file = None;
+        self.ruff_header = None;
+        self.rootdir = None;
+        self.docstyle = None;
     }
 }
 
@@ -450,6 +691,46 @@ pub(crate) fn colon(
                 .rule(Some(code)),
         );
         return true;
+    }
+    if rest.starts_with('[') {
+        if let Some(c) = BRACKET.captures(rest) {
+            let code = &c[1];
+            let symbol = c.get(2).map(|m| m.as_str());
+            let ty = match (code, symbol) {
+                ("invalid-syntax", _) | ("E0001", _) | (_, Some("syntax-error")) => {
+                    syntax_or_indent(&c[3])
+                }
+                ("E0401", _) | (_, Some("import-error")) => BugType::Import,
+                _ => BugType::Linting,
+            };
+            sink.emit(
+                seq,
+                Finding::new(path, line, ty, &c[3])
+                    .col(col)
+                    .conf(0.95)
+                    .tool_opt(step.contains("ruff").then_some("ruff"))
+                    .rule(Some(code)),
+            );
+            return true;
+        }
+    }
+    if !rest.starts_with("invalid-syntax") && kebab_colon(rest) {
+        if let Some(c) = KEBAB.captures(rest) {
+            sink.emit(
+                seq,
+                Finding::new(
+                    path,
+                    line,
+                    BugType::Linting,
+                    c[2].trim_start_matches("[*] "),
+                )
+                .col(col)
+                .conf(0.95)
+                .tool("ruff")
+                .rule(Some(&c[1])),
+            );
+            return true;
+        }
     }
     for prefix in ["SyntaxError: ", "invalid-syntax: "] {
         if let Some(msg) = rest.strip_prefix(prefix) {
@@ -535,5 +816,106 @@ mod tests {
         assert_eq!(r[1].column, Some(1));
         assert_eq!(r[2].error_type, BugType::TypeError);
         assert_eq!(r[3].error_type, BugType::Import);
+    }
+
+    // Lines from real Travis logs of the corpus (fixtures/corpus/real/python/pyjs-travis-*).
+
+    #[test]
+    fn verbose_node_ids_and_fixture_errors() {
+        let log = "tests/rules/test_nixos_cmd_not_found.py::test_match[command0] FAILED     [ 72%]\r\n==================================== ERRORS ====================================\n____ ERROR at setup of test_get_new_command[command0-nix-env -iA nixos.vim] ____\nfile /home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py, line 21\n  def test_get_new_command(mocker, command, new_command, packages):\nE       fixture 'packages' not found\n>       use 'pytest --fixtures [testpath]' for help on them.\n\n/home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py:21\n=================================== FAILURES ===================================\n_____________________________ test_match[command0] _____________________________\n\n/home/travis/build/nvbn/thefuck/tests/rules/test_nixos_cmd_not_found.py:9: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n/opt/python/3.7.1/lib/python3.7/unittest/mock.py:1386: in start\nE           AttributeError: <module 'thefuck.rules.nixos_cmd_not_found'> does not have the attribute 'which'\n\n/opt/python/3.7.1/lib/python3.7/unittest/mock.py:1229: AttributeError\n=== 4 failed, 1609 passed, 16 skipped, 4 warnings, 2 error in 456.94 seconds ===\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].line_number, 21);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("test_get_new_command[command0-nix-env -iA nixos.vim]")
+        );
+        assert_eq!(r[1].line_number, 9);
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("tests/rules/test_nixos_cmd_not_found.py::test_match[command0]")
+        );
+    }
+
+    #[test]
+    fn xdist_progress_lines_give_node_ids() {
+        let ids = [
+            "[gw0] [ 20%] FAILED test_dist_tests_with_crash.py::test_fail0 ",
+            "tests/shells/test_generic.py::TestGeneric::test_app_alias FAILED         [ 96%]",
+        ];
+        for line in ids {
+            let c = super::VERBOSE_FAILED.captures(line.trim()).expect(line);
+            assert!(c.get(1).or(c.get(2)).is_some());
+        }
+        assert!(
+            super::VERBOSE_FAILED
+                .captures("tests/x.py::test_y PASSED [ 1%]")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn unittest_headers_need_a_test_id() {
+        // TSLint's `ERROR: path:l:c` is not a unittest header.
+        let log = "ERROR: /home/travis/build/microsoft/TypeScript/src/compiler/checker.ts:20269:48 boolean-trivia Tag argument with parameter name\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].tool.as_deref(), Some("tslint"));
+        assert!(super::UNITTEST.is_match("FAIL: test_add (tests.test_calc.CalcTest)"));
+    }
+
+    // ruff's own CLI snapshots (astral-sh/ruff, crates/ruff/tests/cli/snapshots).
+    #[test]
+    fn ruff_grouped_pylint_and_rule_name_formats() {
+        let log = "----- stdout -----\ninput.py:\n  1:8 F401 [*] `os` imported but unused\n  2:5 F821 Undefined name `y`\n  3:1 invalid-syntax: Cannot use `match` statement on Python 3.9 (syntax was added in Python 3.10)\n\nFound 3 errors.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("F401"));
+        assert_eq!(r[0].message, "`os` imported but unused");
+        assert_eq!(r[2].error_type, BugType::Syntax);
+        let log = "input.py:1: [unused-import] `os` imported but unused\ninput.py:2: [F821] Undefined name `y`\nsrc/test/resources/python_src/pypackage/pymodule.py:33: [E0401(import-error), ] Unable to import 'deadbeef'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].rule.as_deref(), Some("unused-import"));
+        assert_eq!(r[2].error_type, BugType::Import);
+        let log = "unused-import: [*] `os` imported but unused\n --> input.py:1:8\n  |\n1 | import os  # F401\n  |        ^^\n\nundefined-name: Undefined name `y`\n --> input.py:2:5\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[1].line_number, r[1].rule.as_deref()),
+            (2, Some("undefined-name"))
+        );
+        // A fix summary is not a finding.
+        let log = "Fixed 1 error:\n- input.py:\n    1 × F401 (unused-import)\n\nFound 1 error (1 fixed, 0 remaining).\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
+    // pytest's documentation (pytest-dev/pytest doc/en), output indented under rst directives.
+    #[test]
+    fn indented_output_rootdir_and_other_outcomes_in_the_summary() {
+        let log = "    $ pytest\n    rootdir: /home/sweet/project\n    ==================================== ERRORS ====================================\n    _______________________ ERROR at setup of test_root ________________________\n    file /home/sweet/project/b/test_error.py, line 1\n      def test_root(db):  # no db here, will error out\n    E       fixture 'db' not found\n\n    /home/sweet/project/b/test_error.py:1\n    ================================= FAILURES =================================\n    _______________________________ test_fail __________________________________\n\n        def test_fail():\n    >       assert 0\n    E       assert 0\n\n    test_example.py:14: AssertionError\n    ========================= short test summary info ==========================\n    SKIPPED [1] test_example.py:22: skipping this test\n    XFAIL test_example.py::test_xfail - xfailing this test\n    FAILED test_example.py::test_fail - assert 0\n    ERROR b/test_error.py::test_root\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("b/test_error.py", 1)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("b/test_error.py::test_root")
+        );
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("test_example.py::test_fail")
+        );
+    }
+
+    // pydocstyle (reviewdog/errorformat fmts/testdata/pydocstyle.in).
+    #[test]
+    fn pydocstyle_two_line_findings() {
+        let log = "test.py:1 at module level:\n        D100: Missing docstring in public module\ntest.py:27 in public function `get_user`:\n        D300: Use \"\"\"triple double quotes\"\"\" (found '''-quotes)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[1].line_number, r[1].rule.as_deref()), (27, Some("D300")));
     }
 }

@@ -25,14 +25,15 @@ static RUFF_HEADER: LazyLock<Regex> = LazyLock::new(|| {
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*--> (.+?):(\d+):(\d+)\s*$").unwrap());
 static LINT_D: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#\[deny\(([\w:]+)\)\]").unwrap());
+    LazyLock::new(|| Regex::new(r"`-D ([\w:-]+)`|#!?\[(?:deny|forbid)\(([\w:]+)\)\]").unwrap());
 static CLIPPY_URL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"rust-clippy/[^#\s]*#([a-z0-9_]+)").unwrap());
 static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$").unwrap()
 });
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+):(\d+)$").unwrap()
+    // Before Rust 1.22 the column was not printed.
+    Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+)(?::(\d+))?$").unwrap()
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,8 @@ struct Diag {
     budget: u32,
     /// Lines since the header: a ruff header must be followed by its arrow at once.
     since: u32,
+    /// Blank lines skipped while waiting for the ` --> ` location.
+    blanks: u8,
 }
 
 #[derive(Debug)]
@@ -60,7 +63,7 @@ struct Panic {
     thread: String,
     path: String,
     line: u64,
-    col: u64,
+    col: Option<u64>,
     seq: u64,
 }
 
@@ -75,6 +78,26 @@ pub(crate) struct Rust {
     /// Lints learned from earlier blocks, by message kind: rustc prints the `-D warnings` note
     /// only on the first occurrence of each lint.
     lints: Vec<(String, String, bool)>,
+}
+
+/// Paths rustc prints for the standard library: old toolchains print them relative
+/// (`src/libcore/result.rs`, `libcore/result.rs`), newer ones under `/rustc/<hash>/library/`.
+/// They look repo-relative but never are.
+fn is_rust_std(path: &str) -> bool {
+    let p = path.trim_start_matches("./");
+    let p = p.strip_prefix("src/").unwrap_or(p);
+    const LIBS: [&str; 9] = [
+        "libcore/",
+        "libstd/",
+        "liballoc/",
+        "libtest/",
+        "libpanic_unwind/",
+        "library/core/",
+        "library/std/",
+        "library/alloc/",
+        "library/test/",
+    ];
+    LIBS.iter().any(|l| p.starts_with(l))
 }
 
 /// The part of a rustc message that names the kind of diagnostic (`unused import`).
@@ -147,6 +170,8 @@ fn is_frame_line(l: &Line<'_>) -> bool {
         || t.starts_with("help:")
         || t.starts_with("note:")
         || t.starts_with("-->")
+        // compiletest (rustc's and clippy's UI tests) prints line numbers as `LL`.
+        || t.starts_with("LL ")
 }
 
 impl Rust {
@@ -177,6 +202,9 @@ impl Rust {
         let Some((path, line, col)) = &d.loc else {
             return;
         };
+        if is_rust_std(path) {
+            return;
+        }
         let (ty, tool, rule) = match d.kind {
             Kind::Ruff => {
                 let ty = if d.code.is_some() {
@@ -214,6 +242,9 @@ impl Rust {
         let Some(p) = self.panic.take() else {
             return;
         };
+        if is_rust_std(&p.path) {
+            return;
+        }
         let test = match p.thread.as_str() {
             "main" | "<unnamed>" | "" => self.current_test.as_deref(),
             t => Some(t),
@@ -221,7 +252,7 @@ impl Rust {
         sink.emit(
             p.seq,
             Finding::new(&p.path, p.line, BugType::Logic, msg)
-                .col(Some(p.col))
+                .col(p.col)
                 .test(test)
                 .conf(0.9)
                 .tool("cargo test"),
@@ -237,6 +268,7 @@ impl Rust {
             && self.diag.is_none()
             && !self.in_warning
             && !matches!(first, b'e' | b'w' | b'i' | b't' | b'-' | b'A'..=b'Z')
+            && l.first != b't'
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -268,6 +300,7 @@ impl Rust {
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     since: 0,
+                    blanks: 0,
                 });
                 return true;
             }
@@ -286,20 +319,24 @@ impl Rust {
                     seq: l.no,
                     budget: BLOCK_BUDGET,
                     since: 0,
+                    blanks: 0,
                 });
                 // Not claimed: if no arrow follows, another matcher may want this line.
                 return false;
             }
         }
-        if first == b't' && t.starts_with("thread '") {
+        // Harnesses (nextest, CI wrappers, pasted logs) may indent the panic line.
+        let tt = l.trimmed();
+        if l.first == b't' && tt.starts_with("thread '") {
+            let t = tt;
             if let Some(c) = PANIC_OLD.captures(t) {
                 self.finish(sink);
-                if let (Some(line), Some(col)) = (super::num(&c[4]), super::num(&c[5])) {
+                if let Some(line) = super::num(&c[4]) {
                     self.panic = Some(Panic {
                         thread: c[1].to_string(),
                         path: c[3].to_string(),
                         line,
-                        col,
+                        col: c.get(5).and_then(|m| super::num(m.as_str())),
                         seq: l.no,
                     });
                     let msg = c[2].to_string();
@@ -314,7 +351,7 @@ impl Rust {
                         thread: c[1].to_string(),
                         path: c[2].to_string(),
                         line,
-                        col,
+                        col: Some(col),
                         seq: l.no,
                     });
                 }
@@ -334,6 +371,12 @@ impl Rust {
         let Some(d) = &mut self.diag else {
             return false;
         };
+        // Some log captures double every line (`text\r\n\r\n`, seen on Travis macOS): a
+        // blank line between a rustc header and its location does not end the block.
+        if l.is_blank() && d.kind == Kind::Rustc && d.loc.is_none() && d.blanks < 2 {
+            d.blanks += 1;
+            return true;
+        }
         d.since += 1;
         if d.budget == 0 || !is_frame_line(l) {
             self.finish(sink);
@@ -355,7 +398,14 @@ impl Rust {
             }
             return true;
         }
-        if d.kind == Kind::Rustc && (tt.starts_with('=') || tt.starts_with("note")) {
+        // The lint comes from a note, or (after `note: the lint level is defined here`) from
+        // the `#[deny(…)]` attribute shown in the code frame.
+        if d.kind == Kind::Rustc
+            && (tt.starts_with('=')
+                || tt.starts_with("note")
+                || crate::contains(tt, "deny(")
+                || crate::contains(tt, "forbid("))
+        {
             if let Some(c) = LINT_D.captures(tt) {
                 let name = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
                 if name != "warnings" {
@@ -421,6 +471,62 @@ mod tests {
         assert_eq!(r[0].message, "assertion `left == right` failed");
         assert_eq!(r[1].message, "boom");
         assert_eq!(r[1].test_name.as_deref(), Some("tests::adds"));
+    }
+
+    #[test]
+    fn std_panics_and_doubled_lines() {
+        // Real Travis lines (LogChunks: BurntSushi/ripgrep 524430085, redox-os/redox 357884038,
+        // jwilm/alacritty 564267025 with every line doubled).
+        let log = "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }', src/libcore/result.rs:999:5\nthread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Custom { kind: NotFound }', libcore/result.rs:945:5\nerror[E0463]: can't find crate for `fontconfig`\r\n\r\n  --> font/src/lib.rs:28:1\r\n\r\n   |\r\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("font/src/lib.rs", 28)
+        );
+        assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn ui_test_line_numbers() {
+        // rust-lang/rust-clippy tests/ui/crashes/ice-360.stderr: the lint note comes after
+        // `LL |` code-frame lines.
+        let log = "error: this loop never actually loops\n  --> tests/ui/crashes/ice-360.rs:5:5\n   |\nLL | /     loop {\n...  |\nLL | |     }\n   | |_____^\n   |\n   = note: `#[deny(clippy::never_loop)]` on by default\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[0].rule.as_deref(), Some("clippy::never_loop"));
+    }
+
+    #[test]
+    fn lint_level_from_attribute() {
+        // rust-lang/rust-clippy tests/ui/bytecount.stderr.
+        let log = "error: you appear to be counting bytes the naive way\n  --> tests/ui/bytecount.rs:10:13\n   |\nLL |     let _ = x.iter().filter(|&&a| a == 0).count();\n   |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ help: consider using the bytecount crate: `bytecount::count(x, 0)`\n   |\nnote: the lint level is defined here\n  --> tests/ui/bytecount.rs:5:8\n   |\nLL | #[deny(clippy::naive_bytecount)]\n   |        ^^^^^^^^^^^^^^^^^^^^^^^\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 10);
+        assert_eq!(r[0].rule.as_deref(), Some("clippy::naive_bytecount"));
+    }
+
+    #[test]
+    fn old_and_indented_panics() {
+        // llogiq/flame#25 (Rust 1.18, no column, pasted with a tab) and cargo-generate#1671
+        // (Rust >= 1.91 thread id).
+        let log = "\tthread 'threads' panicked at 'assertion failed: `(left == right)` (left: `5`, right: `6`)', tests/tests.rs:111\nthread 'user_parsed_input::tests::git_flag' (8866) panicked at src/user_parsed_input.rs:653:43:\nassertion `left == right` failed\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.column))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tests/tests.rs", 111, None),
+                ("src/user_parsed_input.rs", 653, Some(43))
+            ],
+            "{r:?}"
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("threads"));
     }
 
     #[test]

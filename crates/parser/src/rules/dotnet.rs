@@ -1,0 +1,409 @@
+//! C# / F# / VB.NET: MSBuild and `dotnet build` diagnostics (`File.cs(12,5): error CS0103: msg
+//! [/path/proj.csproj]`, with `2>` / `17:4>` node prefixes), analyzer and `dotnet format`
+//! findings reported as errors, and test failures from xUnit (`Ns.Class.Test [FAIL]`), `dotnet
+//! test`'s console logger (`Failed Ns.Class.Test [12 ms]`, NUnit and MSTest too) and NUnit's
+//! console (`1) Failed : Ns.Class.Test`), placed at the innermost stack frame in the repository
+//! (`at Ns.Class.Test() in /path/Test.cs:line 12`, or Mono's `/path/Test.cs(12,0): at …`).
+//!
+//! MSBuild prints a path relative to the project when the file is under it; the project path in
+//! brackets then gives the directory. It must never report a `warning` (warnings promoted by
+//! `TreatWarningsAsErrors` are printed as `error`), a frame without a file, or a frame outside
+//! the repository.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+const BLOCK_BUDGET: u32 = 200;
+
+static MSBUILD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(.+?\.(?:cs|fs|fsi|fsx|vb|cshtml|razor|xaml)) ?\((\d+)(?:,(\d+))?(?:[-,]\d+)*\) ?: +(?i:(error|warning))(?: +([A-Za-z]+\d*))? *: *(.*?)(?: \[([^\[\]]+)\])?$",
+    )
+    .unwrap()
+});
+static FRAME_AT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^at (.+?) in (.+?):line (\d+)$").unwrap());
+static FRAME_MONO: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(.+?\.(?:cs|fs|vb))\((\d+),\d+\): at (.+)$").unwrap());
+
+/// Pester (PowerShell): `at <ScriptBlock>, /path/X.Tests.ps1: line 137`.
+static FRAME_PESTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^at (.+?), (.+?): line (\d+)$").unwrap());
+static PESTER_FAILED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[-\] (.+?)(?: \d+(?:\.\d+)?m?s)?$").unwrap());
+
+#[derive(Debug)]
+struct TestBlock {
+    test: Option<String>,
+    message: String,
+    seq: u64,
+    budget: u32,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Dotnet {
+    block: Option<TestBlock>,
+}
+
+/// Build output inside the checkout (`bin/Release/…/publish/Modules/Pester/…`, `obj/`).
+fn is_build_output(path: &str) -> bool {
+    ["bin/Debug/", "bin/Release/", "obj/"]
+        .iter()
+        .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
+}
+
+/// C# compiler warnings that `TreatWarningsAsErrors` turns into errors: lint findings.
+fn is_cs_warning(n: u32) -> bool {
+    const W: [u32; 31] = [
+        67, 105, 108, 109, 114, 162, 164, 168, 169, 219, 414, 436, 465, 472, 612, 618, 649, 659,
+        660, 661, 672, 693, 728, 1030, 1058, 1998, 4014, 7022, 8002, 8073, 8321,
+    ];
+    W.contains(&n) || (1570..=1592).contains(&n) || (8600..=8899).contains(&n)
+}
+
+fn is_syntax(msg: &str) -> bool {
+    const STARTS: [&str; 9] = [
+        "Syntax error",
+        "Invalid token",
+        "Invalid expression term",
+        "Unexpected character",
+        "Newline in constant",
+        "Unterminated",
+        "Identifier expected",
+        "Type expected",
+        "Unexpected symbol",
+    ];
+    let m = msg.trim_end_matches('.');
+    m.ends_with(" expected") || STARTS.iter().any(|s| m.starts_with(s))
+}
+
+/// Classifies a diagnostic by its code (`CS0103`, `FS0039`, `CA1822`, `IDE0055`, `WHITESPACE`).
+fn classify(code: Option<&str>, msg: &str) -> BugType {
+    let Some(code) = code else {
+        return if is_syntax(msg) {
+            BugType::Syntax
+        } else {
+            BugType::TypeError
+        };
+    };
+    if let Some(n) = code.strip_prefix("CS").and_then(|n| n.parse::<u32>().ok()) {
+        return match n {
+            6 | 12 | 234 | 246 => BugType::Import,
+            n if is_cs_warning(n) => BugType::Linting,
+            _ if is_syntax(msg) => BugType::Syntax,
+            _ => BugType::TypeError,
+        };
+    }
+    let compiler = ["FS", "BC", "MSB", "NU", "NETSDK", "CS"];
+    if compiler.iter().any(|p| {
+        code.strip_prefix(p)
+            .is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()))
+    }) {
+        return if is_syntax(msg) {
+            BugType::Syntax
+        } else {
+            BugType::TypeError
+        };
+    }
+    // Roslyn analyzers (CA, IDE, SA, S, RCS, xUnit…) and `dotnet format` (WHITESPACE…).
+    BugType::Linting
+}
+
+/// The first or last byte of a line that may start a test block (`Failed …`, `… [FAIL]`,
+/// `1) Failed : …`, `[-] …`, `Unhandled exception.`).
+fn test_header(l: &Line<'_>) -> bool {
+    matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
+        || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
+}
+
+/// `)` followed by `:` or ` :` (an MSBuild location `File.cs(12,5): …`).
+fn paren_colon(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b')', b).any(|i| match b.get(i + 1) {
+        Some(b':') => true,
+        Some(b' ') => b.get(i + 2) == Some(&b':'),
+        _ => false,
+    })
+}
+
+/// `dotnet test` prefixes xUnit's own lines with `[xUnit.net 00:00:06.52]`; what follows is
+/// the runner's line, indented.
+fn strip_xunit_prefix(t: &str) -> &str {
+    match t.strip_prefix("[xUnit.net ") {
+        Some(rest) => rest.split_once(']').map_or(t, |(_, r)| r.trim_start()),
+        None => t,
+    }
+}
+
+/// `Ns.Class.Test [FAIL]`, `Failed Ns.Class.Test [12 ms]`, `1) Failed : Ns.Class.Test`.
+fn failed_test(t: &str) -> Option<&str> {
+    if let Some(name) = t.strip_suffix("[FAIL]") {
+        let name = strip_xunit_prefix(name.trim()).trim();
+        return plausible(name).then_some(name);
+    }
+    let rest = super::ruby::numbered(t).unwrap_or(t);
+    let name = rest
+        .strip_prefix("Failed : ")
+        .or_else(|| rest.strip_prefix("Error : "))
+        .or_else(|| rest.strip_prefix("Failed "))?
+        // Older console loggers align the name: `Failed   Ns.Class.Test`.
+        .trim_start();
+    // `[12 ms]` / `[< 1 ms]` after the name.
+    let name = match name.rfind(" [") {
+        Some(i) if name.ends_with(']') => &name[..i],
+        _ => name,
+    };
+    plausible(name).then_some(name)
+}
+
+/// A test name: `Ns.Class.Test` or `Ns.Class.Test(x: 1)`, no spaces before the arguments.
+fn plausible(name: &str) -> bool {
+    let head = name.split('(').next().unwrap_or(name);
+    head.bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && head.contains('.')
+        && !head.contains(' ')
+}
+
+impl Dotnet {
+    #[inline]
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        self.block.is_none() && !test_header(l) && !(l.colon && paren_colon(l.text))
+    }
+
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = strip_xunit_prefix(l.trimmed());
+        if self.block.is_some() {
+            if let Some(done) = self.block_line(t, sink) {
+                return done;
+            }
+        }
+        if let Some(name) = failed_test(t).filter(|_| test_header(l)) {
+            self.block = Some(TestBlock {
+                test: Some(name.to_string()),
+                message: String::new(),
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+            });
+            return true;
+        }
+        if l.first == b'[' {
+            if let Some(c) = PESTER_FAILED.captures(t) {
+                self.block = Some(TestBlock {
+                    test: Some(c[1].to_string()),
+                    message: String::new(),
+                    seq: l.no,
+                    budget: BLOCK_BUDGET,
+                });
+                return true;
+            }
+        }
+        if let Some(msg) = t.strip_prefix("Unhandled exception. ") {
+            self.block = Some(TestBlock {
+                test: None,
+                message: msg.to_string(),
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+            });
+            return true;
+        }
+        if l.colon && paren_colon(t) {
+            return self.msbuild(t, l.no, sink);
+        }
+        false
+    }
+
+    fn msbuild(&mut self, t: &str, seq: u64, sink: &mut Sink) -> bool {
+        // Node prefixes: `2>`, `17:4>`, Ant's `[exec] `.
+        let mut t = t.strip_prefix("[exec] ").unwrap_or(t).trim_start();
+        if let Some(gt) = t.find('>') {
+            let node = &t[..gt];
+            if !node.is_empty() && node.bytes().all(|c| c.is_ascii_digit() || c == b':') {
+                t = &t[gt + 1..];
+            }
+        }
+        let Some(c) = MSBUILD.captures(t) else {
+            return false;
+        };
+        if !c[4].eq_ignore_ascii_case("error") {
+            return true;
+        }
+        let code = c.get(5).map(|m| m.as_str());
+        let msg = &c[6];
+        let mut path = c[1].trim().to_string();
+        // A relative path is relative to the project's directory.
+        if let Some(proj) = c.get(7).map(|m| m.as_str().trim()) {
+            let absolute = |p: &str| p.starts_with('/') || p.as_bytes().get(1) == Some(&b':');
+            if !absolute(&path) && absolute(proj) {
+                if let Some(i) = proj.rfind(['/', '\\']) {
+                    path = format!("{}/{}", &proj[..i], path);
+                }
+            }
+        }
+        sink.emit(
+            seq,
+            Finding::new(
+                &path,
+                super::num(&c[2]).unwrap_or(0),
+                classify(code, msg),
+                msg,
+            )
+            .col(c.get(3).and_then(|m| super::num(m.as_str())))
+            .conf(0.95)
+            .tool("msbuild")
+            .rule(code),
+        );
+        true
+    }
+
+    /// A line inside a failed test's output. `Some(consumed)` when the block decided.
+    fn block_line(&mut self, t: &str, sink: &mut Sink) -> Option<bool> {
+        let b = self.block.as_mut()?;
+        if b.budget == 0 {
+            self.block = None;
+            return None;
+        }
+        b.budget -= 1;
+        let frame = if t.starts_with("at ") {
+            FRAME_AT
+                .captures(t)
+                .or_else(|| FRAME_PESTER.captures(t))
+                .map(|c| (c[2].to_string(), c[3].to_string()))
+        } else if t.ends_with(')') && t.contains("): at ") {
+            FRAME_MONO
+                .captures(t)
+                .map(|c| (c[1].to_string(), c[2].to_string()))
+        } else {
+            None
+        };
+        let Some((path, line)) = frame else {
+            if b.message.is_empty()
+                && !t.is_empty()
+                && !t.starts_with("Error Message:")
+                && !t.starts_with("Stack Trace:")
+            {
+                b.message = crate::sink::truncate_chars(t, 400).to_string();
+            }
+            // A new test or the run's summary ends the block.
+            if failed_test(t).is_some()
+                || t.starts_with("Total tests")
+                || t.starts_with("Failed!")
+                || t.starts_with("[-] ")
+            {
+                self.block = None;
+                return None;
+            }
+            return Some(t.starts_with("Error Message:") || t.starts_with("Stack Trace:"));
+        };
+        let Some(rel) = sink.repo_path(&path) else {
+            return Some(true);
+        };
+        if crate::path::is_vendored(&rel) || is_build_output(&rel) {
+            return Some(true);
+        }
+        let msg = if b.message.is_empty() {
+            "test failed".to_string()
+        } else {
+            b.message.clone()
+        };
+        let (seq, test) = (b.seq, b.test.clone());
+        sink.emit(
+            seq,
+            Finding::new(&rel, super::num(&line).unwrap_or(0), BugType::Logic, &msg)
+                .test(test.as_deref())
+                .conf(0.85)
+                .tool(if test.is_some() {
+                    "dotnet-test"
+                } else {
+                    "dotnet"
+                }),
+        );
+        self.block = None;
+        Some(true)
+    }
+
+    pub fn flush(&mut self, _sink: &mut Sink) {
+        self.block = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    fn parse(log: &str) -> Vec<crate::BugReport> {
+        parse_str(log, &ParseOptions::default())
+    }
+
+    #[test]
+    fn msbuild_errors_relative_to_the_project() {
+        // NancyFx/Nancy Travis log (LogChunks), jenkinsci/analysis-model issue6709.txt
+        let log = "Extensions/CollectionExtensions.cs(20,40): error CS0103: The name 'key' does not exist in the current context [/home/travis/build/NancyFx/Nancy/src/Nancy/Nancy.csproj]\n     2>Rules\\TaskRules.cs(1145,49): warning CS0168: The variable 'ex' is declared but never used\nD:\\a\\R\\R\\src\\A.cs(3,1): error CS0246: The type or namespace name 'Foo' could not be found (are you missing a using directive or an assembly reference?) [D:\\a\\R\\R\\src\\A.csproj]\n  17:4>/home/runner/work/R/R/src/B.cs(9,13): error CS0168: The variable 'x' is declared but never used [/home/runner/work/R/R/src/B.csproj]\n/home/runner/work/R/R/src/C.cs(1,1): error WHITESPACE: Fix whitespace formatting. [/home/runner/work/R/R/src/C.csproj]\nsrc/D.cs(4,2): error CS1002: ; expected\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 5, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "src/Nancy/Extensions/CollectionExtensions.cs"
+        );
+        assert_eq!((r[0].line_number, r[0].column), (20, Some(40)));
+        assert_eq!(r[0].error_type, BugType::TypeError);
+        assert_eq!(r[1].error_type, BugType::Import);
+        assert_eq!(r[1].file_path, "src/A.cs");
+        assert_eq!(r[2].error_type, BugType::Linting);
+        assert_eq!(r[3].error_type, BugType::Linting);
+        assert_eq!(r[4].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn pester_failure_skips_build_output() {
+        // PowerShell/PowerShell Travis log (LogChunks)
+        let log = "    [-] ThreadJob with ScriptBlock and Using variables 356ms\n      Expected {1 2 3 4 5}, but got {GlobalVar}.\n      137:         $result | Should -Be @(1,2,3,4,5)\n      at Invoke-Assertion, /home/travis/build/PowerShell/PowerShell/src/powershell-unix/bin/Release/netcoreapp2.1/linux-x64/publish/Modules/Pester/4.2.0/Functions/Assertions/Should.ps1: line 206\n      at <ScriptBlock>, /home/travis/build/PowerShell/PowerShell/test/powershell/Modules/ThreadJob/ThreadJob.Tests.ps1: line 137\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "test/powershell/Modules/ThreadJob/ThreadJob.Tests.ps1"
+        );
+        assert_eq!(r[0].line_number, 137);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("ThreadJob with ScriptBlock and Using variables")
+        );
+    }
+
+    #[test]
+    fn xunit_lines_behind_the_vstest_prefix() {
+        // lihs-ie/window-logger RUN_TEST_RESULT.md (GitHub Actions, Windows runner)
+        let log = "[xUnit.net 00:00:06.52]     WindowLogger.Presentation.Tests.Forms.MainFormTests.RefreshActivityGrid_WithActivities_ShouldDisplayData [FAIL]\n[xUnit.net 00:00:06.52]       Expected dataSource not to be <null>.\n[xUnit.net 00:00:06.52]       Stack Trace:\n[xUnit.net 00:00:06.52]            at FluentAssertions.Execution.XUnit2TestFramework.Throw(String message)\n[xUnit.net 00:00:06.52]         D:\\a\\window-logger\\window-logger\\tests\\WindowLogger.Presentation.Tests\\Forms\\MainFormTests.cs(158,0): at WindowLogger.Presentation.Tests.Forms.MainFormTests.RefreshActivityGrid_WithActivities_ShouldDisplayData()\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "tests/WindowLogger.Presentation.Tests/Forms/MainFormTests.cs"
+        );
+        assert_eq!(r[0].line_number, 158);
+        assert_eq!(r[0].message, "Expected dataSource not to be <null>.");
+    }
+
+    #[test]
+    fn xunit_and_vstest_failures() {
+        // NancyFx/Nancy Travis log (LogChunks): Mono's xUnit console
+        let log = "    Nancy.Testing.Tests.BrowserFixture.Should_return_JSON_serialized_form [FAIL]\n      Assert.Equal() Failure\n      Expected: 1\n      Actual:   0\n      Stack Trace:\n        /home/travis/build/NancyFx/Nancy/test/Nancy.Testing.Tests/BrowserFixture.cs(445,0): at Nancy.Testing.Tests.BrowserFixture.<Should_return_JSON_serialized_form>d__24.MoveNext()\n        --- End of stack trace from previous location where exception was thrown ---\n  Failed Calc.Tests.AddTests.Adds [4 ms]\n  Error Message:\n   Assert.Equal() Failure\n  Stack Trace:\n     at Xunit.Assert.Equal[T](T expected, T actual)\n     at Calc.Tests.AddTests.Adds() in /home/runner/work/R/R/tests/Calc.Tests/AddTests.cs:line 12\nFailed!  - Failed:     1, Passed:     3, Skipped:     0, Total:     4\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "test/Nancy.Testing.Tests/BrowserFixture.cs");
+        assert_eq!(r[0].line_number, 445);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Nancy.Testing.Tests.BrowserFixture.Should_return_JSON_serialized_form")
+        );
+        assert_eq!(r[1].file_path, "tests/Calc.Tests/AddTests.cs");
+        assert_eq!(r[1].test_name.as_deref(), Some("Calc.Tests.AddTests.Adds"));
+        assert_eq!(r[1].message, "Assert.Equal() Failure");
+    }
+}
