@@ -12,9 +12,9 @@
 //! change (the fix agent does) and never checks the patch (the guard does).
 //!
 //! Each file keeps the mode it has in the parent commit's tree (an executable stays
-//! executable), read with [`tree_entry`]. It never writes through a symbolic link, over a
-//! submodule or over a directory: such a path is [`GitAgentError::NotARegularFile`] and nothing
-//! is created.
+//! executable), read with [`tree_entry`] (or [`entry_in`] a [`whole_tree`]). It never writes
+//! through a symbolic link, over a submodule or over a directory: such a path is
+//! [`GitAgentError::NotARegularFile`] and nothing is created.
 
 use crate::github::{
     CreateCommit, FileMode, GitHubApi, GitHubError, GitTreeItem, InstallationId, RepoRef,
@@ -111,6 +111,49 @@ pub async fn tree_entry(
     Ok(PathKind::Absent)
 }
 
+/// Every entry under `root_tree`, read in one recursive request; `None` when GitHub cut the
+/// listing short (then [`tree_entry`] walks the levels a path goes through).
+pub async fn whole_tree(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    root_tree: &str,
+) -> Result<Option<Vec<GitTreeItem>>, GitHubError> {
+    let listing = gh.get_git_tree_recursive(inst, repo, root_tree).await?;
+    Ok((!listing.truncated).then_some(listing.tree))
+}
+
+/// What `path` is in a whole-tree listing ([`whole_tree`]), with [`tree_entry`]'s answers: a
+/// path under a link, a submodule or a file is not taken for a file (a recursive listing never
+/// goes through them, so only its first such ancestor is listed).
+pub fn entry_in(listing: &[GitTreeItem], path: &str) -> PathKind {
+    let find = |p: &str| listing.iter().find(|i| i.path == p);
+    let mut ancestor = String::new();
+    let parts: Vec<&str> = path.split('/').collect();
+    for (i, name) in parts.iter().enumerate() {
+        if !ancestor.is_empty() {
+            ancestor.push('/');
+        }
+        ancestor.push_str(name);
+        let Some(item) = find(&ancestor) else {
+            return PathKind::Absent;
+        };
+        if i + 1 == parts.len() {
+            return PathKind::of(item);
+        }
+        if item.kind != "tree" {
+            return PathKind::Other(format!(
+                "reached through `{name}`, which is {}",
+                match PathKind::of(item) {
+                    PathKind::Other(what) => what,
+                    _ => "a file".to_string(),
+                }
+            ));
+        }
+    }
+    PathKind::Absent
+}
+
 /// Chooses where to push: the head branch, or the fallback branch for a fork that does not
 /// allow maintainer edits.
 pub fn target_for(
@@ -139,6 +182,21 @@ pub fn target_for(
     }
 }
 
+/// What the caller already read of the parent commit's tree: its sha and the mode of each
+/// regular file it will change. A commit's tree is the same in every repository holding the
+/// commit, so what was read from a fork holds for the base repository too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownTree {
+    pub tree_sha: String,
+    pub modes: Vec<(String, FileMode)>,
+}
+
+impl KnownTree {
+    fn mode(&self, path: &str) -> Option<FileMode> {
+        self.modes.iter().find(|(p, _)| p == path).map(|(_, m)| *m)
+    }
+}
+
 /// The git agent over a GitHub client.
 pub struct GitAgent<'a> {
     pub gh: &'a dyn GitHubApi,
@@ -147,15 +205,24 @@ pub struct GitAgent<'a> {
 
 impl GitAgent<'_> {
     /// Creates the blobs, the tree and the commit (objects only; no ref changes). Returns the
-    /// new commit's sha. Safe to repeat: objects are content-addressed.
+    /// new commit's sha. Safe to repeat: objects are content-addressed. `known` spares reading
+    /// the parent's tree again when the caller has read every changed path's mode in it.
     pub async fn prepare(
         &self,
         target: &PushTarget,
         parent: &str,
         files: &[(String, String)],
         message: &str,
+        known: Option<&KnownTree>,
     ) -> Result<String, GitAgentError> {
         let repo = &target.repo;
+        let known_modes: Option<Vec<FileMode>> =
+            known.and_then(|k| files.iter().map(|(p, _)| k.mode(p)).collect());
+        if let (Some(k), Some(modes)) = (known, known_modes) {
+            return self
+                .write_objects(repo, &k.tree_sha, parent, files, modes, message)
+                .await;
+        }
         let base = self.gh.get_git_commit(self.inst, repo, parent).await?;
         // Every path is checked before any object is created.
         let mut modes = Vec::with_capacity(files.len());
@@ -173,6 +240,20 @@ impl GitAgent<'_> {
             };
             modes.push(mode);
         }
+        self.write_objects(repo, &base.tree.sha, parent, files, modes, message)
+            .await
+    }
+
+    /// The blobs, the tree over `base_tree` and the commit on `parent`.
+    async fn write_objects(
+        &self,
+        repo: &RepoRef,
+        base_tree: &str,
+        parent: &str,
+        files: &[(String, String)],
+        modes: Vec<FileMode>,
+        message: &str,
+    ) -> Result<String, GitAgentError> {
         let mut entries = Vec::new();
         for ((path, content), mode) in files.iter().zip(modes) {
             let blob = self
@@ -187,7 +268,7 @@ impl GitAgent<'_> {
         }
         let tree = self
             .gh
-            .create_tree(self.inst, repo, &base.tree.sha, &entries)
+            .create_tree(self.inst, repo, base_tree, &entries)
             .await?;
         let commit = self
             .gh

@@ -290,7 +290,7 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
     let (job, outcome) = match &route {
         Route::Ping => (None, "ping"),
         Route::Ignore { .. } => (None, "ignored"),
-        Route::Handle { key } => (Some(NewJob { key: key.clone() }), "accepted"),
+        Route::Handle { key } => (Some(NewJob::delivery(key.clone())), "accepted"),
     };
     let record = DeliveryRecord {
         id: delivery_id.clone(),

@@ -22,13 +22,40 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, error, info, warn};
 
+use crate::github::GitHubError;
 use crate::metrics::{JobLabels, Metrics};
-use crate::store::{JobRecord, JobState, Store, StoreError};
+use crate::store::registry::RegistryError;
+use crate::store::{JobKind, JobRecord, JobState, Store, StoreError};
 
-/// How a job run failed.
+/// How a job run failed. Whether it is tried again, parked at once or queued again for a
+/// given moment follows from the error ([`JobError::is_permanent`], [`JobError::wait`]).
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
-    /// Worth another try later (GitHub unavailable, rate limited, …).
+    /// A GitHub call failed: what was being done, and GitHub's answer. Retried, unless GitHub
+    /// said it never will work (not found, gone, not allowed) or named when to come back.
+    #[error("{what}: {source}")]
+    GitHub {
+        what: &'static str,
+        #[source]
+        source: GitHubError,
+    },
+    /// The database failed; retried.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The DDS registry could not be read or written; retried.
+    #[error("DDS registry: {0}")]
+    Registry(#[from] RegistryError),
+    /// The DDS registry refused a record for good (a rule of the specification, bad input).
+    #[error("{what}: {source}")]
+    Refused {
+        what: &'static str,
+        #[source]
+        source: RegistryError,
+    },
+    /// The delivery's payload cannot be read as its event: it never will be.
+    #[error("{0}")]
+    BadDelivery(#[from] crate::events::EventError),
+    /// Worth another try later, for a reason with no error type of its own.
     #[error("{0}")]
     Retry(String),
     /// Will fail the same way every time: parked at once.
@@ -38,6 +65,39 @@ pub enum JobError {
     /// without spending an attempt, since waiting is not failing.
     #[error("{message}")]
     Wait { message: String, after: Duration },
+}
+
+impl JobError {
+    /// Will fail the same way every time: parked at once.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            JobError::Permanent(_) | JobError::Refused { .. } | JobError::BadDelivery(_) => true,
+            JobError::GitHub { source, .. } => matches!(
+                source,
+                GitHubError::NotFound
+                    | GitHubError::Gone
+                    | GitHubError::Unauthorized { .. }
+                    | GitHubError::Forbidden { .. }
+            ),
+            _ => false,
+        }
+    }
+
+    /// How long to wait before the next run, when the failure said so (GitHub's rate limit
+    /// names the moment): the job is queued again for then without spending an attempt.
+    pub fn wait(&self) -> Option<Duration> {
+        match self {
+            JobError::Wait { after, .. } => Some(*after),
+            JobError::GitHub {
+                source:
+                    GitHubError::RateLimited {
+                        retry_after: Some(after),
+                    },
+                ..
+            } => Some(*after),
+            _ => None,
+        }
+    }
 }
 
 /// Longest wait a [`JobError::Wait`] is honoured for (GitHub's primary limit resets hourly).
@@ -51,24 +111,51 @@ pub struct JobInput {
     pub payload: Vec<u8>,
 }
 
-/// Work the service creates for itself (not from a webhook): resuming a fix loop after a
-/// restart, polling CI when a webhook was missed. It goes through the same queue, so it is
-/// serialised with the webhooks of the same pull request.
+/// Work the service creates for itself (not from a webhook): writing an approved fix, resuming
+/// a fix loop after a restart, polling CI when a webhook was missed. It goes through the same
+/// queue, so it is serialised with the webhooks of the same pull request.
 #[derive(Debug, Clone)]
 pub struct InternalJob {
     /// Serialisation key (the pull request's).
     pub key: String,
-    /// Event name the handler dispatches on.
-    pub event: String,
-    /// Stable identity: one such job is queued per id at a time.
+    /// What it does; never [`JobKind::Delivery`].
+    pub kind: JobKind,
+    /// Identity: a job whose id was queued before is not queued again (until that record is
+    /// pruned), so the caller chooses how often the same work may be queued.
     pub id: String,
-    pub payload: Vec<u8>,
+}
+
+/// Queues one of the service's own jobs, durably, and makes it visible to the workers.
+/// `Ok(false)` when a job with that id was queued before.
+pub async fn enqueue(store: &Store, queue: &Queue, job: InternalJob) -> Result<bool, StoreError> {
+    let record = crate::store::DeliveryRecord {
+        id: job.id,
+        event: job.kind.event_name().unwrap_or("delivery").to_string(),
+        action: None,
+        received_at: Utc::now(),
+        queued: true,
+    };
+    let new = crate::store::NewJob {
+        key: job.key.clone(),
+        kind: job.kind,
+    };
+    match store.accept_delivery(&record, b"", Some(new))? {
+        crate::store::Accepted::New { job_id: Some(id) } => {
+            store.durable().await?;
+            queue.push(id, job.key);
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// Processes one job. Implemented by the orchestrator; must be idempotent.
 #[async_trait]
 pub trait JobHandler: Send + Sync + 'static {
     async fn handle(&self, input: JobInput) -> Result<(), JobError>;
+
+    /// Called once the queue is loaded, so the handler can queue follow-up jobs itself.
+    fn attach(&self, _queue: Arc<Queue>) {}
 
     /// Called at start-up and periodically: jobs to queue for work in flight.
     async fn reconcile(&self) -> Vec<InternalJob> {
@@ -313,15 +400,16 @@ impl Queue {
                     info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
                     self.release_key(&key, None);
                 }
-                Err(JobError::Wait { message, after }) => {
-                    let after = after.min(MAX_WAIT);
+                Err(err) if err.wait().is_some() => {
+                    let after = err.wait().unwrap_or_default().min(MAX_WAIT);
+                    let message = err.to_string();
                     warn!(retry_in_s = after.as_secs_f64(), reason = %message, "job told to wait; queued again");
                     job.attempts -= 1;
                     self.requeue(&mut job, after, message);
                 }
                 Err(err) => {
                     self.metrics.job_failures.get_or_create(&labels).inc();
-                    let permanent = matches!(err, JobError::Permanent(_));
+                    let permanent = err.is_permanent();
                     let msg = err.to_string();
                     if permanent || job.attempts >= self.policy.max_attempts {
                         self.park(&mut job, msg);
@@ -471,7 +559,7 @@ mod tests {
             queued: true,
         };
         match store
-            .accept_delivery(&d, b"{}", Some(NewJob { key: key.into() }))
+            .accept_delivery(&d, b"{}", Some(NewJob::delivery(key)))
             .unwrap()
         {
             crate::store::Accepted::New { job_id: Some(j) } => {
@@ -522,6 +610,89 @@ mod tests {
             policy().max_attempts + 3
         );
         assert_eq!(metrics.jobs_parked.get(), 0);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
+    }
+
+    #[test]
+    fn a_failure_says_itself_whether_to_retry_park_or_wait() {
+        let gh = |source| JobError::GitHub {
+            what: "reading the pull request",
+            source,
+        };
+        assert!(gh(GitHubError::NotFound).is_permanent());
+        assert!(
+            gh(GitHubError::Forbidden {
+                message: "no".into()
+            })
+            .is_permanent()
+        );
+        let server = gh(GitHubError::Server { status: 502 });
+        assert!(!server.is_permanent() && server.wait().is_none());
+        assert_eq!(
+            server.to_string(),
+            format!(
+                "reading the pull request: {}",
+                GitHubError::Server { status: 502 }
+            )
+        );
+        let limited = gh(GitHubError::RateLimited {
+            retry_after: Some(Duration::from_secs(30)),
+        });
+        assert_eq!(limited.wait(), Some(Duration::from_secs(30)));
+        assert!(!limited.is_permanent());
+        assert!(
+            gh(GitHubError::RateLimited { retry_after: None })
+                .wait()
+                .is_none()
+        );
+        // The GitHub error stays reachable as the source, typed.
+        let source = std::error::Error::source(&server).unwrap();
+        assert!(source.downcast_ref::<GitHubError>().is_some());
+    }
+
+    /// Hands each job's kind to the test.
+    struct Kinds(Mutex<Vec<JobKind>>);
+
+    #[async_trait]
+    impl JobHandler for Kinds {
+        async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+            self.0.lock().unwrap().push(input.job.kind);
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_services_own_jobs_are_typed_queued_once_and_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let kind = JobKind::WriteFix {
+            repo: "o/r".into(),
+            pr: 7,
+            check: "lint".into(),
+        };
+        let job = InternalJob {
+            key: "o/r#7".into(),
+            kind: kind.clone(),
+            id: "fix-o.r-7-lint-DDS-FIX-20260202-001".into(),
+        };
+        assert!(enqueue(&store, &q, job.clone()).await.unwrap());
+        assert!(
+            !enqueue(&store, &q, job).await.unwrap(),
+            "the same id is queued once"
+        );
+        let stored = store.jobs().unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(
+            (stored[0].kind.clone(), stored[0].event.as_str()),
+            (kind.clone(), "ci_medic_write_fix")
+        );
+        let kinds = Arc::new(Kinds(Mutex::default()));
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(1, q.clone(), kinds.clone(), shutdown.clone());
+        wait_until(|| store.jobs().unwrap().is_empty()).await;
+        assert_eq!(*kinds.0.lock().unwrap(), vec![kind]);
         shutdown.cancel();
         workers.drain(Duration::from_secs(5)).await;
     }

@@ -12,7 +12,9 @@
 //! commands (approval) ─► fix_agent ─► executor (optional) ─► git_agent ─► ci_monitor
 //! ```
 //!
-//! [`orchestrator`] owns the state machine that moves a failure through those stages.
+//! A proposal's life (its stage, DDS status, history and registry transitions) is one pure
+//! state machine, `ci_medic_core::proposal::machine`; [`orchestrator`] dispatches each job to its
+//! handler, and the handlers apply the machine's effects to move a failure through those stages.
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
 //! (HTTP, health, metrics), [`config`] (process settings), [`capped_log`] (the start and end

@@ -1,10 +1,14 @@
-//! The orchestrator: owns the state machine that moves a failed check through the stages.
+//! The orchestrator: dispatches each job to its handler over a shared [`Context`].
 //!
-//! It implements [`JobHandler`]: each job is one accepted delivery, turned into an [`Event`]
-//! and dispatched. Every handler is idempotent, because a job interrupted by a crash runs
-//! again: records are looked up before they are created (failed DDS per check and commit,
-//! one code_fix per source, one comment per pull request and check, one check run per
-//! proposal), and each step is stored before the next begins.
+//! It implements [`JobHandler`]: each job is one accepted delivery, turned into a delivery
+//! event and dispatched to one handler per event and command (`analysis`, `approval`,
+//! `fix_loop`, and the pull-request and installation handlers here). A proposal's state moves
+//! only through the pure state machine `ci_medic_core::proposal::machine`, whose effects
+//! `apply` carries out (registry transition, stored run, comment rendered from the state).
+//! Every handler is idempotent, because a job interrupted by a crash runs again: records are
+//! looked up before they are created (failed DDS per check and commit, one code_fix per
+//! source, one comment per pull request and check, one check run per proposal), and each step
+//! is stored before the next begins.
 //!
 //! Stages talk to each other only through the orchestrator, with typed values
 //! (execution contract: "No layer bypasses the Orchestrator").
@@ -13,33 +17,43 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use ci_medic_core::comment::{CommentView, HistoryEntry, ProposalStatusView, render_comment};
-use ci_medic_core::formatter::format_report_line;
-use ci_medic_core::ids::DdsId;
-use ci_medic_core::proposal::{CheckRef, DdsStatus, FailedCheck, build_fix_packet};
+use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
-use ci_medic_parser::{BugReport, ParseOptions};
 
+mod analysis;
+mod apply;
 mod approval;
 mod fix_loop;
 
 use crate::events::{
-    CheckRunCompleted, Event, EventError, InstallationChanged, PullRequestChanged,
+    CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
 };
 use crate::github::{GitHubApi, GitHubError, InstallationId, PullRequest, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
-use crate::log_source::{LogError, LogLimits, LogSource, fetch_log};
+use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::registry::{Registry, RegistryError};
-use crate::store::runs::{FixRun, Phase, RunStore};
-use crate::store::{Store, StoreError};
+use crate::store::runs::{Phase, RunStore};
+use crate::store::{JobKind, Store, StoreError};
+use apply::Replay;
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
-type CachedConfig = (String, RepoConfig, Option<ConfigError>);
+/// A repository's configuration as last read: when, from which blob (`None`: no file), and
+/// what it parsed to.
+struct CachedConfig {
+    read_at: std::time::Instant,
+    sha: Option<String>,
+    config: RepoConfig,
+    error: Option<ConfigError>,
+}
+
+/// How long a repository's configuration is used without reading it again: the events of one
+/// failure's loop (proposal, approval, fix, verdict) come within it, so they read it once, and
+/// an edit on the default branch applies within a minute.
+const CONFIG_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Everything the pipeline needs, behind traits where the outside world is involved.
 pub struct Context {
@@ -55,9 +69,11 @@ pub struct Context {
     pub fix_agent: crate::fix_agent::FixAgent,
     /// The Docker sandbox for `verify: docker`; `None` when no engine is reachable.
     pub executor: Option<Arc<dyn crate::executor::Executor>>,
-    /// Parsed `.github/ci-medic.yml` per repository, keyed by the blob sha it came from.
+    /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pr_locks: PrLocks,
+    /// The durable queue, once the server attached it: follow-up jobs (writing a fix) go there.
+    queue: std::sync::OnceLock<Arc<crate::jobs::Queue>>,
 }
 
 /// One lock per pull request. The queue runs jobs with the same key one at a time, but a
@@ -105,6 +121,7 @@ impl Context {
             executor: None,
             config_cache: Mutex::new(HashMap::new()),
             pr_locks: PrLocks::default(),
+            queue: std::sync::OnceLock::new(),
         })
     }
 }
@@ -120,51 +137,42 @@ impl Orchestrator {
     }
 }
 
-/// Maps a GitHub failure to retry-or-park: transient failures are retried by the queue.
-fn gh_err(what: &str, e: GitHubError) -> JobError {
-    match e {
-        // GitHub named when to come back: the queue waits that long instead of burning the
-        // job's attempts on a limit that lasts until its reset.
-        GitHubError::RateLimited {
-            retry_after: Some(after),
-        } => JobError::Wait {
-            message: format!("{what}: {e}"),
-            after,
-        },
-        GitHubError::NotFound
-        | GitHubError::Gone
-        | GitHubError::Unauthorized { .. }
-        | GitHubError::Forbidden { .. } => JobError::Permanent(format!("{what}: {e}")),
-        _ => JobError::Retry(format!("{what}: {e}")),
-    }
+/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
+/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
+fn gh_err(what: &'static str, source: GitHubError) -> JobError {
+    JobError::GitHub { what, source }
 }
 
-fn store_err(e: impl std::fmt::Display) -> JobError {
-    JobError::Retry(format!("store: {e}"))
-}
-
-fn now_string(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%d %H:%M UTC").to_string()
+/// A failed read or write of the database or the DDS registry; retried.
+fn store_err(e: impl Into<JobError>) -> JobError {
+    e.into()
 }
 
 #[async_trait]
 impl JobHandler for Orchestrator {
     async fn handle(&self, input: JobInput) -> Result<(), JobError> {
-        if input.job.event == fix_loop::RECONCILE_EVENT {
-            return self.reconcile_run(&input.payload).await;
+        match &input.job.kind {
+            JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
+            JobKind::Reconcile { repo, pr, check } => {
+                return self.reconcile_run(repo, *pr, check).await;
+            }
+            JobKind::Delivery if input.job.event == fix_loop::RECONCILE_EVENT => {
+                return self.reconcile_legacy(&input.payload).await;
+            }
+            JobKind::Delivery => {}
         }
-        let event = match Event::parse(&input.job.event, &input.payload) {
+        let event = match Delivery::parse(&input.job.event, &input.payload) {
             Ok(e) => e,
             Err(EventError::Unhandled { event, action }) => {
                 info!(%event, %action, "nothing to do for this event");
                 return Ok(());
             }
-            Err(e) => return Err(JobError::Permanent(e.to_string())),
+            Err(e) => return Err(e.into()),
         };
         match event {
             // Takes the pull request's lock itself, once it knows which one.
-            Event::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
-            Event::PrCommentCreated(c) => {
+            Delivery::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
+            Delivery::PrCommentCreated(c) => {
                 let _held = self
                     .ctx
                     .pr_locks
@@ -172,12 +180,18 @@ impl JobHandler for Orchestrator {
                     .await;
                 self.comment_created(c).await
             }
-            Event::PullRequestChanged(p) => {
+            Delivery::PullRequestChanged(p) => {
                 let _held = self.ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
                 self.pull_request_changed(p).await
             }
-            Event::InstallationChanged(i) => self.installation_changed(i).await,
+            Delivery::InstallationChanged(i) => self.installation_changed(i).await,
         }
+    }
+
+    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
+        // Set once per process; a second attach (a second server on the same handler) keeps
+        // the first queue, which is the one its jobs were loaded into.
+        let _ = self.ctx.queue.set(queue);
     }
 
     async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
@@ -207,7 +221,7 @@ impl Orchestrator {
                 .map_err(store_err)?
                 .unwrap_or(found);
             if run.check_name == cr.name
-                && run.phase
+                && run.phase()
                     == (Phase::Pushed {
                         commit_sha: cr.head_sha.clone(),
                     })
@@ -287,6 +301,12 @@ impl Orchestrator {
         inst: InstallationId,
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
+        let key = repo.full_name();
+        if let Some(c) = self.ctx.config_cache.lock().await.get(&key) {
+            if c.read_at.elapsed() < CONFIG_TTL {
+                return Ok((c.config.clone(), c.error.clone()));
+            }
+        }
         let gh = &self.ctx.github;
         let info = gh
             .get_repository(inst, repo)
@@ -296,374 +316,68 @@ impl Orchestrator {
             .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
-        let Some(file) = file else {
-            return Ok((RepoConfig::default(), None));
-        };
-        let key = repo.full_name();
         let mut cache = self.ctx.config_cache.lock().await;
-        if let Some((sha, cfg, err)) = cache.get(&key) {
-            if *sha == file.sha {
-                return Ok((cfg.clone(), err.clone()));
-            }
-        }
-        let text = String::from_utf8_lossy(&file.content);
-        let (cfg, err) = RepoConfig::parse_or_default(&text);
-        if let Some(e) = &err {
-            warn!(repo = %key, error = %e, "invalid repository configuration; using defaults");
-        }
-        cache.insert(key, (file.sha.clone(), cfg.clone(), err.clone()));
-        Ok((cfg, err))
-    }
-
-    /// Logs → bug reports → failed DDS → code_fix proposal → comment + annotations.
-    async fn analyse(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        pr: &PullRequest,
-        cr: &CheckRunCompleted,
-        config: &RepoConfig,
-        config_error: Option<ConfigError>,
-    ) -> Result<(), JobError> {
-        self.analyse_with_source(inst, repo, pr, cr, config, config_error, None)
-            .await
-    }
-
-    /// [`Self::analyse`], with the source DDS given when the failure follows a pushed fix (the
-    /// failed code_fix is then the next proposal's source, so its scope can only narrow).
-    #[allow(clippy::too_many_arguments)]
-    async fn analyse_with_source(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        pr: &PullRequest,
-        cr: &CheckRunCompleted,
-        config: &RepoConfig,
-        config_error: Option<ConfigError>,
-        source: Option<DdsId>,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        let gh = ctx.github.as_ref();
-        let project = repo.full_name();
-        let now = Utc::now();
-        let failed_at = cr
-            .completed_at
-            .as_deref()
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-            .map(|t| t.with_timezone(&Utc))
-            .unwrap_or(now);
-
-        let mut run = match ctx
-            .runs
-            .get(&project, pr.number, &cr.name)
-            .map_err(store_err)?
-        {
-            Some(r) => r,
-            None => FixRun {
-                repo: project.clone(),
-                pr_number: pr.number,
-                check_name: cr.name.clone(),
-                installation_id: inst.0,
-                comment_id: None,
-                comment_url: None,
-                check_run_id: None,
-                check_run_sha: None,
-                proposed_for_sha: cr.head_sha.clone(),
-                fix_id: None,
-                phase: Phase::Idle,
-                attempts: 0,
-                view: empty_view(cr, pr.number),
-                reports: Vec::new(),
-                pending_commit: None,
-                push_target: None,
-                pushed_at: None,
-                previous_attempt: None,
-                updated_at: now,
+        let unchanged = |sha: &str| {
+            cache
+                .get(&key)
+                .filter(|c| c.sha.as_deref() == Some(sha))
+                .map(|c| (c.config.clone(), c.error.clone()))
+        };
+        let (sha, config, error) = match file {
+            None => (None, RepoConfig::default(), None),
+            // Unchanged since it was parsed: parsed again it would say the same.
+            Some(file) => match unchanged(&file.sha) {
+                Some((config, error)) => (Some(file.sha), config, error),
+                None => {
+                    let text = String::from_utf8_lossy(&file.content);
+                    let (cfg, err) = RepoConfig::parse_or_default(&text);
+                    if let Some(e) = &err {
+                        warn!(repo = %key, error = %e, "invalid repository configuration; using defaults");
+                    }
+                    (Some(file.sha), cfg, err)
+                }
             },
         };
-
-        // Logs.
-        let check_run = gh
-            .get_check_run(inst, repo, cr.check_run_id)
-            .await
-            .map_err(|e| gh_err("reading the check run", e))?;
-        let log_source = LogSource::detect(&check_run);
-        // The parser reads the log as it downloads, to its end, however long it is; only an
-        // excerpt of it is kept in memory.
-        let (tee, parsing) = crate::parser::spawn_streaming(ParseOptions::default());
-        let fetched = fetch_log(gh, inst, repo, log_source, ctx.log_limits, Some(&tee)).await;
-        drop(tee);
-        let mut history = run.view.history.clone();
-        let log = match fetched {
-            Ok(log) => log,
-            Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {
-                ctx.metrics.stage("analysis", "logs_unavailable");
-                let reason = e.to_string();
-                history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!(
-                        "`{}` failed on {}; its logs could not be read: {reason}",
-                        cr.name,
-                        short(&cr.head_sha)
-                    ),
-                });
-                run.view = CommentView {
-                    status: ProposalStatusView::LogsUnavailable { reason },
-                    history,
-                    head_sha: cr.head_sha.clone(),
-                    ..empty_view(cr, pr.number)
-                };
-                run.proposed_for_sha = cr.head_sha.clone();
-                run.phase = Phase::Idle;
-                return self.publish(inst, repo, &mut run, &[]).await;
-            }
-            Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
-        };
-
-        let reports: Vec<BugReport> = parsing
-            .await
-            .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
-        info!(check = %cr.name, reports = reports.len(), log_bytes = log.total_bytes, "log parsed");
-
-        if reports.is_empty() {
-            ctx.metrics.stage("analysis", "no_errors_found");
-            history.push(HistoryEntry {
-                at: now_string(now),
-                text: format!(
-                    "`{}` failed on {}; no file and line could be located in its log",
-                    cr.name,
-                    short(&cr.head_sha)
-                ),
-            });
-            run.view = CommentView {
-                status: ProposalStatusView::AnalysisFailed {
-                    reason: "ci-medic read the log but found no error it can locate in a file of this repository".into(),
-                },
-                history,
-                head_sha: cr.head_sha.clone(),
-                log_excerpt: Some(tail_excerpt(&log.bytes)),
-                ..empty_view(cr, pr.number)
-            };
-            run.proposed_for_sha = cr.head_sha.clone();
-            run.phase = Phase::Idle;
-            return self.publish(inst, repo, &mut run, &[]).await;
-        }
-
-        let source_id = match source {
-            Some(id) => id,
-            None => {
-                // The failed DDS: the pull request's changed files are its scope.
-                let files = gh
-                    .list_pull_request_files(inst, repo, pr.number)
-                    .await
-                    .map_err(|e| gh_err("listing the pull request's files", e))?;
-                let changed_files: Vec<String> = files.into_iter().map(|f| f.filename).collect();
-                ctx.registry
-                    .record_failure(
-                        &FailedCheck {
-                            project: project.clone(),
-                            check_name: cr.name.clone(),
-                            head_sha: cr.head_sha.clone(),
-                            pr_number: Some(pr.number),
-                            changed_files,
-                            failed_at,
-                        },
-                        &config.constraints,
-                    )
-                    .map_err(|e| JobError::Permanent(format!("recording the failed check: {e}")))?
-                    .id
-            }
-        };
-        let proposal = match ctx.registry.fix_for_source(&source_id).map_err(store_err)? {
-            Some(p) => p,
-            None => ctx
-                .registry
-                .propose_fix(&source_id, &reports, &config.constraints, now)
-                .map_err(|e| JobError::Permanent(format!("proposing the fix: {e}")))?,
-        };
-        if proposal.status != DdsStatus::Proposed {
-            // The same failure (check and commit) as a proposal already decided: a rejected
-            // one is never proposed again (spec: rejection handling), an approved one is being
-            // worked on. Say so on the comment and leave the decision where it is.
-            history.push(HistoryEntry {
-                at: now_string(now),
-                text: format!(
-                    "`{}` failed again on {}; {} is already {}, so nothing new is proposed for this commit",
-                    cr.name,
-                    short(&cr.head_sha),
-                    proposal.dds.id,
-                    proposal.status.as_str()
-                ),
-            });
-            run.view.history = history;
-            let reports = run.reports.clone();
-            return self.publish(inst, repo, &mut run, &reports).await;
-        }
-        let packet = build_fix_packet(
-            &CheckRef {
-                check_name: cr.name.clone(),
-                head_sha: cr.head_sha.clone(),
+        cache.insert(
+            key,
+            CachedConfig {
+                read_at: std::time::Instant::now(),
+                sha,
+                config: config.clone(),
+                error: error.clone(),
             },
-            &reports,
-            &config.constraints,
         );
-
-        let is_new = run.fix_id.as_deref() != Some(proposal.dds.id.as_str());
-        if is_new {
-            ctx.metrics.stage("analysis", "proposed");
-            if let Some(old) = run.fix_id.as_deref() {
-                history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!(
-                        "{old} superseded: `{}` failed again on {}",
-                        cr.name,
-                        short(&cr.head_sha)
-                    ),
-                });
-            }
-            history.push(HistoryEntry {
-                at: now_string(now),
-                text: format!(
-                    "`{}` failed on {} with {} error(s); proposed {}",
-                    cr.name,
-                    short(&cr.head_sha),
-                    reports.len(),
-                    proposal.dds.id
-                ),
-            });
-            if let Some(e) = &config_error {
-                history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!("{CONFIG_PATH} is invalid, defaults used: {e}"),
-                });
-            }
-        }
-        let mut out_of_scope = proposal.out_of_scope.clone();
-        out_of_scope.extend(
-            proposal
-                .protected
-                .iter()
-                .map(|(p, why)| format!("{p} (protected by `{why}`)")),
-        );
-        run.view = CommentView {
-            check_name: cr.name.clone(),
-            head_sha: cr.head_sha.clone(),
-            pr_number: pr.number,
-            dds_id: proposal.dds.id.clone(),
-            status: ProposalStatusView::Proposed,
-            report_lines: reports.iter().map(format_report_line).collect(),
-            fix_packet_json: serde_json::to_value(&packet).expect("fix packet serialises"),
-            dds_json: serde_json::to_value(&proposal.dds).expect("dds serialises"),
-            out_of_scope_files: out_of_scope,
-            history,
-            log_excerpt: None,
-        };
-        if is_new {
-            run.check_run_id = None;
-        }
-        run.fix_id = Some(proposal.dds.id.clone());
-        run.proposed_for_sha = cr.head_sha.clone();
-        run.phase = Phase::Proposed;
-        run.reports = reports.clone();
-        self.publish(inst, repo, &mut run, &reports).await
-    }
-
-    /// Stores the run, then edits (or creates) the comment and the annotations check run,
-    /// storing each id as soon as it is known.
-    async fn publish(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        run: &mut FixRun,
-        reports: &[BugReport],
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        run.updated_at = Utc::now();
-        ctx.runs.put(run).map_err(store_err)?;
-        let body = render_comment(&run.view);
-        let comment = crate::comment::upsert_comment(
-            ctx.github.as_ref(),
-            inst,
-            repo,
-            run.pr_number,
-            &run.check_name,
-            ctx.app_id,
-            run.comment_id,
-            &body,
-        )
-        .await
-        .map_err(|e| gh_err("posting the comment", e))?;
-        if run.comment_id != Some(comment.id) {
-            run.comment_id = Some(comment.id);
-            run.comment_url = Some(comment.html_url.clone());
-            ctx.runs.put(run).map_err(store_err)?;
-        }
-        ctx.metrics.stage("comment", "published");
-
-        if !reports.is_empty() {
-            let existing = if run.check_run_sha.as_deref() == Some(run.view.head_sha.as_str()) {
-                run.check_run_id
-            } else {
-                None
-            };
-            let external_id = format!("{}#{}:{}", run.repo, run.pr_number, run.view.dds_id);
-            let id = crate::comment::publish_check_run(
-                ctx.github.as_ref(),
-                inst,
-                repo,
-                &run.view.head_sha,
-                &external_id,
-                existing,
-                &run.view,
-                reports,
-                run.comment_url.as_deref(),
-            )
-            .await
-            .map_err(|e| gh_err("publishing annotations", e))?;
-            run.check_run_id = Some(id);
-            run.check_run_sha = Some(run.view.head_sha.clone());
-            ctx.runs.put(run).map_err(store_err)?;
-            ctx.metrics.stage("annotations", "published");
-        }
-        Ok(())
+        Ok((config, error))
     }
 
     async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
         // A new head makes open proposals stale; their approval is refused against the new
-        // head (see the commands stage). Closing the pull request ends its runs; reopening it
-        // opens again the proposals the close ended before anyone decided them, as long as
-        // they were made for the commit that is still its head (their comment never stopped
-        // inviting `/approve`).
+        // head (see the machine). Closing the pull request ends its runs; reopening it opens
+        // again the proposals the close ended before anyone decided them, as long as they
+        // were made for the commit that is still its head.
+        let event = match p.action.as_str() {
+            "closed" => Event::Closed,
+            "reopened" => Event::Reopened {
+                head_sha: p.head_sha.clone(),
+            },
+            _ => {
+                info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+                return Ok(());
+            }
+        };
         let runs = self
             .ctx
             .runs
             .for_pull_request(&p.repo.full_name(), p.number)
             .map_err(store_err)?;
         for mut run in runs {
-            let phase = match p.action.as_str() {
-                "closed" if run.phase != Phase::Finished => Phase::Finished,
-                "reopened"
-                    if run.phase == Phase::Finished && run.proposed_for_sha == p.head_sha =>
-                {
-                    let undecided = match run.fix_id.as_deref() {
-                        Some(id) => self
-                            .ctx
-                            .registry
-                            .get_fix(id)
-                            .map_err(store_err)?
-                            .is_some_and(|f| f.status == DdsStatus::Proposed),
-                        None => false,
-                    };
-                    if !undecided {
-                        continue;
-                    }
-                    Phase::Proposed
-                }
-                _ => continue,
-            };
-            run.phase = phase;
-            run.updated_at = Utc::now();
-            self.ctx.runs.put(&run).map_err(store_err)?;
+            let inst = InstallationId(run.installation_id);
+            if let Err(e) = self
+                .apply(inst, &p.repo, &mut run, event.clone(), Replay::First)
+                .await?
+            {
+                warn!(check = %run.check_name, error = %e, "pull request change not applied");
+            }
         }
         info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
         Ok(())
@@ -694,43 +408,23 @@ impl Orchestrator {
             )
             .map_err(store_err)?;
         // Uninstalled repositories: their pending work is forgotten.
-        for repo in &removed {
-            for mut run in self.ctx.runs.for_repo(repo).map_err(store_err)? {
-                run.phase = Phase::Finished;
-                self.ctx.runs.put(&run).map_err(store_err)?;
+        for name in &removed {
+            let Some(repo) = RepoRef::parse(name) else {
+                continue;
+            };
+            for mut run in self.ctx.runs.for_repo(name).map_err(store_err)? {
+                let inst = InstallationId(run.installation_id);
+                if let Err(e) = self
+                    .apply(inst, &repo, &mut run, Event::Uninstalled, Replay::First)
+                    .await?
+                {
+                    warn!(check = %run.check_name, error = %e, "uninstall not applied");
+                }
             }
         }
         info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
         Ok(())
     }
-}
-
-/// A commit id as the comment shows it (7 characters, like GitHub's UI).
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(7)]
-}
-
-fn empty_view(cr: &CheckRunCompleted, pr: u64) -> CommentView {
-    CommentView {
-        check_name: cr.name.clone(),
-        head_sha: cr.head_sha.clone(),
-        pr_number: pr,
-        dds_id: String::new(),
-        status: ProposalStatusView::Proposed,
-        report_lines: Vec::new(),
-        fix_packet_json: serde_json::Value::Null,
-        dds_json: serde_json::Value::Null,
-        out_of_scope_files: Vec::new(),
-        history: Vec::new(),
-        log_excerpt: None,
-    }
-}
-
-/// The last lines of a log, for a comment that found nothing to locate.
-fn tail_excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(8 * 1024)..]);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 #[cfg(test)]

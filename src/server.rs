@@ -103,6 +103,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let queue = Queue::load(opts.store.clone(), opts.metrics.clone(), opts.retry.clone())?;
     let stop = CancellationToken::new();
+    handler.attach(queue.clone());
     let workers = Workers::start(opts.workers, queue.clone(), handler.clone(), stop.clone());
     let state = AppState {
         intake: Intake {
@@ -269,30 +270,12 @@ async fn serve_http(
 /// How often in-flight work is reconciled.
 pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(120);
 
-/// Queues an internal job unless one with the same id is still waiting.
-async fn enqueue_internal(store: &Store, queue: &Queue, job: crate::jobs::InternalJob) {
+/// Queues a reconciliation job unless one with the same id was queued in this interval.
+async fn enqueue_internal(store: &Store, queue: &Queue, mut job: crate::jobs::InternalJob) {
     let bucket = chrono::Utc::now().timestamp() / RECONCILE_INTERVAL.as_secs() as i64;
-    let record = crate::store::DeliveryRecord {
-        id: format!("internal-{}-{bucket}", job.id),
-        event: job.event.clone(),
-        action: None,
-        received_at: chrono::Utc::now(),
-        queued: true,
-    };
-    match store.accept_delivery(
-        &record,
-        &job.payload,
-        Some(crate::store::NewJob {
-            key: job.key.clone(),
-        }),
-    ) {
-        Ok(crate::store::Accepted::New { job_id: Some(id) }) => {
-            if store.durable().await.is_ok() {
-                queue.push(id, job.key);
-            }
-        }
-        Ok(_) => {}
-        Err(e) => error!(error = %e, "cannot queue internal job"),
+    job.id = format!("internal-{}-{bucket}", job.id);
+    if let Err(e) = crate::jobs::enqueue(store, queue, job).await {
+        error!(error = %e, "cannot queue internal job");
     }
 }
 

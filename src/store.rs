@@ -87,12 +87,49 @@ pub enum Requeue {
     NotParked(JobState),
 }
 
-/// A unit of work: process one accepted delivery.
+/// What a job does. Records written before jobs had kinds have none: they are deliveries
+/// (the old CI reconciliation, stored as a delivery of the `ci_medic_reconcile` event, is
+/// still understood by the handler).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobKind {
+    /// Process one accepted webhook delivery; its payload is in the spool.
+    #[default]
+    Delivery,
+    /// Write the approved fix of a check's run on a pull request, and push it.
+    WriteFix {
+        repo: String,
+        pr: u64,
+        check: String,
+    },
+    /// CI monitor: move on a run no webhook moved (resume an approved fix after a restart,
+    /// poll CI for a pushed one whose result was missed).
+    Reconcile {
+        repo: String,
+        pr: u64,
+        check: String,
+    },
+}
+
+impl JobKind {
+    /// The name the job is logged and counted under (a delivery's is its event's).
+    pub fn event_name(&self) -> Option<&'static str> {
+        match self {
+            JobKind::Delivery => None,
+            JobKind::WriteFix { .. } => Some("ci_medic_write_fix"),
+            JobKind::Reconcile { .. } => Some("ci_medic_reconcile"),
+        }
+    }
+}
+
+/// A unit of work: process one accepted delivery, or one of the service's own jobs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobRecord {
     pub id: u64,
     pub delivery_id: String,
     pub event: String,
+    #[serde(default)]
+    pub kind: JobKind,
     pub action: Option<String>,
     /// Serialisation key: jobs with the same key run one at a time, in id order
     /// (one pull request, one installation…).
@@ -119,6 +156,9 @@ struct SpoolMeta {
     delivery: DeliveryRecord,
     /// The job's serialisation key, when a job was queued.
     job_key: Option<String>,
+    /// The job's kind (absent in records written before kinds: a delivery).
+    #[serde(default)]
+    job_kind: JobKind,
 }
 
 /// Outcome of [`Store::accept_delivery`].
@@ -134,6 +174,17 @@ pub enum Accepted {
 #[derive(Debug, Clone)]
 pub struct NewJob {
     pub key: String,
+    pub kind: JobKind,
+}
+
+impl NewJob {
+    /// The job of a webhook delivery, serialised on `key`.
+    pub fn delivery(key: impl Into<String>) -> NewJob {
+        NewJob {
+            key: key.into(),
+            kind: JobKind::Delivery,
+        }
+    }
 }
 
 /// Handle to the database. Cheap to clone.
@@ -255,7 +306,8 @@ impl Store {
             {
                 continue;
             }
-            let job = meta.job_key.map(|key| NewJob { key });
+            let kind = meta.job_kind;
+            let job = meta.job_key.map(|key| NewJob { key, kind });
             if let Accepted::New { .. } = self.insert_accepted(&meta.delivery, at, job)? {
                 restored += 1;
             }
@@ -365,6 +417,7 @@ impl Store {
         let meta = SpoolMeta {
             delivery: delivery.clone(),
             job_key: job.as_ref().map(|j| j.key.clone()),
+            job_kind: job.as_ref().map(|j| j.kind.clone()).unwrap_or_default(),
         };
         let meta = serde_json::to_vec(&meta).expect("spool metadata serialises");
         // Only a job reads the payload; an ignored delivery is kept for de-duplication only.
@@ -400,6 +453,7 @@ impl Store {
                 id: job_id.expect("id allocated"),
                 delivery_id: delivery.id.clone(),
                 event: delivery.event.clone(),
+                kind: j.kind,
                 action: delivery.action.clone(),
                 key: j.key,
                 state: JobState::Queued,
@@ -593,6 +647,23 @@ pub const DELIVERY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_job_record_written_before_job_kinds_is_a_delivery() {
+        let old = serde_json::json!({
+            "id": 3, "delivery_id": "internal-o.r-7-lint-1", "event": "ci_medic_reconcile",
+            "action": null, "key": "o/r#7", "state": "queued", "attempts": 0,
+            "enqueued_at": "2026-02-02T15:30:00Z", "not_before": null, "last_error": null,
+        });
+        let job: JobRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(job.kind, JobKind::Delivery);
+        assert_eq!(job.event, "ci_medic_reconcile");
+        let meta: SpoolMeta = serde_json::from_value(serde_json::json!({
+            "delivery": delivery("d1"), "job_key": "o/r#7",
+        }))
+        .unwrap();
+        assert_eq!(meta.job_kind, JobKind::Delivery);
+    }
+
     fn delivery(id: &str) -> DeliveryRecord {
         DeliveryRecord {
             id: id.into(),
@@ -608,11 +679,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let a = store
-            .accept_delivery(&delivery("d1"), b"{}", Some(NewJob { key: "k".into() }))
+            .accept_delivery(&delivery("d1"), b"{}", Some(NewJob::delivery("k")))
             .unwrap();
         assert!(matches!(a, Accepted::New { job_id: Some(_) }));
         let b = store
-            .accept_delivery(&delivery("d1"), b"{}", Some(NewJob { key: "k".into() }))
+            .accept_delivery(&delivery("d1"), b"{}", Some(NewJob::delivery("k")))
             .unwrap();
         assert_eq!(b, Accepted::Duplicate);
         store.durable().await.unwrap();
@@ -624,9 +695,7 @@ mod tests {
     async fn only_parked_jobs_are_requeued_by_an_operator() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let job = |id| NewJob {
-            key: format!("o/r#{id}"),
-        };
+        let job = |id| NewJob::delivery(format!("o/r#{id}"));
         let Accepted::New { job_id: Some(a) } = store
             .accept_delivery(&delivery("a"), b"{}", Some(job(1)))
             .unwrap()
@@ -668,7 +737,7 @@ mod tests {
         {
             let store = Store::open(dir.path()).unwrap();
             store
-                .accept_delivery(&delivery("d1"), b"{}", Some(NewJob { key: "k".into() }))
+                .accept_delivery(&delivery("d1"), b"{}", Some(NewJob::delivery("k")))
                 .unwrap();
             let mut job = store.jobs().unwrap().remove(0);
             job.state = JobState::Running;
@@ -695,7 +764,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let store = Store::open(dir.path()).unwrap();
-            let job = Some(NewJob { key: "k".into() });
+            let job = Some(NewJob::delivery("k"));
             store
                 .accept_delivery(&delivery("kept"), b"{\"kept\":1}", job.clone())
                 .unwrap();
@@ -721,7 +790,7 @@ mod tests {
             .accept_delivery(
                 &delivery("torn"),
                 b"{\"torn\":true}",
-                Some(NewJob { key: "k".into() }),
+                Some(NewJob::delivery("k")),
             )
             .unwrap();
         assert!(matches!(again, Accepted::New { job_id: Some(_) }));
@@ -745,7 +814,7 @@ mod tests {
                 .accept_delivery(
                     &delivery("job"),
                     b"{\"n\":1}",
-                    Some(NewJob { key: "pr-1".into() }),
+                    Some(NewJob::delivery("pr-1")),
                 )
                 .unwrap();
             store
@@ -774,7 +843,7 @@ mod tests {
         assert!(store.delivery("ignored").unwrap().is_some());
         // Replayed deliveries still de-duplicate redeliveries.
         let again = store
-            .accept_delivery(&delivery("job"), b"{}", Some(NewJob { key: "pr-1".into() }))
+            .accept_delivery(&delivery("job"), b"{}", Some(NewJob::delivery("pr-1")))
             .unwrap();
         assert_eq!(again, Accepted::Duplicate);
     }
@@ -830,7 +899,7 @@ mod tests {
         let mut old_live = delivery("old-live");
         old_live.received_at = old.received_at;
         store
-            .accept_delivery(&old_live, b"{}", Some(NewJob { key: "k".into() }))
+            .accept_delivery(&old_live, b"{}", Some(NewJob::delivery("k")))
             .unwrap();
         store
             .accept_delivery(&delivery("new"), b"{}", None)

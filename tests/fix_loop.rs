@@ -532,3 +532,76 @@ async fn a_fixer_patch_the_guard_refuses_gives_the_llm_its_turn() {
     );
     assert!(w.server.terminate().success());
 }
+
+/// The `status` of the code_fix DDS block on a comment.
+fn dds_status(body: &str) -> String {
+    let blocks = json_blocks(body);
+    let dds = blocks
+        .iter()
+        .find(|b| b["type"] == "code_fix")
+        .unwrap_or_else(|| panic!("no DDS block in {body}"));
+    dds["status"].as_str().unwrap().to_string()
+}
+
+/// The published DDS follows the specification's transitions: `proposed`, then `approved` as
+/// soon as the `/approve` is accepted (while the fix is written and pushed), then `executed`
+/// once the check passes on the pushed commit; the registry says the same. The `/approve` is
+/// answered before the fix job runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_published_dds_reads_approved_then_executed() {
+    let w = world(&[]).await;
+    scripted_ci(&w);
+    let check = fail_check(&w, &w.head, &corpus("logs/actions/ruff_unused_import.log"));
+    deliver_check(&w, check).await;
+    let proposed = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    assert_eq!(dds_status(&proposed), "proposed");
+    let id = json_blocks(&proposed)[1]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The push is held up, so the comment can be read between the approval and the push.
+    w.fake
+        .fail_next("PATCH", "/repos/octo-org/shop/git/refs", 500, &[], 10_000);
+    let c = say(&w, "maintainer", &format!("/approve {id}")).await;
+    let approved = wait_comment(&w, |b| status_line(b).contains("approved")).await;
+    assert_eq!(dds_status(&approved), "approved", "{approved}");
+    // The approval is answered at once: 👍 and the reply come before any push.
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c} "))).await;
+    let reactions: Vec<String> = w.fake.reactions(c).into_iter().map(|r| r.content).collect();
+    assert_eq!(reactions, vec!["+1".to_string()]);
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing pushed yet"
+    );
+    w.fake.clear_faults();
+
+    let executed = wait_comment(&w, |b| status_line(b).contains("executed")).await;
+    assert_eq!(dds_status(&executed), "executed", "{executed}");
+    assert_ne!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "the fix was pushed"
+    );
+    let dir = w.server.data_dir.clone();
+    assert!(w.server.terminate().success());
+    let store = open_store(&dir).await;
+    let stored = store.registry().unwrap().get_fix(&id).unwrap().unwrap();
+    assert_eq!(stored.status, ci_medic::proposal::DdsStatus::Executed);
+}
+
+/// A refused patch fails the proposal on the comment's DDS block too, not only in its prose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_patch_publishes_a_failed_dds() {
+    let w = world(&[(
+        ".github/ci-medic.yml",
+        "fix:\n  confidence_threshold: 1.0\n",
+    )])
+    .await;
+    scripted_ci(&w);
+    propose_and_approve(&w, "maintainer").await;
+    let body = wait_comment(&w, |b| status_line(b).contains("refused")).await;
+    assert_eq!(dds_status(&body), "failed", "{body}");
+    assert!(w.server.terminate().success());
+}

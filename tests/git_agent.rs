@@ -47,7 +47,7 @@ async fn pushes_one_fast_forward_commit_and_repeating_it_is_a_no_op() {
     let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
     let files = vec![("a.py".to_string(), "x = 2\n".to_string())];
     let commit = agent
-        .prepare(&target, &head, &files, "ci-medic: fix")
+        .prepare(&target, &head, &files, "ci-medic: fix", None)
         .await
         .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
@@ -90,6 +90,7 @@ async fn a_branch_that_moved_is_stale_and_nothing_is_pushed() {
             &proposed_for,
             &[("a.py".into(), "x = 1\n".into())],
             "fix",
+            None,
         )
         .await
         .unwrap();
@@ -129,7 +130,7 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
     let target = target_for(&base, Some(&fork), "patch-1", false, "DDS-FIX-20260101-002");
     assert_eq!(target.repo, base);
     let commit = agent
-        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix")
+        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix", None)
         .await
         .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
@@ -210,6 +211,34 @@ async fn the_tree_api_gives_modes_as_github_does() {
         (sub.tree[0].mode.as_str(), sub.tree[0].kind.as_str()),
         ("160000", "commit")
     );
+    // One recursive read gives the same answers as walking the levels.
+    let whole = ci_medic::git_agent::whole_tree(&gh, InstallationId(1), &repo, &commit.tree.sha)
+        .await
+        .unwrap()
+        .expect("not truncated");
+    for path in [
+        "README.md",
+        "README.md/x",
+        "scripts",
+        "scripts/tool.py",
+        "bin/tool",
+        "lib",
+        "lib/tool.py",
+        "vendor/dep",
+        "vendor/dep/setup.py",
+        "missing.py",
+        "bin/missing",
+    ] {
+        let walked =
+            ci_medic::git_agent::tree_entry(&gh, InstallationId(1), &repo, &commit.tree.sha, path)
+                .await
+                .unwrap();
+        assert_eq!(
+            ci_medic::git_agent::entry_in(&whole, path),
+            walked,
+            "{path}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -227,7 +256,10 @@ async fn an_executable_keeps_its_mode() {
         "scripts/tool.py".to_string(),
         "#!/usr/bin/env python3\nprint(1)\n".to_string(),
     )];
-    let commit = agent.prepare(&target, &head, &files, "fix").await.unwrap();
+    let commit = agent
+        .prepare(&target, &head, &files, "fix", None)
+        .await
+        .unwrap();
     agent.publish(&target, &head, &commit).await.unwrap();
     assert_eq!(
         fake.mode_at("o/r", &commit, "scripts/tool.py").as_deref(),
@@ -260,7 +292,7 @@ async fn links_submodules_and_directories_are_never_written() {
         fake.clear_request_log();
         let files = vec![(path.to_string(), "print(1)\n".to_string())];
         let err = agent
-            .prepare(&target, &head, &files, "fix")
+            .prepare(&target, &head, &files, "fix", None)
             .await
             .unwrap_err();
         assert!(

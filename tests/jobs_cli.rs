@@ -35,9 +35,7 @@ fn store_with_jobs(dir: &Path) -> (u64, u64) {
             received_at: Utc::now(),
             queued: true,
         };
-        let job = NewJob {
-            key: format!("octo-org/shop#{pr}"),
-        };
+        let job = NewJob::delivery(format!("octo-org/shop#{pr}"));
         match store.accept_delivery(&record, b"{}", Some(job)).unwrap() {
             Accepted::New { job_id: Some(id) } => ids.push(id),
             other => panic!("{other:?}"),

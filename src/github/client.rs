@@ -676,6 +676,17 @@ impl GitHubApi for RestClient {
         self.get(inst, url).await
     }
 
+    async fn get_git_tree_recursive(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        tree_sha: &str,
+    ) -> Result<GitTreeListing> {
+        let mut url = self.repo_url(repo, &["git", "trees", tree_sha])?;
+        url.query_pairs_mut().append_pair("recursive", "1");
+        self.get(inst, url).await
+    }
+
     async fn create_blob(
         &self,
         inst: InstallationId,

@@ -268,6 +268,15 @@ pub trait GitHubApi: Send + Sync {
         tree_sha: &str,
     ) -> Result<GitTreeListing>;
 
+    /// `GET /repos/{o}/{r}/git/trees/{tree_sha}?recursive=1`: every entry under the tree in
+    /// one request, each `path` relative to it; `truncated` when GitHub cut it short.
+    async fn get_git_tree_recursive(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        tree_sha: &str,
+    ) -> Result<GitTreeListing>;
+
     /// `POST /repos/{o}/{r}/git/blobs` (base64). Content-addressed, so safe to retry.
     async fn create_blob(
         &self,

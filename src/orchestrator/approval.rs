@@ -6,36 +6,21 @@
 //! transition, so two racing decisions cannot both win. A refused command gets a reaction and
 //! one reply saying why, and changes nothing. At most one reply is posted per comment.
 
-use chrono::Utc;
-use tracing::info;
+use tracing::{info, warn};
 
 use ci_medic_core::commands::{Command, CommandError, help_text, parse_commands, usage_reply};
-use ci_medic_core::comment::{self as text, HistoryEntry, ProposalStatusView};
+use ci_medic_core::comment as text;
 use ci_medic_core::proposal::DdsStatus;
+use ci_medic_core::proposal::machine::{Effect, Event, MachineError, Stage, decided_in};
 use ci_medic_core::repo_config::RepoConfig;
 
-use super::{Orchestrator, gh_err, now_string, store_err};
+use super::apply::Replay;
+use super::{Orchestrator, gh_err, store_err};
 use crate::commands::{Refusal, authorize};
 use crate::events::{CheckRunCompleted, PrCommentCreated};
 use crate::github::{InstallationId, ReactionContent, RepoRef};
 use crate::jobs::JobError;
-use crate::store::registry::RegistryError;
 use crate::store::runs::{FixRun, Phase};
-
-/// How a decision's reason names the comment that made it (see [`decided_in`]).
-const APPROVED_IN: &str = "approved in ";
-const REJECTED_IN: &str = "rejected in ";
-
-/// Whether a transition's `reason` was written for the comment at `comment_url`. Exact: a
-/// substring test would take `…#issuecomment-12` for `…#issuecomment-123`.
-fn decided_in(reason: &str, comment_url: &str) -> bool {
-    [APPROVED_IN, REJECTED_IN].iter().any(|prefix| {
-        reason
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_prefix(comment_url))
-            .is_some_and(|tail| tail.is_empty() || tail.starts_with(": "))
-    })
-}
 
 /// What one command did.
 enum Outcome {
@@ -190,7 +175,7 @@ impl Orchestrator {
             Some(_) => DdsStatus::Rejected,
         };
         for run in &runs {
-            let Some(fix_id) = run.fix_id.as_deref() else {
+            let Some(fix_id) = run.fix_id() else {
                 continue;
             };
             if id.as_deref().is_some_and(|named| named != fix_id) {
@@ -198,7 +183,7 @@ impl Orchestrator {
             }
             let decided_here = ctx
                 .registry
-                .get_fix(fix_id)
+                .get_fix(&fix_id)
                 .map_err(store_err)?
                 .is_some_and(|stored| {
                     stored
@@ -215,77 +200,73 @@ impl Orchestrator {
         }
 
         // Which proposal: the one named, or the newest open one on this pull request.
-        let run = match &id {
+        let mut run = match &id {
             Some(id) => match runs
                 .into_iter()
-                .find(|r| r.fix_id.as_deref() == Some(id.as_str()))
+                .find(|r| r.fix_id().as_deref() == Some(id.as_str()))
             {
                 Some(r) => r,
                 None => return Ok(Outcome::Refused(text::unknown_proposal_reply(id))),
             },
             None => match runs
                 .into_iter()
-                .filter(|r| r.phase == Phase::Proposed)
+                .filter(|r| r.phase() == Phase::Proposed)
                 .max_by_key(|r| r.updated_at)
             {
                 Some(r) => r,
                 None => return Ok(Outcome::Refused(text::no_open_proposal_reply())),
             },
         };
-        let fix_id = run.fix_id.clone().expect("a run found by proposal has one");
-        let stored = ctx
-            .registry
-            .get_fix(&fix_id)
-            .map_err(store_err)?
-            .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
-        if stored.status != DdsStatus::Proposed || run.phase != Phase::Proposed {
-            return Ok(Outcome::Refused(text::already_decided_reply(
-                &fix_id,
-                &run.view.status,
-            )));
+        let fix_id = run.fix_id().expect("a run found by proposal has one");
+        if reject_reason.is_none() {
+            // Kept with the approval, so the fix job does not read the pull request again.
+            let (target, read_from) = super::fix_loop::push_plan(repo, &pr, &fix_id);
+            run.push_target = Some(target);
+            run.read_from = Some(read_from.full_name());
         }
-        // An approval binds to the commit the proposal was made for.
-        if pr.head.sha != run.proposed_for_sha {
-            ctx.metrics.stage("approval", "refused_stale");
-            return Ok(Outcome::Refused(text::stale_reply(
-                &fix_id,
-                &run.proposed_for_sha,
-                &pr.head.sha,
-            )));
-        }
-
-        let now = Utc::now();
-        let (to, reason) = match &reject_reason {
-            None => (DdsStatus::Approved, format!("{APPROVED_IN}{}", c.html_url)),
-            Some(r) => (
-                DdsStatus::Rejected,
-                format!(
-                    "{REJECTED_IN}{}{}",
-                    c.html_url,
-                    r.as_deref().map(|r| format!(": {r}")).unwrap_or_default()
-                ),
-            ),
-        };
-        match ctx
-            .registry
-            .transition(&fix_id, DdsStatus::Proposed, to, &c.author, now, &reason)
+        let event = decision(c, &pr.head.sha, reject_reason.clone());
+        match self
+            .apply(inst, repo, &mut run, event, Replay::First)
+            .await?
         {
-            Ok(_) => {}
-            Err(RegistryError::Transition { .. }) => {
-                return Ok(Outcome::Refused(text::already_decided_reply(
+            Ok(follow_ups) => {
+                self.decided(&run, &fix_id, c);
+                self.follow_up(inst, repo, run, config, follow_ups).await?;
+                Ok(Outcome::Accepted(Some(decided_reply(
                     &fix_id,
-                    &run.view.status,
-                )));
+                    c,
+                    &reject_reason,
+                ))))
             }
-            Err(e) => return Err(store_err(e)),
+            Err(MachineError::StaleHead {
+                proposed_for, head, ..
+            }) => {
+                ctx.metrics.stage("approval", "refused_stale");
+                Ok(Outcome::Refused(text::stale_reply(
+                    &fix_id,
+                    &proposed_for,
+                    &head,
+                )))
+            }
+            Err(e) => {
+                info!(fix = %fix_id, error = %e, "decision refused");
+                // The run as stored now: a decision that lost the race shows the winner's.
+                let current = ctx
+                    .runs
+                    .get(&project, run.pr_number, &run.check_name)
+                    .map_err(store_err)?
+                    .unwrap_or(run);
+                Ok(Outcome::Refused(text::already_decided_reply(
+                    &fix_id,
+                    &current.state.status_view(),
+                )))
+            }
         }
-        self.carry_out(inst, repo, run, config, c, reject_reason)
-            .await
     }
 
-    /// Records a decision the registry holds on the pull request's run (unless a previous
-    /// attempt of this job already did), publishes it, and starts the fix after an approval.
-    /// Every step is idempotent, so a job that stopped half-way can call it again.
+    /// Carries on with a decision this comment already made in the registry (a previous
+    /// attempt of this job stopped after it): records it on the run unless that attempt did,
+    /// publishes, and moves an approved fix on. Every step is idempotent.
     async fn carry_out(
         &self,
         inst: InstallationId,
@@ -295,68 +276,55 @@ impl Orchestrator {
         c: &PrCommentCreated,
         reject_reason: Option<Option<String>>,
     ) -> Result<Outcome, JobError> {
-        let fix_id = run.fix_id.clone().expect("a decided run has a proposal");
-        let reply = match &reject_reason {
-            None => text::approved_reply(&fix_id, &c.author),
-            Some(_) => text::rejected_reply(&fix_id, &c.author),
-        };
-        // Past `Proposed`, an earlier attempt recorded it: only what follows is left to do.
-        if run.phase == Phase::Proposed {
-            self.record_decision(&mut run, &fix_id, c, reject_reason);
+        let fix_id = run.fix_id().expect("a decided run has a proposal");
+        let reply = decided_reply(&fix_id, c, &reject_reason);
+        if run.state.stage == Stage::Proposed {
+            // The registry holds the decision, the run does not yet: the head it was taken
+            // against is the proposal's own (it was checked then).
+            let head = run.state.head_sha.clone();
+            let event = decision(c, &head, reject_reason);
+            match self
+                .apply(inst, repo, &mut run, event, Replay::Resumed)
+                .await?
+            {
+                Ok(follow_ups) => {
+                    self.decided(&run, &fix_id, c);
+                    self.follow_up(inst, repo, run, config, follow_ups).await?;
+                }
+                Err(e) => warn!(fix = %fix_id, error = %e, "decision not carried out"),
+            }
+            return Ok(Outcome::Accepted(Some(reply)));
         }
-        let reports = run.reports.clone();
-        self.publish(inst, repo, &mut run, &reports).await?;
-        if matches!(run.phase, Phase::Approved { .. }) {
-            self.advance_approved(inst, repo, run, config).await?;
+        self.publish(inst, repo, &mut run).await?;
+        if matches!(run.phase(), Phase::Approved { .. }) {
+            self.queue_fix(inst, repo, run, config).await?;
         }
         Ok(Outcome::Accepted(Some(reply)))
     }
 
-    /// The decision on the run: its phase, the comment's status and a history line.
-    fn record_decision(
+    /// Does what a step left to its caller: queues the approved fix's job, which runs once
+    /// this comment's job (its reaction and reply) is done.
+    async fn follow_up(
         &self,
-        run: &mut FixRun,
-        fix_id: &str,
-        c: &PrCommentCreated,
-        reject_reason: Option<Option<String>>,
-    ) {
-        let ctx = &self.ctx;
-        let at = now_string(Utc::now());
-        match reject_reason {
-            None => {
-                ctx.metrics.stage("approval", "approved");
-                run.phase = Phase::Approved {
-                    by: c.author.clone(),
-                };
-                run.view.status = ProposalStatusView::Approved {
-                    by: c.author.clone(),
-                    at: at.clone(),
-                };
-                run.view.history.push(HistoryEntry {
-                    at,
-                    text: format!("{fix_id} approved by @{} ({})", c.author, c.html_url),
-                });
-            }
-            Some(reason) => {
-                ctx.metrics.stage("approval", "rejected");
-                run.phase = Phase::Finished;
-                run.view.status = ProposalStatusView::Rejected {
-                    by: c.author.clone(),
-                    at: at.clone(),
-                    reason: reason.clone(),
-                };
-                run.view.history.push(HistoryEntry {
-                    at,
-                    text: format!(
-                        "{fix_id} rejected by @{}{} ({})",
-                        c.author,
-                        reason.map(|r| format!(": {r}")).unwrap_or_default(),
-                        c.html_url
-                    ),
-                });
-            }
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: FixRun,
+        config: &RepoConfig,
+        follow_ups: Vec<Effect>,
+    ) -> Result<(), JobError> {
+        if follow_ups.contains(&Effect::WriteFix) {
+            self.queue_fix(inst, repo, run, config).await?;
         }
-        info!(fix = %fix_id, user = %c.author, phase = ?run.phase, "proposal decided");
+        Ok(())
+    }
+
+    fn decided(&self, run: &FixRun, fix_id: &str, c: &PrCommentCreated) {
+        let what = match run.state.stage {
+            Stage::Rejected { .. } => "rejected",
+            _ => "approved",
+        };
+        self.ctx.metrics.stage("approval", what);
+        info!(fix = %fix_id, user = %c.author, phase = ?run.phase(), "proposal decided");
     }
 
     /// `/retry`: analyse the latest failure of each of this pull request's checks again.
@@ -391,11 +359,11 @@ impl Orchestrator {
             .map_err(store_err)?;
         let mut replies = Vec::new();
         for run in runs {
-            if matches!(run.phase, Phase::Approved { .. } | Phase::Pushed { .. }) {
+            if matches!(run.phase(), Phase::Approved { .. } | Phase::Pushed { .. }) {
                 // Re-analysing would put the proposal back to `proposed` under a fix that is
                 // being written or checked by CI.
-                let fix = run.fix_id.as_deref().unwrap_or_default();
-                replies.push(text::retry_busy_reply(&run.check_name, fix));
+                let fix = run.fix_id().unwrap_or_default();
+                replies.push(text::retry_busy_reply(&run.check_name, &fix));
                 continue;
             }
             // The check as it stands on the pull request's head now, not the failure the run
@@ -425,18 +393,34 @@ impl Orchestrator {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::decided_in;
+/// The machine's event for `/approve` (`reject_reason` `None`) or `/reject`.
+fn decision(
+    c: &PrCommentCreated,
+    pr_head_sha: &str,
+    reject_reason: Option<Option<String>>,
+) -> Event {
+    match reject_reason {
+        None => Event::Approved {
+            by: c.author.clone(),
+            comment_url: c.html_url.clone(),
+            pr_head_sha: pr_head_sha.to_string(),
+        },
+        Some(reason) => Event::Rejected {
+            by: c.author.clone(),
+            comment_url: c.html_url.clone(),
+            reason,
+            pr_head_sha: pr_head_sha.to_string(),
+        },
+    }
+}
 
-    #[test]
-    fn a_decision_names_its_comment_exactly() {
-        let url = "https://github.com/o/r/pull/7#issuecomment-12";
-        assert!(decided_in(&format!("approved in {url}"), url));
-        assert!(decided_in(&format!("rejected in {url}"), url));
-        assert!(decided_in(&format!("rejected in {url}: wrong file"), url));
-        assert!(!decided_in(&format!("approved in {url}3"), url));
-        assert!(!decided_in(&format!("rejected in {url}3: x"), url));
-        assert!(!decided_in(&format!("pushed after {url}"), url));
+fn decided_reply(
+    fix_id: &str,
+    c: &PrCommentCreated,
+    reject_reason: &Option<Option<String>>,
+) -> String {
+    match reject_reason {
+        None => text::approved_reply(fix_id, &c.author),
+        Some(_) => text::rejected_reply(fix_id, &c.author),
     }
 }

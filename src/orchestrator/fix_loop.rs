@@ -8,21 +8,24 @@
 use chrono::Utc;
 use tracing::{info, warn};
 
-use ci_medic_core::comment::{HistoryEntry, ProposalStatusView};
 use ci_medic_core::fix_check::{
     Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
 };
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
-use ci_medic_core::proposal::DdsStatus;
+use ci_medic_core::proposal::machine::{Effect, Event};
 use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
-use super::{Orchestrator, gh_err, now_string, short, store_err};
+use super::apply::Replay;
+use super::{Orchestrator, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::fix_agent::Proposal;
-use crate::git_agent::{GitAgent, GitAgentError, PathKind, target_for, tree_entry};
+use crate::git_agent::{
+    GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry, whole_tree,
+};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
+use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
 /// Why the loop stopped before pushing.
@@ -34,6 +37,8 @@ struct Refusal {
 /// A guarded patch ready for the git agent.
 struct WrittenPatch {
     changes: Vec<FileChange>,
+    /// The proposal commit's tree and the modes of the files read from it.
+    tree: KnownTree,
     /// Every fix's reason, and what was left alone and why: the commit message's body.
     reason: String,
     /// The fixers whose patches went in, in order, each once.
@@ -67,34 +72,29 @@ impl Orchestrator {
     ) -> Result<(), JobError> {
         let ctx = &self.ctx;
         let gh = ctx.github.as_ref();
-        let Some(fix_id) = run.fix_id.clone() else {
+        let Some(fix_id) = run.fix_id() else {
             return Ok(());
         };
-        let pr = gh
-            .get_pull_request(inst, repo, run.pr_number)
-            .await
-            .map_err(|e| gh_err("reading the pull request", e))?;
-        let head_repo = pr
-            .head
-            .repo
-            .as_ref()
-            .and_then(|r| RepoRef::parse(&r.full_name));
-        let target = run.push_target.clone().unwrap_or_else(|| {
-            target_for(
-                repo,
-                head_repo.as_ref(),
-                &pr.head.git_ref,
-                pr.maintainer_can_modify.unwrap_or(false),
-                &fix_id,
-            )
-        });
-        let parent = run.proposed_for_sha.clone();
+        // Where to push and where to read from, as the approval recorded them; read from the
+        // pull request for a run approved before they were recorded.
+        let recorded = run.read_from.as_deref().and_then(RepoRef::parse);
+        let (target, read_from) = match (run.push_target.clone(), recorded) {
+            (Some(target), Some(read_from)) => (target, read_from),
+            (known, _) => {
+                let pr = gh
+                    .get_pull_request(inst, repo, run.pr_number)
+                    .await
+                    .map_err(|e| gh_err("reading the pull request", e))?;
+                let (target, read_from) = push_plan(repo, &pr, &fix_id);
+                (known.unwrap_or(target), read_from)
+            }
+        };
+        let parent = run.proposed_for_sha().to_string();
         let agent = GitAgent { gh, inst };
 
         let (commit, files) = match run.pending_commit.clone() {
-            Some(c) => (c, run.view.report_lines.clone()),
+            Some(c) => (c, reported_files(&run)),
             None => {
-                let read_from = head_repo.clone().unwrap_or_else(|| repo.clone());
                 match self
                     .write_patch(inst, &read_from, &run, &fix_id, config)
                     .await?
@@ -107,7 +107,10 @@ impl Orchestrator {
                             .map(|c| (c.path.clone(), c.after.clone()))
                             .collect();
                         let message = commit_message(&run, &fix_id, &patch.reason);
-                        let commit = match agent.prepare(&target, &parent, &files, &message).await {
+                        let commit = match agent
+                            .prepare(&target, &parent, &files, &message, Some(&patch.tree))
+                            .await
+                        {
                             Ok(c) => c,
                             Err(GitAgentError::GitHub(e)) => {
                                 return Err(gh_err("writing the fix commit", e));
@@ -135,31 +138,12 @@ impl Orchestrator {
             Ok(()) => {}
             Err(GitAgentError::Stale { actual, .. }) => {
                 ctx.metrics.stage("push", "stale");
-                let now = Utc::now();
-                let _ = ctx.registry.transition(
-                    &fix_id,
-                    DdsStatus::Approved,
-                    DdsStatus::Failed,
-                    "ci-medic",
-                    now,
-                    "the branch moved before the fix was pushed",
-                );
-                run.phase = Phase::Finished;
                 run.pending_commit = None;
-                run.view.status = ProposalStatusView::Stale {
-                    head_sha: actual.clone(),
+                let event = Event::PushStale {
+                    branch: target.branch.clone(),
+                    head_sha: actual,
                 };
-                run.view.history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!(
-                        "nothing pushed: `{}` moved to {} after {} was proposed",
-                        target.branch,
-                        short(&actual),
-                        fix_id
-                    ),
-                });
-                let reports = run.reports.clone();
-                return self.publish(inst, repo, &mut run, &reports).await;
+                return self.moved(inst, repo, &mut run, event).await;
             }
             Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
             // Only `prepare` checks paths; a stored commit has passed it already.
@@ -168,19 +152,10 @@ impl Orchestrator {
             }
         }
         ctx.metrics.stage("push", "pushed");
-        let now = Utc::now();
         info!(fix = %fix_id, commit = %commit, branch = %target.branch, "fix commit pushed");
-        run.phase = Phase::Pushed {
-            commit_sha: commit.clone(),
-        };
         run.pending_commit = None;
-        run.pushed_at = Some(now);
-        run.attempts += 1;
-        run.view.status = ProposalStatusView::Pushed {
-            commit_sha: commit.clone(),
-            files: files.clone(),
-        };
-        let where_ = if target.new_branch {
+        run.pushed_at = Some(Utc::now());
+        let destination = if target.new_branch {
             format!(
                 "to the new branch `{}` (the fork does not allow maintainer edits)",
                 target.branch
@@ -188,16 +163,27 @@ impl Orchestrator {
         } else {
             format!("to `{}`", target.branch)
         };
-        run.view.history.push(HistoryEntry {
-            at: now_string(now),
-            text: format!(
-                "pushed {} {where_}; waiting for `{}` on it",
-                short(&commit),
-                run.check_name
-            ),
-        });
-        let reports = run.reports.clone();
-        self.publish(inst, repo, &mut run, &reports).await
+        let event = Event::Pushed {
+            commit_sha: commit,
+            files,
+            destination,
+        };
+        self.moved(inst, repo, &mut run, event).await
+    }
+
+    /// Applies a step of the loop the service took itself; the machine refuses it only when
+    /// the run moved on meanwhile, which is logged.
+    async fn moved(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: &mut FixRun,
+        event: Event,
+    ) -> Result<(), JobError> {
+        if let Err(e) = self.apply(inst, repo, run, event, Replay::First).await? {
+            warn!(check = %run.check_name, error = %e, "step not applied");
+        }
+        Ok(())
     }
 
     /// Runs the fix agent on every allowed report, each candidate guarded on its own (a refused
@@ -259,19 +245,27 @@ impl Orchestrator {
         let mut rejected: Option<Refusal> = None;
         // Files left alone, each with why: a maintainer reads these on the comment.
         let mut declined: Vec<String> = Vec::new();
+        let mut modes = Vec::new();
         let tree = gh
-            .get_git_commit(inst, read_from, &run.proposed_for_sha)
+            .get_git_commit(inst, read_from, run.proposed_for_sha())
             .await
             .map_err(|e| gh_err("reading the proposal's commit", e))?
             .tree
             .sha;
+        // The whole tree in one request, rather than one per directory of every path.
+        let listing = whole_tree(gh, inst, read_from, &tree)
+            .await
+            .map_err(|e| gh_err("reading the tree of the files to fix", e))?;
         for (path, mut reports) in by_file {
             // Links, submodules and directories first, from the tree: the contents API would
             // answer for a link's target, and the fix would replace the link with a copy.
-            match tree_entry(gh, inst, read_from, &tree, &path)
-                .await
-                .map_err(|e| gh_err("reading the tree of the file to fix", e))?
-            {
+            let kind = match &listing {
+                Some(entries) => entry_in(entries, &path),
+                None => tree_entry(gh, inst, read_from, &tree, &path)
+                    .await
+                    .map_err(|e| gh_err("reading the tree of the file to fix", e))?,
+            };
+            match kind {
                 PathKind::Absent => continue,
                 PathKind::Other(what) => {
                     declined.push(format!(
@@ -279,10 +273,10 @@ impl Orchestrator {
                     ));
                     continue;
                 }
-                PathKind::File(_) => {}
+                PathKind::File(mode) => modes.push((path.clone(), mode)),
             }
             let Some(file) = gh
-                .get_file_content(inst, read_from, &path, &run.proposed_for_sha)
+                .get_file_content(inst, read_from, &path, run.proposed_for_sha())
                 .await
                 .map_err(|e| gh_err("reading the file to fix", e))?
             else {
@@ -403,6 +397,10 @@ impl Orchestrator {
         }
         Ok(Ok(WrittenPatch {
             changes: candidate.changes,
+            tree: KnownTree {
+                tree_sha: tree,
+                modes,
+            },
             reason: reasons.join("; "),
             fixers,
         }))
@@ -417,30 +415,13 @@ impl Orchestrator {
         fix_id: &str,
         refusal: Refusal,
     ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        ctx.metrics.stage("fix", "refused");
-        let now = Utc::now();
+        self.ctx.metrics.stage("fix", "refused");
         warn!(fix = %fix_id, rule = %refusal.rule, detail = %refusal.detail, "patch refused");
-        self.settle(
-            fix_id,
-            DdsStatus::Failed,
-            now,
-            &format!(
-                "patch refused by rule `{}`: {}",
-                refusal.rule, refusal.detail
-            ),
-        )?;
-        run.phase = Phase::Finished;
-        run.view.history.push(HistoryEntry {
-            at: now_string(now),
-            text: format!("patch refused before any commit: rule `{}`", refusal.rule),
-        });
-        run.view.status = ProposalStatusView::Refused {
+        let event = Event::PatchRefused {
             rule: refusal.rule,
             detail: refusal.detail,
         };
-        let reports = run.reports.clone();
-        self.publish(inst, repo, &mut run, &reports).await
+        self.moved(inst, repo, &mut run, event).await
     }
 
     /// CI monitor: the check finished on a commit ci-medic pushed.
@@ -453,82 +434,59 @@ impl Orchestrator {
         config: &RepoConfig,
     ) -> Result<(), JobError> {
         let ctx = &self.ctx;
-        let Some(fix_id) = run.fix_id.clone() else {
+        let Phase::Pushed { commit_sha } = run.phase() else {
             return Ok(());
         };
-        let Phase::Pushed { commit_sha } = run.phase.clone() else {
-            return Ok(());
-        };
-        let now = Utc::now();
-        match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
+        let event = match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
             crate::ci_monitor::Verdict::Passed => {
                 ctx.metrics.stage("verdict", "passed");
-                self.settle(
-                    &fix_id,
-                    DdsStatus::Executed,
-                    now,
-                    &format!("`{}` passed on {commit_sha}", cr.name),
-                )?;
-                run.phase = Phase::Finished;
-                run.view.status = ProposalStatusView::Executed {
-                    commit_sha: commit_sha.clone(),
+                Event::CheckPassed {
+                    commit_sha,
                     run_url: cr.html_url.clone(),
-                };
-                run.view.history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!(
-                        "`{}` passed on {}: {fix_id} executed",
-                        cr.name,
-                        short(&commit_sha)
-                    ),
-                });
-                let reports = run.reports.clone();
-                self.publish(inst, repo, &mut run, &reports).await
+                }
             }
             crate::ci_monitor::Verdict::Failed => {
                 ctx.metrics.stage("verdict", "failed");
-                self.settle(
-                    &fix_id,
-                    DdsStatus::Failed,
-                    now,
-                    &format!("`{}` failed again on {commit_sha}", cr.name),
-                )?;
-                run.view.history.push(HistoryEntry {
-                    at: now_string(now),
-                    text: format!(
-                        "`{}` failed again on {}: {fix_id} failed",
-                        cr.name,
-                        short(&commit_sha)
-                    ),
-                });
-                if run.attempts >= config.fix.max_attempts {
-                    run.phase = Phase::Finished;
-                    run.view.status = ProposalStatusView::MaxAttemptsReached {
-                        attempts: run.attempts,
-                        max_attempts: config.fix.max_attempts,
-                    };
-                    let reports = run.reports.clone();
-                    return self.publish(inst, repo, &mut run, &reports).await;
+                if run.state.attempts < config.fix.max_attempts {
+                    if let Some(prev) = run.previous_attempt.as_mut() {
+                        prev.failure =
+                            format!("`{}` still failed after the fix was pushed", cr.name);
+                    }
                 }
-                if let Some(prev) = run.previous_attempt.as_mut() {
-                    prev.failure = format!("`{}` still failed after the fix was pushed", cr.name);
+                Event::CheckFailed {
+                    commit_sha,
+                    run_url: cr.html_url.clone(),
+                    max_attempts: config.fix.max_attempts,
                 }
-                run.phase = Phase::Idle;
-                ctx.runs.put(&run).map_err(store_err)?;
+            }
+            crate::ci_monitor::Verdict::NoVerdict => {
+                info!(conclusion = ?cr.conclusion, "check finished without a verdict on the fix; still waiting");
+                return Ok(());
+            }
+        };
+        let follow_ups = match self
+            .apply(inst, repo, &mut run, event, Replay::First)
+            .await?
+        {
+            Ok(f) => f,
+            Err(e) => {
+                warn!(check = %run.check_name, error = %e, "verdict not applied");
+                return Ok(());
+            }
+        };
+        for effect in follow_ups {
+            if let Effect::ProposeNext { source } = effect {
                 // The next proposal's source is the failed code_fix.
                 let pr = ctx
                     .github
                     .get_pull_request(inst, repo, run.pr_number)
                     .await
                     .map_err(|e| gh_err("reading the pull request", e))?;
-                self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(fix_id)))
-                    .await
-            }
-            crate::ci_monitor::Verdict::NoVerdict => {
-                info!(conclusion = ?cr.conclusion, "check finished without a verdict on the fix; still waiting");
-                Ok(())
+                self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(source)))
+                    .await?;
             }
         }
+        Ok(())
     }
 }
 
@@ -539,6 +497,46 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Where the fix for the pull request goes, and the repository its commit and files are read
+/// from (the head repository: a fork's files are there).
+pub(super) fn push_plan(
+    repo: &RepoRef,
+    pr: &crate::github::PullRequest,
+    fix_id: &str,
+) -> (crate::git_agent::PushTarget, RepoRef) {
+    let head_repo = pr
+        .head
+        .repo
+        .as_ref()
+        .and_then(|r| RepoRef::parse(&r.full_name));
+    let target = target_for(
+        repo,
+        head_repo.as_ref(),
+        &pr.head.git_ref,
+        pr.maintainer_can_modify.unwrap_or(false),
+        fix_id,
+    );
+    (target, head_repo.unwrap_or_else(|| repo.clone()))
+}
+
+/// The files of the current proposal's reports that it may change: what a commit prepared
+/// by an earlier attempt of the job changes.
+fn reported_files(run: &FixRun) -> Vec<String> {
+    let allowed = run
+        .state
+        .proposal
+        .as_ref()
+        .map(|p| p.dds.allowed_paths.clone())
+        .unwrap_or_default();
+    let mut files: Vec<String> = Vec::new();
+    for r in &run.reports {
+        if allowed.contains(&r.file_path) && !files.contains(&r.file_path) {
+            files.push(r.file_path.clone());
+        }
+    }
+    files
 }
 
 fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
@@ -556,32 +554,26 @@ fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
     )
 }
 
-impl Orchestrator {
-    /// Moves an approved fix to its final status. Idempotent: a job running again after a
-    /// crash finds the transition already made and carries on.
-    fn settle(
-        &self,
-        fix_id: &str,
-        to: DdsStatus,
-        now: chrono::DateTime<Utc>,
-        reason: &str,
-    ) -> Result<(), JobError> {
-        match self
-            .ctx
-            .registry
-            .transition(fix_id, DdsStatus::Approved, to, "ci-medic", now, reason)
-        {
-            Ok(_) | Err(crate::store::registry::RegistryError::Transition { .. }) => Ok(()),
-            Err(e) => Err(store_err(e)),
-        }
-    }
-}
-
-/// Event name of the orchestrator's own reconcile jobs.
+/// Event name of the reconcile jobs the version before typed jobs queued as deliveries, with a
+/// [`ReconcilePayload`]; still understood, so an upgrade leaves none behind.
 pub const RECONCILE_EVENT: &str = "ci_medic_reconcile";
 
 /// Stop watching CI for a pushed fix after this long without a result.
 const CI_TIMEOUT: chrono::Duration = chrono::Duration::hours(6);
+
+/// A run's part of its jobs' ids: repository, pull request and check, in characters any id
+/// may hold.
+fn job_id(run: &FixRun) -> String {
+    format!(
+        "{}-{}-{}",
+        run.repo.replace('/', "."),
+        run.pr_number,
+        run.check_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    )
+}
 
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct ReconcilePayload {
@@ -603,34 +595,81 @@ impl Orchestrator {
         runs.into_iter()
             .map(|r| crate::jobs::InternalJob {
                 key: format!("{}#{}", r.repo, r.pr_number),
-                event: RECONCILE_EVENT.to_string(),
-                id: format!(
-                    "{}-{}-{}",
-                    r.repo.replace('/', "."),
-                    r.pr_number,
-                    r.check_name
-                        .chars()
-                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                        .collect::<String>()
-                ),
-                payload: serde_json::to_vec(&ReconcilePayload {
+                id: job_id(&r),
+                kind: JobKind::Reconcile {
                     repo: r.repo,
                     pr: r.pr_number,
                     check: r.check_name,
-                })
-                .expect("payload serialises"),
+                },
             })
             .collect()
     }
 
-    /// Moves one run on: an approved fix is written and pushed; a pushed fix whose check
-    /// finished without a webhook reaching us gets its verdict by polling.
-    pub(super) async fn reconcile_run(&self, payload: &[u8]) -> Result<(), JobError> {
+    /// Queues the job that writes and pushes the run's approved fix, once per proposal; runs
+    /// it here when no queue is attached (a handler used on its own).
+    pub(super) async fn queue_fix(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: FixRun,
+        config: &RepoConfig,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let Some(queue) = ctx.queue.get() else {
+            return self.advance_approved(inst, repo, run, config).await;
+        };
+        let job = crate::jobs::InternalJob {
+            key: format!("{}#{}", run.repo, run.pr_number),
+            id: format!("fix-{}-{}", job_id(&run), run.fix_id().unwrap_or_default()),
+            kind: JobKind::WriteFix {
+                repo: run.repo.clone(),
+                pr: run.pr_number,
+                check: run.check_name.clone(),
+            },
+        };
+        crate::jobs::enqueue(&ctx.store, queue, job)
+            .await
+            .map_err(store_err)?;
+        Ok(())
+    }
+
+    /// The fix job: writes and pushes the run's approved fix, if it is still approved.
+    pub(super) async fn write_fix(&self, repo: &str, pr: u64, check: &str) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let _held = ctx.pr_locks.lock(repo, pr).await;
+        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+            return Ok(());
+        };
+        let Some(repo) = RepoRef::parse(&run.repo) else {
+            return Ok(());
+        };
+        if !matches!(run.phase(), Phase::Approved { .. }) {
+            info!(check = %run.check_name, phase = ?run.phase(), "no approved fix to write");
+            return Ok(());
+        }
+        let inst = InstallationId(run.installation_id);
+        let (config, _) = self.repo_config(inst, &repo).await?;
+        self.advance_approved(inst, &repo, run, &config).await
+    }
+
+    /// A reconcile job queued by the version before typed jobs.
+    pub(super) async fn reconcile_legacy(&self, payload: &[u8]) -> Result<(), JobError> {
         let p: ReconcilePayload = serde_json::from_slice(payload)
             .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
+        self.reconcile_run(&p.repo, p.pr, &p.check).await
+    }
+
+    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix whose
+    /// check finished without a webhook reaching us gets its verdict by polling.
+    pub(super) async fn reconcile_run(
+        &self,
+        repo: &str,
+        pr: u64,
+        check: &str,
+    ) -> Result<(), JobError> {
         let ctx = &self.ctx;
-        let _held = ctx.pr_locks.lock(&p.repo, p.pr).await;
-        let Some(run) = ctx.runs.get(&p.repo, p.pr, &p.check).map_err(store_err)? else {
+        let _held = ctx.pr_locks.lock(repo, pr).await;
+        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
             return Ok(());
         };
         let Some(repo) = RepoRef::parse(&run.repo) else {
@@ -638,7 +677,7 @@ impl Orchestrator {
         };
         let inst = InstallationId(run.installation_id);
         let (config, _) = self.repo_config(inst, &repo).await?;
-        match run.phase.clone() {
+        match run.phase() {
             Phase::Approved { .. } => self.advance_approved(inst, &repo, run, &config).await,
             Phase::Pushed { commit_sha } => {
                 let runs = ctx
@@ -654,28 +693,11 @@ impl Orchestrator {
                 }
                 if run.pushed_at.is_some_and(|t| Utc::now() - t > CI_TIMEOUT) {
                     let mut run = run;
-                    let now = Utc::now();
-                    if let Some(fix_id) = run.fix_id.clone() {
-                        let _ = ctx.registry.transition(
-                            &fix_id,
-                            DdsStatus::Approved,
-                            DdsStatus::Failed,
-                            "ci-medic",
-                            now,
-                            "no CI result for the pushed fix within 6 hours",
-                        );
-                    }
-                    run.phase = Phase::Finished;
-                    run.view.history.push(HistoryEntry {
-                        at: now_string(now),
-                        text: format!(
-                            "no result for `{}` on {} within 6 hours; ci-medic stopped watching",
-                            run.check_name,
-                            short(&commit_sha)
-                        ),
-                    });
-                    let reports = run.reports.clone();
-                    return self.publish(inst, &repo, &mut run, &reports).await;
+                    let event = Event::NoVerdict {
+                        commit_sha,
+                        hours: u32::try_from(CI_TIMEOUT.num_hours()).unwrap_or(u32::MAX),
+                    };
+                    return self.moved(inst, &repo, &mut run, event).await;
                 }
                 Ok(())
             }
@@ -718,7 +740,7 @@ impl Orchestrator {
         let _cleanup = RemoveOnDrop(dir.clone());
         let tarball = dir.join("source.tar.gz");
         ctx.github
-            .download_tarball(inst, repo, &run.proposed_for_sha, &tarball, 512 << 20)
+            .download_tarball(inst, repo, run.proposed_for_sha(), &tarball, 512 << 20)
             .await
             .map_err(|e| gh_err("downloading the repository tarball", e))?;
         let file = std::fs::File::open(&tarball)

@@ -10,26 +10,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{StoreError, decode, get_json};
-use ci_medic_core::comment::CommentView;
+pub use ci_medic_core::proposal::machine::{Phase, RunState};
 
-/// Where the loop is for the current proposal.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "phase", rename_all = "snake_case")]
-pub enum Phase {
-    /// No proposal (analysis found nothing, or logs unavailable).
-    Idle,
-    /// Waiting for a maintainer.
-    Proposed,
-    /// Approved; the fix agent must run (or is running).
-    Approved { by: String },
-    /// One commit is on the branch; waiting for CI on it.
-    Pushed { commit_sha: String },
-    /// Nothing more will happen for this proposal.
-    Finished,
-}
-
-/// The record.
+/// The record: the proposal's state (the pure state machine's, from which the comment is
+/// rendered) and what the service needs beside it to act on GitHub.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "legacy::RunRecord")]
 pub struct FixRun {
     /// `owner/repo`.
     pub repo: String,
@@ -42,15 +28,9 @@ pub struct FixRun {
     /// ci-medic's annotations check run, and the commit it is on.
     pub check_run_id: Option<u64>,
     pub check_run_sha: Option<String>,
-    /// The commit the current proposal was made for.
-    pub proposed_for_sha: String,
-    /// The current code_fix DDS id, when there is one.
-    pub fix_id: Option<String>,
-    pub phase: Phase,
-    /// Fix commits pushed for this check so far.
-    pub attempts: u32,
-    /// What the comment shows now; re-rendered on every change.
-    pub view: CommentView,
+    /// Where the current proposal stands, with its history; the one source of the phase, the
+    /// DDS status and everything the comment shows.
+    pub state: RunState,
     /// The bug reports of the current proposal, for the fix agent.
     #[serde(default)]
     pub reports: Vec<ci_medic_parser::BugReport>,
@@ -60,6 +40,10 @@ pub struct FixRun {
     pub pending_commit: Option<String>,
     #[serde(default)]
     pub push_target: Option<crate::git_agent::PushTarget>,
+    /// `owner/repo` the proposal's commit and files are read from (the pull request's head
+    /// repository), recorded with the approval so the fix job need not read the pull request.
+    #[serde(default)]
+    pub read_from: Option<String>,
     #[serde(default)]
     pub pushed_at: Option<DateTime<Utc>>,
     /// What the last pushed fix did, for the fix agent's next attempt.
@@ -71,6 +55,187 @@ pub struct FixRun {
 impl FixRun {
     pub fn key(repo: &str, pr_number: u64, check_name: &str) -> String {
         format!("{repo}#{pr_number}\u{0}{check_name}")
+    }
+
+    /// Where the loop is (derived from the state).
+    pub fn phase(&self) -> Phase {
+        self.state.phase()
+    }
+
+    /// The current code_fix DDS id, when there is one.
+    pub fn fix_id(&self) -> Option<String> {
+        self.state.fix_id().map(str::to_string)
+    }
+
+    /// The commit the current proposal was made for.
+    pub fn proposed_for_sha(&self) -> &str {
+        &self.state.head_sha
+    }
+}
+
+mod legacy {
+    //! Run records written before the state machine (a rendered `view` and a `phase` stored
+    //! side by side) are read into a [`RunState`]: nothing in flight is lost on an upgrade.
+
+    use chrono::{DateTime, Utc};
+    use serde::Deserialize;
+
+    use super::{FixRun, Phase, RunState};
+    use ci_medic_core::comment::{CommentView, ProposalStatusView as V};
+    use ci_medic_core::proposal::machine::{Proposal, Stage};
+    use ci_medic_core::proposal::{CodeFixDds, DdsStatus, FixPacket};
+
+    /// Both shapes: `state` for current records; the other optional fields for old ones.
+    #[derive(Deserialize)]
+    pub(super) struct RunRecord {
+        repo: String,
+        pr_number: u64,
+        check_name: String,
+        installation_id: u64,
+        comment_id: Option<u64>,
+        comment_url: Option<String>,
+        check_run_id: Option<u64>,
+        check_run_sha: Option<String>,
+        #[serde(default)]
+        state: Option<RunState>,
+        #[serde(default)]
+        proposed_for_sha: Option<String>,
+        #[serde(default)]
+        phase: Option<Phase>,
+        #[serde(default)]
+        attempts: u32,
+        #[serde(default)]
+        view: Option<CommentView>,
+        #[serde(default)]
+        reports: Vec<ci_medic_parser::BugReport>,
+        #[serde(default)]
+        pending_commit: Option<String>,
+        #[serde(default)]
+        push_target: Option<crate::git_agent::PushTarget>,
+        #[serde(default)]
+        read_from: Option<String>,
+        #[serde(default)]
+        pushed_at: Option<DateTime<Utc>>,
+        #[serde(default)]
+        previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
+        updated_at: DateTime<Utc>,
+    }
+
+    impl From<RunRecord> for FixRun {
+        fn from(r: RunRecord) -> FixRun {
+            let state = match r.state {
+                Some(s) => s,
+                None => migrate(
+                    &r.check_name,
+                    r.pr_number,
+                    r.proposed_for_sha.as_deref().unwrap_or_default(),
+                    r.phase.unwrap_or(Phase::Idle),
+                    r.attempts,
+                    r.view,
+                ),
+            };
+            FixRun {
+                repo: r.repo,
+                pr_number: r.pr_number,
+                check_name: r.check_name,
+                installation_id: r.installation_id,
+                comment_id: r.comment_id,
+                comment_url: r.comment_url,
+                check_run_id: r.check_run_id,
+                check_run_sha: r.check_run_sha,
+                state,
+                reports: r.reports,
+                pending_commit: r.pending_commit,
+                push_target: r.push_target,
+                read_from: r.read_from,
+                pushed_at: r.pushed_at,
+                previous_attempt: r.previous_attempt,
+                updated_at: r.updated_at,
+            }
+        }
+    }
+
+    /// The state an old record stood for: the stage from its prose status, the proposal from
+    /// its JSON blocks, closed when its phase had ended while its prose had not.
+    pub(super) fn migrate(
+        check: &str,
+        pr: u64,
+        head_sha: &str,
+        phase: Phase,
+        attempts: u32,
+        view: Option<CommentView>,
+    ) -> RunState {
+        let mut state = RunState::new(check, pr, head_sha);
+        state.attempts = attempts;
+        let Some(view) = view else {
+            return state;
+        };
+        state.history = view.history;
+        state.log_excerpt = view.log_excerpt;
+        state.stage = match view.status {
+            V::Proposed => Stage::Proposed,
+            V::Approved { by, at } => Stage::Approved { by, at },
+            V::Fixing { approved_by } => Stage::Approved {
+                by: approved_by,
+                at: String::new(),
+            },
+            V::Rejected { by, at, reason } => Stage::Rejected { by, at, reason },
+            V::Refused { rule, detail } => Stage::Refused { rule, detail },
+            V::Pushed { commit_sha, files } => Stage::Pushed { commit_sha, files },
+            V::Verifying { commit_sha, .. } => Stage::Pushed {
+                commit_sha,
+                files: Vec::new(),
+            },
+            V::Executed {
+                commit_sha,
+                run_url,
+            } => Stage::Executed {
+                commit_sha,
+                run_url,
+            },
+            V::Failed {
+                commit_sha,
+                run_url,
+                ..
+            } => Stage::CheckFailed {
+                commit_sha,
+                run_url,
+            },
+            V::MaxAttemptsReached {
+                attempts,
+                max_attempts,
+            } => Stage::Stopped {
+                attempts,
+                max_attempts,
+            },
+            V::NoVerdict { commit_sha, hours } => Stage::NoVerdict { commit_sha, hours },
+            V::Stale { head_sha } => Stage::PushStale { head_sha },
+            V::AnalysisFailed { reason } => Stage::NothingFound { reason },
+            V::LogsUnavailable { reason } => Stage::LogsUnavailable { reason },
+        };
+        let dds = serde_json::from_value::<CodeFixDds>(view.dds_json).ok();
+        let packet = serde_json::from_value::<FixPacket>(view.fix_packet_json).ok();
+        state.proposal = match (state.stage.dds_status(), dds, packet) {
+            (None, _, _) => None,
+            (Some(_), Some(dds), Some(fix_packet)) => Some(Proposal {
+                dds: CodeFixDds {
+                    status: DdsStatus::Proposed,
+                    ..dds
+                },
+                fix_packet,
+                report_lines: view.report_lines,
+                out_of_scope: view.out_of_scope_files,
+            }),
+            (Some(_), _, _) => {
+                state.stage = Stage::NothingFound {
+                    reason: "this proposal was recorded by an earlier version of ci-medic and cannot be read again; `/retry` analyses the failure anew".into(),
+                };
+                None
+            }
+        };
+        // A run the old loop had ended (pull request closed, CI timeout) stays ended.
+        state.closed = phase == Phase::Finished && state.phase() != Phase::Finished;
+        state
     }
 }
 
@@ -101,7 +266,7 @@ impl RunStore {
             key.as_bytes(),
             serde_json::to_vec(run).expect("run serialises"),
         )?;
-        if let Phase::Pushed { commit_sha } = &run.phase {
+        if let Phase::Pushed { commit_sha } = run.phase() {
             self.pushed.insert(
                 format!("{}@{commit_sha}", run.repo).as_bytes(),
                 key.as_bytes(),
@@ -136,7 +301,7 @@ impl RunStore {
         for item in self.runs.iter() {
             let (k, v) = item?;
             let run: FixRun = decode(&k, &v)?;
-            if matches!(run.phase, Phase::Approved { .. } | Phase::Pushed { .. }) {
+            if matches!(run.phase(), Phase::Approved { .. } | Phase::Pushed { .. }) {
                 out.push(run);
             }
         }
@@ -152,5 +317,129 @@ impl RunStore {
             out.push(decode(&k, &v)?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{NaiveDate, TimeZone, Utc};
+    use ci_medic_core::comment::{CommentView, HistoryEntry, ProposalStatusView};
+    use ci_medic_core::ids::FixDdsId;
+    use ci_medic_core::proposal::machine::Stage;
+    use ci_medic_core::proposal::{
+        CheckRef, DdsStatus, FailedCheck, build_failed_dds, build_fix_packet, derive_code_fix,
+        failed_dds_id,
+    };
+    use ci_medic_core::repo_config::ConstraintsConfig;
+    use ci_medic_parser::{BugReport, BugType};
+    use serde_json::json;
+
+    use super::{FixRun, Phase};
+
+    fn report() -> BugReport {
+        BugReport {
+            file_path: "app/main.py".into(),
+            line_number: 1,
+            error_type: BugType::Linting,
+            message: "`os` imported but unused".into(),
+            test_name: None,
+            confidence_score: 0.95,
+            column: Some(8),
+            tool: Some("ruff".into()),
+            rule: Some("F401".into()),
+        }
+    }
+
+    /// A run record as the version before the state machine wrote it: a rendered view and a
+    /// phase side by side.
+    fn old_record(status: ProposalStatusView, phase: Phase) -> serde_json::Value {
+        let day = NaiveDate::from_ymd_opt(2026, 2, 2).unwrap();
+        let at = Utc.with_ymd_and_hms(2026, 2, 2, 15, 30, 0).unwrap();
+        let c = ConstraintsConfig::default();
+        let failed = build_failed_dds(
+            failed_dds_id(day, 1).unwrap(),
+            &FailedCheck {
+                project: "o/r".into(),
+                check_name: "lint".into(),
+                head_sha: "abc".into(),
+                pr_number: Some(7),
+                changed_files: vec!["app/main.py".into()],
+                failed_at: at,
+            },
+            &c,
+        )
+        .unwrap();
+        let fix = derive_code_fix(
+            &FixDdsId::new(day, 1).unwrap(),
+            &failed.as_source(),
+            &[report()],
+            &c,
+        )
+        .unwrap();
+        let packet = build_fix_packet(
+            &CheckRef {
+                check_name: "lint".into(),
+                head_sha: "abc".into(),
+            },
+            &[report()],
+            &c,
+        );
+        let view = CommentView {
+            check_name: "lint".into(),
+            head_sha: "abc".into(),
+            pr_number: 7,
+            dds_id: fix.dds.id.clone(),
+            status,
+            report_lines: vec!["LINTING error in app/main.py line 1".into()],
+            fix_packet_json: serde_json::to_value(&packet).unwrap(),
+            dds_json: serde_json::to_value(&fix.dds).unwrap(),
+            out_of_scope_files: vec![],
+            history: vec![HistoryEntry {
+                at: "2026-02-02 15:30 UTC".into(),
+                text: "proposed".into(),
+            }],
+            log_excerpt: None,
+        };
+        json!({
+            "repo": "o/r", "pr_number": 7, "check_name": "lint", "installation_id": 1,
+            "comment_id": 5, "comment_url": null, "check_run_id": null, "check_run_sha": null,
+            "proposed_for_sha": "abc", "fix_id": fix.dds.id, "phase": phase, "attempts": 1,
+            "view": view, "reports": [report()], "updated_at": at,
+        })
+    }
+
+    #[test]
+    fn a_record_written_before_the_state_machine_is_read_into_its_state() {
+        let pushed = old_record(
+            ProposalStatusView::Pushed {
+                commit_sha: "def".into(),
+                files: vec!["app/main.py".into()],
+            },
+            Phase::Pushed {
+                commit_sha: "def".into(),
+            },
+        );
+        let run: FixRun = serde_json::from_value(pushed).unwrap();
+        assert_eq!(
+            run.phase(),
+            Phase::Pushed {
+                commit_sha: "def".into()
+            }
+        );
+        assert_eq!(run.state.dds_status(), Some(DdsStatus::Approved));
+        assert_eq!(run.fix_id().as_deref(), Some("DDS-FIX-20260202-001"));
+        assert_eq!((run.proposed_for_sha(), run.state.attempts), ("abc", 1));
+        assert_eq!(run.state.history.len(), 1);
+        assert_eq!(run.state.view().dds_json["status"], "approved");
+
+        // A proposal the old loop ended when the pull request closed stays ended.
+        let closed = old_record(ProposalStatusView::Proposed, Phase::Finished);
+        let run: FixRun = serde_json::from_value(closed).unwrap();
+        assert_eq!(run.state.stage, Stage::Proposed);
+        assert_eq!(run.phase(), Phase::Finished);
+
+        // And a current record reads back as it was written.
+        let again: FixRun = serde_json::from_value(serde_json::to_value(&run).unwrap()).unwrap();
+        assert_eq!(again.state, run.state);
     }
 }

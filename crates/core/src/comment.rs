@@ -387,6 +387,8 @@ pub enum ProposalStatusView {
     },
     /// ci-medic stops trying on this check.
     MaxAttemptsReached { attempts: u32, max_attempts: u32 },
+    /// CI never reported on the pushed commit; ci-medic stopped watching.
+    NoVerdict { commit_sha: String, hours: u32 },
     /// The pull request moved on (new commits) so this proposal no longer applies.
     Stale { head_sha: String },
     /// The logs were read but no fixable error was found in them, or reading them failed.
@@ -409,6 +411,7 @@ impl ProposalStatusView {
             ProposalStatusView::Executed { .. } => "executed",
             ProposalStatusView::Failed { .. } => "failed",
             ProposalStatusView::MaxAttemptsReached { .. } => "stopped",
+            ProposalStatusView::NoVerdict { .. } => "no verdict",
             ProposalStatusView::Stale { .. } => "stale",
             ProposalStatusView::AnalysisFailed { .. } => "analysis failed",
             ProposalStatusView::LogsUnavailable { .. } => "logs unavailable",
@@ -831,6 +834,14 @@ fn status_section(status: &ProposalStatusView, dds_id: &str) -> String {
                 "stopped after {attempts} of {max_attempts} attempts (`fix.max_attempts` in `.github/ci-medic.yml`); this one needs a person."
             ),
             String::new(),
+        ),
+        ProposalStatusView::NoVerdict { commit_sha, hours } => (
+            "⌛",
+            format!(
+                "no result for the check on {} within {hours} hours; ci-medic stopped watching.",
+                commit(commit_sha)
+            ),
+            "Re-run the check, then `/retry` if it still fails.\n".to_string(),
         ),
         ProposalStatusView::Stale { head_sha } => (
             "💤",

@@ -9,7 +9,7 @@
 //! | [`ids`] | newtypes for DDS identifiers |
 //! | [`repo_config`] | `.github/ci-medic.yml`, parsed strictly, with safe defaults |
 //! | [`formatter`] | the one place report lines for people are formatted |
-//! | [`proposal`] | Fix Packet v2 and code_fix DDS v2: builders, validation, state machine |
+//! | [`proposal`] | Fix Packet v2 and code_fix DDS v2: builders, validation, the proposal state machine |
 //! | [`comment`] | the PR comment and check-run annotations, with redaction |
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |

@@ -91,10 +91,10 @@ pub struct Transition {
 /// A code_fix as the registry stores it.
 ///
 /// `dds` is the record **as created** and never changes, so it always satisfies rule 4
-/// (`status: proposed`) and [`super::validate_code_fix`]; the PR comment publishes this block.
-/// The current status and its history live beside it; [`StoredProposal::current_dds`] gives
-/// the DDS with the current status for consumers that follow it (the Programmer updates
-/// `status` to executed or failed).
+/// (`status: proposed`) and [`super::validate_code_fix`]. The current status and its history
+/// live beside it; [`StoredProposal::current_dds`] gives the DDS with the current status, which
+/// is what the PR comment publishes (rendered from [`super::machine::RunState`], whose
+/// transitions are the ones recorded here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredProposal {
     pub dds: CodeFixDds,

@@ -1,0 +1,157 @@
+//! Applying the proposal state machine's steps: the one place a run's state changes.
+//!
+//! Every handler turns what happened into a [`machine::Event`] and calls [`Orchestrator::apply`]:
+//! the pure `step` computes the next state and its effects, and this module carries the effects
+//! out in order: the registry transition first (compare-and-swap, so a decision that lost a
+//! race is refused before anything is stored), then the run is stored, then the comment and the
+//! check run are rendered from the new state and published. What remains (writing the fix,
+//! proposing the next one) is handed back to the caller.
+//!
+//! It must never change a run's state other than through `step`, and never render the comment
+//! from anything but the stored state.
+
+use chrono::Utc;
+use tracing::warn;
+
+use ci_medic_core::comment::render_comment;
+use ci_medic_core::proposal::TransitionError;
+use ci_medic_core::proposal::machine::{self, Effect, MachineError, SERVICE_ACTOR};
+
+use super::{Orchestrator, gh_err, store_err};
+use crate::github::{InstallationId, RepoRef};
+use crate::jobs::JobError;
+use crate::store::registry::RegistryError;
+use crate::store::runs::FixRun;
+
+/// How a step's registry transition is taken when the registry already holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Replay {
+    /// A first attempt: a person's decision must win the compare-and-swap.
+    First,
+    /// This job made the registry transition before it stopped (a crash, a failed call):
+    /// finding it already made is expected.
+    Resumed,
+}
+
+impl Orchestrator {
+    /// Applies `event` to `run`: the machine's step, then its effects. `Ok(Err(_))` when the
+    /// machine (or the registry's compare-and-swap) refused it; nothing was changed then.
+    /// `Ok(Ok(follow_ups))` lists the effects left to the caller ([`Effect::WriteFix`],
+    /// [`Effect::ProposeNext`]).
+    pub(super) async fn apply(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: &mut FixRun,
+        event: machine::Event,
+        replay: Replay,
+    ) -> Result<Result<Vec<Effect>, MachineError>, JobError> {
+        let ctx = &self.ctx;
+        let now = Utc::now();
+        let (next, effects) = match machine::step(&run.state, event, now) {
+            Ok(done) => done,
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut publish = false;
+        let mut follow_ups = Vec::new();
+        for effect in effects {
+            match effect {
+                Effect::Record(r) => {
+                    match ctx
+                        .registry
+                        .transition(&r.fix_id, r.from, r.to, &r.actor, now, &r.reason)
+                    {
+                        Ok(_) => {}
+                        Err(RegistryError::Transition { source, .. }) => {
+                            let already = matches!(
+                                source,
+                                TransitionError::Stale { actual, .. } if actual == r.to
+                            );
+                            if r.actor == SERVICE_ACTOR || (already && replay == Replay::Resumed) {
+                                // The service's own moves are idempotent: an earlier attempt
+                                // made it, or the registry moved on for a reason it recorded.
+                                if !already {
+                                    warn!(fix = %r.fix_id, error = %source, "registry transition not made");
+                                }
+                            } else {
+                                return Ok(Err(MachineError::Transition(source)));
+                            }
+                        }
+                        Err(e) => return Err(store_err(e)),
+                    }
+                }
+                Effect::Publish => publish = true,
+                other => follow_ups.push(other),
+            }
+        }
+        run.state = next;
+        if publish {
+            self.publish(inst, repo, run).await?;
+        } else {
+            run.updated_at = now;
+            ctx.runs.put(run).map_err(store_err)?;
+        }
+        Ok(Ok(follow_ups))
+    }
+
+    /// Stores the run, then edits (or creates) the comment and the annotations check run,
+    /// both rendered from the run's state, storing each id as soon as it is known.
+    pub(super) async fn publish(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run: &mut FixRun,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        run.updated_at = Utc::now();
+        ctx.runs.put(run).map_err(store_err)?;
+        let view = run.state.view();
+        let body = render_comment(&view);
+        let comment = crate::comment::upsert_comment(
+            ctx.github.as_ref(),
+            inst,
+            repo,
+            run.pr_number,
+            &run.check_name,
+            ctx.app_id,
+            run.comment_id,
+            &body,
+        )
+        .await
+        .map_err(|e| gh_err("posting the comment", e))?;
+        if run.comment_id != Some(comment.id) {
+            run.comment_id = Some(comment.id);
+            run.comment_url = Some(comment.html_url.clone());
+            ctx.runs.put(run).map_err(store_err)?;
+        }
+        ctx.metrics.stage("comment", "published");
+
+        // Annotations belong to a proposal: none when the analysis found nothing to propose.
+        if run.state.proposal.is_some() && !run.reports.is_empty() {
+            let existing = if run.check_run_sha.as_deref() == Some(view.head_sha.as_str()) {
+                run.check_run_id
+            } else {
+                None
+            };
+            let external_id = format!("{}#{}:{}", run.repo, run.pr_number, view.dds_id);
+            let id = crate::comment::publish_check_run(
+                ctx.github.as_ref(),
+                inst,
+                repo,
+                &view.head_sha,
+                &external_id,
+                existing,
+                &view,
+                &run.reports,
+                run.comment_url.as_deref(),
+            )
+            .await
+            .map_err(|e| gh_err("publishing annotations", e))?;
+            run.check_run_id = Some(id);
+            run.check_run_sha = Some(view.head_sha.clone());
+            ctx.runs.put(run).map_err(store_err)?;
+            ctx.metrics.stage("annotations", "published");
+        }
+        Ok(())
+    }
+}
