@@ -190,11 +190,11 @@ fn valid_delivery_id(id: &str) -> bool {
 pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Body) -> Response {
     let event = header(&headers, "x-github-event").unwrap_or("").to_string();
 
-    if let Some(len) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok()) {
-        if len > MAX_BODY_BYTES as u64 {
-            intake.metrics.delivery(&event, "too_large");
-            return reply(StatusCode::PAYLOAD_TOO_LARGE, "payload exceeds 25 MiB");
-        }
+    if let Some(len) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok())
+        && len > MAX_BODY_BYTES as u64
+    {
+        intake.metrics.delivery(&event, "too_large");
+        return reply(StatusCode::PAYLOAD_TOO_LARGE, "payload exceeds 25 MiB");
     }
     // Stops reading as soon as the cap, the memory budget or the deadline is passed
     // (chunked bodies included).

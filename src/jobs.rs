@@ -286,14 +286,14 @@ impl Queue {
                 blocked.insert(p.key.as_str());
                 continue;
             }
-            if let Some(nb) = p.not_before {
-                if nb > now {
-                    // Later jobs of this key must wait for it, to keep order.
-                    blocked.insert(p.key.as_str());
-                    let d = (nb - now).to_std().unwrap_or_default();
-                    wait = wait.min(d);
-                    continue;
-                }
+            if let Some(nb) = p.not_before
+                && nb > now
+            {
+                // Later jobs of this key must wait for it, to keep order.
+                blocked.insert(p.key.as_str());
+                let d = (nb - now).to_std().unwrap_or_default();
+                wait = wait.min(d);
+                continue;
             }
             chosen = Some(*id);
             break;

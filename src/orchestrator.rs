@@ -302,10 +302,10 @@ impl Orchestrator {
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
         let key = repo.full_name();
-        if let Some(c) = self.ctx.config_cache.lock().await.get(&key) {
-            if c.read_at.elapsed() < CONFIG_TTL {
-                return Ok((c.config.clone(), c.error.clone()));
-            }
+        if let Some(c) = self.ctx.config_cache.lock().await.get(&key)
+            && c.read_at.elapsed() < CONFIG_TTL
+        {
+            return Ok((c.config.clone(), c.error.clone()));
         }
         let gh = &self.ctx.github;
         let info = gh
@@ -389,14 +389,12 @@ impl Orchestrator {
         let installations = self.ctx.store.installations().map_err(store_err)?;
         let deleted = i.action == "deleted";
         let mut removed = i.removed.clone();
-        if deleted {
-            if let Some(prev) = installations.get(i.installation_id).map_err(store_err)? {
-                removed.extend(
-                    prev.repositories
-                        .into_iter()
-                        .filter(|r| !i.removed.contains(r)),
-                );
-            }
+        if deleted && let Some(prev) = installations.get(i.installation_id).map_err(store_err)? {
+            removed.extend(
+                prev.repositories
+                    .into_iter()
+                    .filter(|r| !i.removed.contains(r)),
+            );
         }
         installations
             .apply(

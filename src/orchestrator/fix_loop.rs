@@ -351,13 +351,13 @@ impl Orchestrator {
                 });
             }
         }
-        if changes.is_empty() {
-            if let Some(mut refusal) = rejected {
-                for d in &declined {
-                    refusal.detail.push_str(&format!("; {d}"));
-                }
-                return Ok(Err(refusal));
+        if changes.is_empty()
+            && let Some(mut refusal) = rejected
+        {
+            for d in &declined {
+                refusal.detail.push_str(&format!("; {d}"));
             }
+            return Ok(Err(refusal));
         }
         if changes.is_empty() && !declined.is_empty() {
             return Ok(Err(Refusal {
@@ -387,13 +387,12 @@ impl Orchestrator {
                     .join("; "),
             }));
         }
-        if config.verify == VerifyMode::Docker {
-            if let Some(refusal) = self
+        if config.verify == VerifyMode::Docker
+            && let Some(refusal) = self
                 .verify_in_sandbox(inst, read_from, run, config, &candidate.changes)
                 .await?
-            {
-                return Ok(Err(refusal));
-            }
+        {
+            return Ok(Err(refusal));
         }
         Ok(Ok(WrittenPatch {
             changes: candidate.changes,
@@ -447,11 +446,10 @@ impl Orchestrator {
             }
             crate::ci_monitor::Verdict::Failed => {
                 ctx.metrics.stage("verdict", "failed");
-                if run.state.attempts < config.fix.max_attempts {
-                    if let Some(prev) = run.previous_attempt.as_mut() {
-                        prev.failure =
-                            format!("`{}` still failed after the fix was pushed", cr.name);
-                    }
+                if run.state.attempts < config.fix.max_attempts
+                    && let Some(prev) = run.previous_attempt.as_mut()
+                {
+                    prev.failure = format!("`{}` still failed after the fix was pushed", cr.name);
                 }
                 Event::CheckFailed {
                     commit_sha,

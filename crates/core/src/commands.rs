@@ -442,10 +442,10 @@ pub fn usage_reply(errors: &[CommandError]) -> String {
             ),
         };
         out.push_str(&format!("- {line}\n"));
-        if let Some(kind) = kind {
-            if !kinds.contains(&kind) {
-                kinds.push(kind);
-            }
+        if let Some(kind) = kind
+            && !kinds.contains(&kind)
+        {
+            kinds.push(kind);
         }
     }
     out.push_str("\nUsage:\n");

@@ -430,12 +430,11 @@ fn yaml_error(e: &serde_yaml_ng::Error, key_path: Option<String>) -> ConfigError
     }
     // serde_yaml_ng prefixes the enclosing path (`checks: unknown field…`); the path is kept
     // separately, so drop the prefix when it is a prefix of the path.
-    if let Some(path) = &key_path {
-        if let Some((prefix, rest)) = message.split_once(": ") {
-            if path.starts_with(prefix) {
-                message = rest.to_string();
-            }
-        }
+    if let Some(path) = &key_path
+        && let Some((prefix, rest)) = message.split_once(": ")
+        && path.starts_with(prefix)
+    {
+        message = rest.to_string();
     }
     ConfigError {
         message,

@@ -345,14 +345,13 @@ proptest! {
             assert_agree(&state, &reg);
             assert_decided_once(&reg);
             // The same proposal keeps its decision while it is shown.
-            if let Some((id, was)) = decided_before {
-                if state.fix_id() == Some(id.as_str()) && was != DdsStatus::Proposed {
+            if let Some((id, was)) = decided_before
+                && state.fix_id() == Some(id.as_str()) && was != DdsStatus::Proposed {
                     prop_assert_ne!(state.dds_status(), Some(DdsStatus::Proposed));
                     if was == DdsStatus::Rejected {
                         prop_assert_eq!(state.dds_status(), Some(DdsStatus::Rejected));
                     }
                 }
-            }
         }
     }
 }

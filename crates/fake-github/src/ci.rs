@@ -61,20 +61,20 @@ pub fn on_push(sh: &Arc<Shared>, push: Push) {
                     expired: false,
                 },
             );
-            if st.webhook.is_some() {
-                if let Some(payload) = crate::webhook::check_run_completed(&st, id) {
-                    let body = serde_json::to_vec(&payload).unwrap_or_default();
-                    let did = crate::webhook::delivery_id(&mut st);
-                    st.deliveries.insert(
-                        did.clone(),
-                        crate::state::StoredDelivery {
-                            event: "check_run".into(),
-                            body: body.clone(),
-                        },
-                    );
-                    st.delivery_order.push(did.clone());
-                    deliveries.push((did, body));
-                }
+            if st.webhook.is_some()
+                && let Some(payload) = crate::webhook::check_run_completed(&st, id)
+            {
+                let body = serde_json::to_vec(&payload).unwrap_or_default();
+                let did = crate::webhook::delivery_id(&mut st);
+                st.deliveries.insert(
+                    did.clone(),
+                    crate::state::StoredDelivery {
+                        event: "check_run".into(),
+                        body: body.clone(),
+                    },
+                );
+                st.delivery_order.push(did.clone());
+                deliveries.push((did, body));
             }
         }
         let Some((url, secret)) = st.webhook.clone() else {

@@ -1249,10 +1249,10 @@ fn create_check_run(st: &mut State, cx: &Ctx<'_>, repo: &str) -> Resp {
     if let Err(r) = apply_status(st, &mut c, &body) {
         return r;
     }
-    if let Some(out) = body.get("output") {
-        if let Err(r) = apply_output(&mut c, out, &format!("{}/{repo}", st.urls.web)) {
-            return r;
-        }
+    if let Some(out) = body.get("output")
+        && let Err(r) = apply_output(&mut c, out, &format!("{}/{repo}", st.urls.web))
+    {
+        return r;
     }
     let v = st.check_run_json(&c);
     st.check_runs.insert(id, c);
@@ -1276,10 +1276,10 @@ fn update_check_run(st: &mut State, cx: &Ctx<'_>, repo: &str, id: &str) -> Resp 
     if let Err(r) = apply_status(st, &mut c, &body) {
         return r;
     }
-    if let Some(out) = body.get("output") {
-        if let Err(r) = apply_output(&mut c, out, &format!("{}/{repo}", st.urls.web)) {
-            return r;
-        }
+    if let Some(out) = body.get("output")
+        && let Err(r) = apply_output(&mut c, out, &format!("{}/{repo}", st.urls.web))
+    {
+        return r;
     }
     let v = st.check_run_json(&c);
     st.check_runs.insert(c.id, c);
@@ -1575,10 +1575,9 @@ fn serve_log(st: &mut State, cx: &Ctx<'_>, token: &str) -> Resp {
         .query
         .get("urlExpires")
         .and_then(|v| v.parse::<i64>().ok())
+        && exp < st.now().timestamp()
     {
-        if exp < st.now().timestamp() {
-            return Resp { status: 403, headers: vec![], body: b"<Error><Code>AuthenticationFailed</Code><Message>Signed expiry time has expired</Message></Error>".to_vec(), content_type: "application/xml" };
-        }
+        return Resp { status: 403, headers: vec![], body: b"<Error><Code>AuthenticationFailed</Code><Message>Signed expiry time has expired</Message></Error>".to_vec(), content_type: "application/xml" };
     }
     match st.job_logs.get(&job) {
         Some(l) if !l.expired => Resp {

@@ -404,10 +404,10 @@ impl State {
         let mut ancestors_of_a = HashSet::new();
         let mut stack = vec![a.to_string()];
         while let Some(s) = stack.pop() {
-            if ancestors_of_a.insert(s.clone()) {
-                if let Some(c) = self.store.commit(&s) {
-                    stack.extend(c.parents.iter().cloned());
-                }
+            if ancestors_of_a.insert(s.clone())
+                && let Some(c) = self.store.commit(&s)
+            {
+                stack.extend(c.parents.iter().cloned());
             }
         }
         let mut queue = std::collections::VecDeque::from([b.to_string()]);
@@ -416,10 +416,10 @@ impl State {
             if ancestors_of_a.contains(&s) {
                 return Some(s);
             }
-            if seen.insert(s.clone()) {
-                if let Some(c) = self.store.commit(&s) {
-                    queue.extend(c.parents.iter().cloned());
-                }
+            if seen.insert(s.clone())
+                && let Some(c) = self.store.commit(&s)
+            {
+                queue.extend(c.parents.iter().cloned());
             }
         }
         None

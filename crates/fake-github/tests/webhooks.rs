@@ -95,10 +95,10 @@ impl Walker {
                 return;
             }
         }
-        if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-            if !e.contains(v) {
-                errs.push(format!("{at}: {v} not in {e:?}"));
-            }
+        if let Some(e) = schema.get("enum").and_then(Value::as_array)
+            && !e.contains(v)
+        {
+            errs.push(format!("{at}: {v} not in {e:?}"));
         }
         if let Some(obj) = v.as_object() {
             for req in schema

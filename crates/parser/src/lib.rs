@@ -573,10 +573,11 @@ impl Parser {
             }
             Some(b'-') if text == "------" => self.docker_summary = false,
             Some(b'0'..=b'9') if self.docker_summary => {
-                if let Some((secs, rest)) = text.split_once(' ') {
-                    if secs.contains('.') && secs.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
-                        text = rest;
-                    }
+                if let Some((secs, rest)) = text.split_once(' ')
+                    && secs.contains('.')
+                    && secs.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+                {
+                    text = rest;
                 }
             }
             _ => {}

@@ -28,12 +28,11 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
     if let Some(ws) = workspace {
         let ws = ws.replace('\\', "/");
         let ws = ws.trim_end_matches('/');
-        if !ws.is_empty() {
-            if let Some(rest) = p.strip_prefix(ws) {
-                if let Some(rest) = rest.strip_prefix('/') {
-                    p = rest.to_string();
-                }
-            }
+        if !ws.is_empty()
+            && let Some(rest) = p.strip_prefix(ws)
+            && let Some(rest) = rest.strip_prefix('/')
+        {
+            p = rest.to_string();
         }
     }
     if let Some(rest) = strip_runner_prefix(&p) {

@@ -1070,10 +1070,10 @@ impl DeterministicFixer for MissingSemicolon {
         ) {
             return None;
         }
-        if let Some(col) = input.report.column {
-            if col as usize != code.chars().count() + 1 {
-                return None;
-            }
+        if let Some(col) = input.report.column
+            && col as usize != code.chars().count() + 1
+        {
+            return None;
         }
         lines[idx].text = format!("{code};{tail}");
         Some(output(

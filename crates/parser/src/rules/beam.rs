@@ -375,20 +375,21 @@ impl Beam {
             }
             _ => {}
         }
-        if first.is_ascii_digit() && t.ends_with(')') {
-            if let Some(c) = EXUNIT.captures(t) {
-                self.finish_exunit(sink);
-                self.exunit = Some(ExUnitBlock {
-                    test: c[1].to_string(),
-                    loc: None,
-                    frame: None,
-                    msg: None,
-                    in_stack: false,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                });
-                return true;
-            }
+        if first.is_ascii_digit()
+            && t.ends_with(')')
+            && let Some(c) = EXUNIT.captures(t)
+        {
+            self.finish_exunit(sink);
+            self.exunit = Some(ExUnitBlock {
+                test: c[1].to_string(),
+                loc: None,
+                frame: None,
+                msg: None,
+                in_stack: false,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+            });
+            return true;
         }
         if l.last == b'*' && t.ends_with("*failed*") {
             let name = t.trim_end_matches("*failed*").trim_end_matches('.').trim();
@@ -402,35 +403,35 @@ impl Beam {
         if first.is_ascii_lowercase()
             && t.ends_with(char::is_numeric)
             && crate::has(&FAILED_ON_LINE, t)
+            && let Some(c) = CT_FAILED.captures(t)
         {
-            if let Some(c) = CT_FAILED.captures(t) {
-                let dir = self.ct_dir.as_deref().unwrap_or("test");
-                let path = format!("{dir}/{}.erl", &c[1]);
-                let test = format!("{}:{}", &c[1], &c[2]);
-                sink.emit(
-                    l.no,
-                    Finding::new(
-                        &path,
-                        super::num(&c[3]).unwrap_or(0),
-                        BugType::Logic,
-                        "test case failed",
-                    )
-                    .test(Some(&test))
-                    .conf(0.5)
-                    .tool("common_test"),
-                );
-                return true;
-            }
+            let dir = self.ct_dir.as_deref().unwrap_or("test");
+            let path = format!("{dir}/{}.erl", &c[1]);
+            let test = format!("{}:{}", &c[1], &c[2]);
+            sink.emit(
+                l.no,
+                Finding::new(
+                    &path,
+                    super::num(&c[3]).unwrap_or(0),
+                    BugType::Logic,
+                    "test case failed",
+                )
+                .test(Some(&test))
+                .conf(0.5)
+                .tool("common_test"),
+            );
+            return true;
         }
-        if first == b'%' && t.starts_with("%%% ") && t.ends_with(": FAILED") {
-            if let Some((suite, case)) = t[4..]
+        if first == b'%'
+            && t.starts_with("%%% ")
+            && t.ends_with(": FAILED")
+            && let Some((suite, case)) = t[4..]
                 .trim_end_matches(": FAILED")
                 .split_once(" ==> ")
                 .filter(|(s, _)| s.ends_with("_SUITE"))
-            {
-                self.ct_readable = Some((suite.to_string(), case.to_string(), l.no, 12));
-                return true;
-            }
+        {
+            self.ct_readable = Some((suite.to_string(), case.to_string(), l.no, 12));
+            return true;
         }
         if let Some((suite, case, seq, budget)) = &mut self.ct_readable {
             *budget = budget.saturating_sub(1);
@@ -643,26 +644,25 @@ impl Beam {
         if t.is_empty() {
             return true;
         }
-        if b.loc.is_none() {
-            if let Some((p, n)) = t.rsplit_once(':') {
-                if let (true, Some(n)) = (ext_ok(p) && !p.contains(' '), super::num(n)) {
-                    b.loc = Some((p.to_string(), n));
-                    return true;
-                }
-            }
+        if b.loc.is_none()
+            && let Some((p, n)) = t.rsplit_once(':')
+            && let (true, Some(n)) = (ext_ok(p) && !p.contains(' '), super::num(n))
+        {
+            b.loc = Some((p.to_string(), n));
+            return true;
         }
         if t == "stacktrace:" {
             b.in_stack = true;
             return true;
         }
         if b.in_stack {
-            if b.frame.is_none() {
-                if let Some(c) = FRAME.captures(t) {
-                    // Test helpers and support modules are where the test was, not why.
-                    let helper = c[2].contains("support/") || c[2].contains("helper");
-                    if c.get(1).is_none() && ext_ok(&c[2]) && !c[2].starts_with('/') && !helper {
-                        b.frame = Some((c[2].to_string(), super::num(&c[3]).unwrap_or(0)));
-                    }
+            if b.frame.is_none()
+                && let Some(c) = FRAME.captures(t)
+            {
+                // Test helpers and support modules are where the test was, not why.
+                let helper = c[2].contains("support/") || c[2].contains("helper");
+                if c.get(1).is_none() && ext_ok(&c[2]) && !c[2].starts_with('/') && !helper {
+                    b.frame = Some((c[2].to_string(), super::num(&c[3]).unwrap_or(0)));
                 }
             }
         } else if b.msg.is_none() {

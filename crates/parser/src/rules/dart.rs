@@ -175,20 +175,21 @@ impl Dart {
         if self.block.is_some() && self.block_line(t, sink) {
             return true;
         }
-        if l.first.is_ascii_digit() && l.last == b']' {
-            if let Some(c) = TEST_ERR.captures(t) {
-                // A file that failed to load: its compile errors are the reports.
-                if c[1].starts_with("loading ") {
-                    return true;
-                }
-                self.block = Some(TestBlock {
-                    test: crate::sink::truncate_chars(&c[1], 300).to_string(),
-                    msg: None,
-                    seq: l.no,
-                    budget: 300,
-                });
+        if l.first.is_ascii_digit()
+            && l.last == b']'
+            && let Some(c) = TEST_ERR.captures(t)
+        {
+            // A file that failed to load: its compile errors are the reports.
+            if c[1].starts_with("loading ") {
                 return true;
             }
+            self.block = Some(TestBlock {
+                test: crate::sink::truncate_chars(&c[1], 300).to_string(),
+                msg: None,
+                seq: l.no,
+                budget: 300,
+            });
+            return true;
         }
         if !crate::has(&DART, t) {
             return false;
@@ -226,18 +227,18 @@ impl Dart {
             }
             _ => {}
         }
-        if l.colon_digit {
-            if let Some(c) = CFE.captures(t) {
-                let line = super::num(&c[2]).unwrap_or(0);
-                sink.emit(
-                    l.no,
-                    Finding::new(&c[1], line, cfe_type(&c[4]), &c[4])
-                        .col(super::num(&c[3]))
-                        .conf(0.95)
-                        .tool("dart"),
-                );
-                return true;
-            }
+        if l.colon_digit
+            && let Some(c) = CFE.captures(t)
+        {
+            let line = super::num(&c[2]).unwrap_or(0);
+            sink.emit(
+                l.no,
+                Finding::new(&c[1], line, cfe_type(&c[4]), &c[4])
+                    .col(super::num(&c[3]))
+                    .conf(0.95)
+                    .tool("dart"),
+            );
+            return true;
         }
         false
     }

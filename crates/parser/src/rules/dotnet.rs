@@ -178,10 +178,10 @@ impl Dotnet {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = strip_xunit_prefix(l.trimmed());
-        if self.block.is_some() {
-            if let Some(done) = self.block_line(t, sink) {
-                return done;
-            }
+        if self.block.is_some()
+            && let Some(done) = self.block_line(t, sink)
+        {
+            return done;
         }
         if let Some(name) = failed_test(t).filter(|_| test_header(l)) {
             self.block = Some(TestBlock {
@@ -192,16 +192,16 @@ impl Dotnet {
             });
             return true;
         }
-        if l.first == b'[' {
-            if let Some(c) = PESTER_FAILED.captures(t) {
-                self.block = Some(TestBlock {
-                    test: Some(c[1].to_string()),
-                    message: String::new(),
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                });
-                return true;
-            }
+        if l.first == b'['
+            && let Some(c) = PESTER_FAILED.captures(t)
+        {
+            self.block = Some(TestBlock {
+                test: Some(c[1].to_string()),
+                message: String::new(),
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+            });
+            return true;
         }
         if let Some(msg) = t.strip_prefix("Unhandled exception. ") {
             self.block = Some(TestBlock {
@@ -239,10 +239,11 @@ impl Dotnet {
         // A relative path is relative to the project's directory.
         if let Some(proj) = c.get(7).map(|m| m.as_str().trim()) {
             let absolute = |p: &str| p.starts_with('/') || p.as_bytes().get(1) == Some(&b':');
-            if !absolute(&path) && absolute(proj) {
-                if let Some(i) = proj.rfind(['/', '\\']) {
-                    path = format!("{}/{}", &proj[..i], path);
-                }
+            if !absolute(&path)
+                && absolute(proj)
+                && let Some(i) = proj.rfind(['/', '\\'])
+            {
+                path = format!("{}/{}", &proj[..i], path);
             }
         }
         sink.emit(

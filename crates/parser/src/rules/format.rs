@@ -147,11 +147,11 @@ impl Format {
                 return true;
             }
             b'w' => {
-                if let Some(path) = t.strip_prefix("would reformat ") {
-                    if is_path(path) {
-                        file_only(l.no, path, "black", "would reformat", sink);
-                        return true;
-                    }
+                if let Some(path) = t.strip_prefix("would reformat ")
+                    && is_path(path)
+                {
+                    file_only(l.no, path, "black", "would reformat", sink);
+                    return true;
                 }
             }
             b'e' => {

@@ -59,30 +59,29 @@ impl Shellcheck {
     /// Returns true when the line belongs to shellcheck's tty output.
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
-        if let Some(rest) = t.strip_prefix("In ") {
-            if let Some((path, n)) = rest.strip_suffix(':').and_then(|r| r.rsplit_once(" line ")) {
-                if let Some(n) = super::num(n) {
-                    self.at = Some((path.to_string(), n));
-                    return true;
-                }
-            }
+        if let Some(rest) = t.strip_prefix("In ")
+            && let Some((path, n)) = rest.strip_suffix(':').and_then(|r| r.rsplit_once(" line "))
+            && let Some(n) = super::num(n)
+        {
+            self.at = Some((path.to_string(), n));
+            return true;
         }
         let Some((path, line)) = &self.at else {
             return false;
         };
-        if t.starts_with('^') {
-            if let Some(c) = SHELLCHECK_TTY.captures(t) {
-                if &c[2] == "error" {
-                    sink.emit(
-                        l.no,
-                        Finding::new(path, *line, BugType::Linting, &c[3])
-                            .conf(0.9)
-                            .tool("shellcheck")
-                            .rule(Some(&c[1])),
-                    );
-                }
-                return true;
+        if t.starts_with('^')
+            && let Some(c) = SHELLCHECK_TTY.captures(t)
+        {
+            if &c[2] == "error" {
+                sink.emit(
+                    l.no,
+                    Finding::new(path, *line, BugType::Linting, &c[3])
+                        .conf(0.9)
+                        .tool("shellcheck")
+                        .rule(Some(&c[1])),
+                );
             }
+            return true;
         }
         if t.starts_with("For more information") {
             self.at = None;
@@ -257,10 +256,10 @@ fn jenkins_workspace(t: &str, sink: &mut Sink) {
     if !t.starts_with("Building ") {
         return;
     }
-    if let Some((_, ws)) = t.rsplit_once(" in workspace ") {
-        if !ws.contains(' ') {
-            sink.learn_workspace(ws);
-        }
+    if let Some((_, ws)) = t.rsplit_once(" in workspace ")
+        && !ws.contains(' ')
+    {
+        sink.learn_workspace(ws);
     }
 }
 

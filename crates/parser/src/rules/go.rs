@@ -295,16 +295,16 @@ impl Go {
             self.emit_ready(package_dir(pkg), sink);
         } else if t.starts_with("ok  \t") {
             self.emit_ready("", sink);
-        } else if let Some(rest) = t.strip_prefix("FAIL ") {
-            if let Some(dir) = gotestsum_package(rest) {
-                let dir = if dir.split('/').next().is_some_and(|s| s.contains('.')) {
-                    package_dir(dir)
-                } else {
-                    dir
-                };
-                self.emit_ready(dir, sink);
-                return true;
-            }
+        } else if let Some(rest) = t.strip_prefix("FAIL ")
+            && let Some(dir) = gotestsum_package(rest)
+        {
+            let dir = if dir.split('/').next().is_some_and(|s| s.contains('.')) {
+                package_dir(dir)
+            } else {
+                dir
+            };
+            self.emit_ready(dir, sink);
+            return true;
         }
         if t == "FAIL" || t.starts_with("FAIL\t") || t.starts_with("ok  \t") || t == "PASS" {
             self.failed = None;

@@ -100,10 +100,10 @@ impl Infra {
             self.yaml_file = Some(t.to_string());
             return true;
         }
-        if let Some(rest) = t.strip_prefix("Error: ") {
-            if workflow_template_error(l.no, rest, sink) {
-                return true;
-            }
+        if let Some(rest) = t.strip_prefix("Error: ")
+            && workflow_template_error(l.no, rest, sink)
+        {
+            return true;
         }
         if matches!(l.first, b'E' | b'W' | 0xE2) && self.terraform_header(l.no, t) {
             return true;
@@ -165,31 +165,31 @@ impl Infra {
             return false;
         };
         let t = t.strip_prefix('│').map(str::trim_start).unwrap_or(t);
-        if let Some(rest) = t.strip_prefix("on ") {
-            if let Some((path, tail)) = rest.split_once(" line ") {
-                let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
-                if let Some(line) = super::num(&tail[..digits]) {
-                    let Some(h) = self.tf.take() else {
-                        return false;
-                    };
-                    // Modules `terraform init` downloaded: a dependency, not the repository's.
-                    if path.starts_with(".terraform/") || path.contains("/.terraform/") {
-                        return true;
-                    }
-                    let tool = if h.rule.is_some() {
-                        "tflint"
-                    } else {
-                        "terraform"
-                    };
-                    sink.emit(
-                        h.seq,
-                        Finding::new(path, line, h.ty, &h.summary)
-                            .conf(0.9)
-                            .tool(tool)
-                            .rule(h.rule.as_deref()),
-                    );
+        if let Some(rest) = t.strip_prefix("on ")
+            && let Some((path, tail)) = rest.split_once(" line ")
+        {
+            let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+            if let Some(line) = super::num(&tail[..digits]) {
+                let Some(h) = self.tf.take() else {
+                    return false;
+                };
+                // Modules `terraform init` downloaded: a dependency, not the repository's.
+                if path.starts_with(".terraform/") || path.contains("/.terraform/") {
                     return true;
                 }
+                let tool = if h.rule.is_some() {
+                    "tflint"
+                } else {
+                    "terraform"
+                };
+                sink.emit(
+                    h.seq,
+                    Finding::new(path, line, h.ty, &h.summary)
+                        .conf(0.9)
+                        .tool(tool)
+                        .rule(h.rule.as_deref()),
+                );
+                return true;
             }
         }
         h.left = h.left.saturating_sub(1);
@@ -286,19 +286,19 @@ impl Infra {
         let Some(code) = source.strip_prefix("ShellCheck.") else {
             return false;
         };
-        if attr(t, "severity") == Some("error") {
-            if let Some(line) = attr(t, "line").and_then(super::num) {
-                let col = attr(t, "column").and_then(super::num);
-                let msg = attr(t, "message").unwrap_or("");
-                sink.emit(
-                    seq,
-                    Finding::new(file, line, BugType::Linting, msg)
-                        .col(col)
-                        .conf(0.9)
-                        .tool("shellcheck")
-                        .rule(Some(code)),
-                );
-            }
+        if attr(t, "severity") == Some("error")
+            && let Some(line) = attr(t, "line").and_then(super::num)
+        {
+            let col = attr(t, "column").and_then(super::num);
+            let msg = attr(t, "message").unwrap_or("");
+            sink.emit(
+                seq,
+                Finding::new(file, line, BugType::Linting, msg)
+                    .col(col)
+                    .conf(0.9)
+                    .tool("shellcheck")
+                    .rule(Some(code)),
+            );
         }
         true
     }

@@ -413,13 +413,12 @@ impl Js {
             return true;
         }
         // `npm ERR! pkg@1.0 test:x: `cd ./sub && npm test``: the script ran in `sub`.
-        if let Some(rest) = t.strip_prefix("npm ERR! ") {
-            if let Some((_, cmd)) = rest.split_once(": `cd ") {
-                if let Some((dir, _)) = cmd.split_once(" && ") {
-                    sink.rebase_step(dir.trim(), REBASED_TOOLS);
-                    return true;
-                }
-            }
+        if let Some(rest) = t.strip_prefix("npm ERR! ")
+            && let Some((_, cmd)) = rest.split_once(": `cd ")
+            && let Some((dir, _)) = cmd.split_once(" && ")
+        {
+            sink.rebase_step(dir.trim(), REBASED_TOOLS);
+            return true;
         }
         if self.tap_line(l, t, sink) {
             return true;
@@ -473,22 +472,23 @@ impl Js {
     }
 
     fn eslint(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
-        if l.colon_digit && t.contains(": error: ") {
-            if let Some(c) = COFFEE.captures(t) {
-                sink.emit(
-                    l.no,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        BugType::Syntax,
-                        &c[4],
-                    )
-                    .col(super::num(&c[3]))
-                    .conf(0.95)
-                    .tool("coffee"),
-                );
-                return true;
-            }
+        if l.colon_digit
+            && t.contains(": error: ")
+            && let Some(c) = COFFEE.captures(t)
+        {
+            sink.emit(
+                l.no,
+                Finding::new(
+                    &c[1],
+                    super::num(&c[2]).unwrap_or(0),
+                    BugType::Syntax,
+                    &c[4],
+                )
+                .col(super::num(&c[3]))
+                .conf(0.95)
+                .tool("coffee"),
+            );
+            return true;
         }
         if l.indent() > 0 {
             if let Some(file) = &self.eslint_file {
@@ -503,26 +503,27 @@ impl Js {
                         })
                     }
                 };
-                if row.is_none() && l.text.contains('✖') {
-                    if let Some(c) = STYLELINT_ROW.captures(l.text) {
-                        if &c[3] == "✖" {
-                            let file = file.clone();
-                            sink.emit(
-                                l.no,
-                                Finding::new(
-                                    &file,
-                                    super::num(&c[1]).unwrap_or(0),
-                                    BugType::Linting,
-                                    &c[4],
-                                )
-                                .col(super::num(&c[2]))
-                                .conf(0.95)
-                                .tool("stylelint")
-                                .rule(c.get(5).map(|m| m.as_str())),
-                            );
-                        }
-                        return true;
+                if row.is_none()
+                    && l.text.contains('✖')
+                    && let Some(c) = STYLELINT_ROW.captures(l.text)
+                {
+                    if &c[3] == "✖" {
+                        let file = file.clone();
+                        sink.emit(
+                            l.no,
+                            Finding::new(
+                                &file,
+                                super::num(&c[1]).unwrap_or(0),
+                                BugType::Linting,
+                                &c[4],
+                            )
+                            .col(super::num(&c[2]))
+                            .conf(0.95)
+                            .tool("stylelint")
+                            .rule(c.get(5).map(|m| m.as_str())),
+                        );
                     }
+                    return true;
                 }
                 if let Some((line, col, level, msg, rule)) = row {
                     if level == "error" {
@@ -552,85 +553,89 @@ impl Js {
             self.eslint_file = Some(t.to_string());
             return false;
         }
-        if let Some(file) = &self.eslint_file {
-            if l.first.is_ascii_digit() && t.contains('\t') {
-                if let Some(c) = STYLELINT_OLD.captures(t) {
-                    let file = file.clone();
-                    sink.emit(
-                        l.no,
-                        Finding::new(
-                            &file,
-                            super::num(&c[1]).unwrap_or(0),
-                            BugType::Linting,
-                            &c[3],
-                        )
-                        .col(super::num(&c[2]))
-                        .conf(0.95)
-                        .tool("stylelint")
-                        .rule(c.get(4).map(|m| m.as_str())),
-                    );
-                    return true;
-                }
-            }
+        if let Some(file) = &self.eslint_file
+            && l.first.is_ascii_digit()
+            && t.contains('\t')
+            && let Some(c) = STYLELINT_OLD.captures(t)
+        {
+            let file = file.clone();
+            sink.emit(
+                l.no,
+                Finding::new(
+                    &file,
+                    super::num(&c[1]).unwrap_or(0),
+                    BugType::Linting,
+                    &c[3],
+                )
+                .col(super::num(&c[2]))
+                .conf(0.95)
+                .tool("stylelint")
+                .rule(c.get(4).map(|m| m.as_str())),
+            );
+            return true;
         }
-        if l.colon_digit && l.last == b')' {
-            if let Some(c) = LINE_RULE.captures(t) {
+        if l.colon_digit
+            && l.last == b')'
+            && let Some(c) = LINE_RULE.captures(t)
+        {
+            sink.emit(
+                l.no,
+                Finding::new(
+                    &c[1],
+                    super::num(&c[2]).unwrap_or(0),
+                    BugType::Linting,
+                    &c[3],
+                )
+                .conf(0.9)
+                .tool("eslint")
+                .rule(Some(&c[4])),
+            );
+            return true;
+        }
+        if l.colon
+            && crate::has(&COMMA_COL, t)
+            && let Some(c) = ESLINT_COMPACT.captures(t)
+        {
+            if &c[4] == "Error" {
+                let msg = &c[5];
+                let ty = if msg.starts_with("Parsing error") {
+                    BugType::Syntax
+                } else {
+                    BugType::Linting
+                };
                 sink.emit(
                     l.no,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        BugType::Linting,
-                        &c[3],
-                    )
-                    .conf(0.9)
-                    .tool("eslint")
-                    .rule(Some(&c[4])),
+                    Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, msg)
+                        .col(super::num(&c[3]))
+                        .conf(0.95)
+                        .tool("eslint")
+                        .rule(c.get(6).map(|m| m.as_str())),
                 );
-                return true;
             }
+            return true;
         }
-        if l.colon && crate::has(&COMMA_COL, t) {
-            if let Some(c) = ESLINT_COMPACT.captures(t) {
-                if &c[4] == "Error" {
-                    let msg = &c[5];
-                    let ty = if msg.starts_with("Parsing error") {
-                        BugType::Syntax
-                    } else {
-                        BugType::Linting
-                    };
-                    sink.emit(
-                        l.no,
-                        Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, msg)
-                            .col(super::num(&c[3]))
-                            .conf(0.95)
-                            .tool("eslint")
-                            .rule(c.get(6).map(|m| m.as_str())),
-                    );
-                }
-                return true;
+        if l.colon_digit
+            && t.ends_with(']')
+            && (t.contains(" [Error") || t.contains(" [Warning"))
+            && let Some(c) = ESLINT_UNIX.captures(t)
+        {
+            if &c[5] == "Error" {
+                let msg = c[4].trim_end_matches('.');
+                let ty = if msg.starts_with("Parsing error") {
+                    BugType::Syntax
+                } else {
+                    BugType::Linting
+                };
+                sink.emit(
+                    l.no,
+                    Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, &c[4])
+                        .col(super::num(&c[3]))
+                        .conf(0.95)
+                        .tool("eslint")
+                        .rule(c.get(6).map(|m| m.as_str())),
+                );
             }
-        }
-        if l.colon_digit && t.ends_with(']') && (t.contains(" [Error") || t.contains(" [Warning")) {
-            if let Some(c) = ESLINT_UNIX.captures(t) {
-                if &c[5] == "Error" {
-                    let msg = c[4].trim_end_matches('.');
-                    let ty = if msg.starts_with("Parsing error") {
-                        BugType::Syntax
-                    } else {
-                        BugType::Linting
-                    };
-                    sink.emit(
-                        l.no,
-                        Finding::new(&c[1], super::num(&c[2]).unwrap_or(0), ty, &c[4])
-                            .col(super::num(&c[3]))
-                            .conf(0.95)
-                            .tool("eslint")
-                            .rule(c.get(6).map(|m| m.as_str())),
-                    );
-                }
-                return true;
-            }
+            return true;
         }
         false
     }
@@ -830,10 +835,13 @@ impl Js {
             if let Some((file, name)) = rest.split_once(" > ") {
                 // Vitest lists every test that failed with the same error above it: the
                 // block is named after the first.
-                if let Some(b) = &self.block {
-                    if b.tool == "vitest" && !b.done && b.message.is_none() && b.test.is_some() {
-                        return true;
-                    }
+                if let Some(b) = &self.block
+                    && b.tool == "vitest"
+                    && !b.done
+                    && b.message.is_none()
+                    && b.test.is_some()
+                {
+                    return true;
                 }
                 self.finish_block(sink);
                 let name = name.split(" [").next().unwrap_or(name).trim();
@@ -1009,23 +1017,23 @@ impl Js {
                 self.node_err = None;
             } else {
                 e.budget -= 1;
-                if t.starts_with("on line ") {
-                    if let Some(c) = SASS_LOC.captures(t) {
-                        let e = self.node_err.take().expect("checked");
-                        let msg = e.message.trim_start_matches("Error: ");
-                        let ty = if msg.starts_with("Undefined ") {
-                            BugType::TypeError
-                        } else {
-                            BugType::Syntax
-                        };
-                        sink.emit(
-                            e.seq,
-                            Finding::new(&c[2], super::num(&c[1]).unwrap_or(0), ty, msg)
-                                .conf(0.9)
-                                .tool("sass"),
-                        );
-                        return true;
-                    }
+                if t.starts_with("on line ")
+                    && let Some(c) = SASS_LOC.captures(t)
+                {
+                    let e = self.node_err.take().expect("checked");
+                    let msg = e.message.trim_start_matches("Error: ");
+                    let ty = if msg.starts_with("Undefined ") {
+                        BugType::TypeError
+                    } else {
+                        BugType::Syntax
+                    };
+                    sink.emit(
+                        e.seq,
+                        Finding::new(&c[2], super::num(&c[1]).unwrap_or(0), ty, msg)
+                            .conf(0.9)
+                            .tool("sass"),
+                    );
+                    return true;
                 }
                 // Vitest prints its frames as `❯ fn path:l:c` (collection and unhandled errors).
                 if t.starts_with("at ") || t.starts_with("❯ ") {
@@ -1073,15 +1081,15 @@ impl Js {
             }
         }
         // `/home/runner/work/R/R/src/index.js:3` on its own line (Node's syntax error header).
-        if l.indent() <= 2 && l.colon_digit && !t.contains(' ') {
-            if let Some((path, line)) = t.rsplit_once(':') {
-                if JS_EXTS.contains(&super::ext(path)) {
-                    if let Some(n) = super::num(line) {
-                        self.node_loc = Some((path.to_string(), n, 8));
-                        return true;
-                    }
-                }
-            }
+        if l.indent() <= 2
+            && l.colon_digit
+            && !t.contains(' ')
+            && let Some((path, line)) = t.rsplit_once(':')
+            && JS_EXTS.contains(&super::ext(path))
+            && let Some(n) = super::num(line)
+        {
+            self.node_loc = Some((path.to_string(), n, 8));
+            return true;
         }
         // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon. A
         // quoted block (snapshot files, quoted log records) opens with `"`.
@@ -1102,30 +1110,29 @@ impl Js {
                     let mut parts = loc.rsplitn(3, ':');
                     if let (Some(col), Some(line), Some(path)) =
                         (parts.next(), parts.next(), parts.next())
+                        && let Some(line) = super::num(line)
                     {
-                        if let Some(line) = super::num(line) {
-                            sink.emit(
-                                l.no,
-                                Finding::new(path, line, BugType::Syntax, text)
-                                    .col(super::num(col))
-                                    .conf(0.9)
-                                    .tool("postcss"),
-                            );
-                            return true;
-                        }
+                        sink.emit(
+                            l.no,
+                            Finding::new(path, line, BugType::Syntax, text)
+                                .col(super::num(col))
+                                .conf(0.9)
+                                .tool("postcss"),
+                        );
+                        return true;
                     }
                 }
             }
-            if name == "SyntaxError" {
-                if let Some((path, line, _)) = self.node_loc.take() {
-                    sink.emit(
-                        l.no,
-                        Finding::new(&path, line, BugType::Syntax, t)
-                            .conf(0.85)
-                            .tool("node"),
-                    );
-                    return true;
-                }
+            if name == "SyntaxError"
+                && let Some((path, line, _)) = self.node_loc.take()
+            {
+                sink.emit(
+                    l.no,
+                    Finding::new(&path, line, BugType::Syntax, t)
+                        .conf(0.85)
+                        .tool("node"),
+                );
+                return true;
             }
             let ty = if name == "SyntaxError" {
                 BugType::Syntax

@@ -316,12 +316,11 @@ impl Jvm {
         }
         // `[INFO] Compiling 2 source files to /…/repo/dirty-flag/target/test-classes`
         if let Some(rest) = t.strip_prefix("[INFO] Compiling ") {
-            if let Some((_, out)) = rest.rsplit_once(" to ") {
-                if let Some((dir, _)) = out.trim().rsplit_once("/target/") {
-                    if dir.starts_with('/') || dir.as_bytes().get(1) == Some(&b':') {
-                        self.module = sink.repo_path(dir);
-                    }
-                }
+            if let Some((_, out)) = rest.rsplit_once(" to ")
+                && let Some((dir, _)) = out.trim().rsplit_once("/target/")
+                && (dir.starts_with('/') || dir.as_bytes().get(1) == Some(&b':'))
+            {
+                self.module = sink.repo_path(dir);
             }
             return true;
         }
@@ -425,10 +424,10 @@ impl Jvm {
         if matches!(first, b'[' | b'>' | b'S') && self.module_line(t, sink) {
             return true;
         }
-        if first == b':' {
-            if let Some(c) = GRADLE_GLUED.captures(t) {
-                return self.glued(&c[2], l, sink);
-            }
+        if first == b':'
+            && let Some(c) = GRADLE_GLUED.captures(t)
+        {
+            return self.glued(&c[2], l, sink);
         }
         if matches!(first, b'[' | b'T') && t.contains(" - in ") {
             // `[ERROR] Tests run: 8, Failures: 1, … <<< FAILURE! - in sorald.miner.WarningMinerTest`
@@ -474,24 +473,23 @@ impl Jvm {
         }
         if (l.colon_digit || t.starts_with("e: ") || t.starts_with("[ERROR] "))
             && crate::has(&KT, t)
+            && let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t))
         {
-            if let Some(c) = KOTLIN.captures(t).or_else(|| KOTLIN_OLD.captures(t)) {
-                let line = super::num(&c[2]).unwrap_or(0);
-                // Only bare `path.kt: (l, c): …` lines may be followed by a source echo;
-                // `e: …` lines (Gradle, Maven) come one after another with none.
-                let echo = !t.starts_with('[') && !t.starts_with("e: ");
-                self.compiler(
-                    &c[1],
-                    line,
-                    super::num(&c[3]),
-                    &c[4],
-                    "kotlinc",
-                    echo,
-                    l.no,
-                    sink,
-                );
-                return true;
-            }
+            let line = super::num(&c[2]).unwrap_or(0);
+            // Only bare `path.kt: (l, c): …` lines may be followed by a source echo;
+            // `e: …` lines (Gradle, Maven) come one after another with none.
+            let echo = !t.starts_with('[') && !t.starts_with("e: ");
+            self.compiler(
+                &c[1],
+                line,
+                super::num(&c[3]),
+                &c[4],
+                "kotlinc",
+                echo,
+                l.no,
+                sink,
+            );
+            return true;
         }
         if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
             if let Some(c) = SUREFIRE3.captures(t) {
@@ -504,35 +502,38 @@ impl Jvm {
                 self.start(&c[2], test, l.no);
                 return true;
             }
-            if let Some(c) = SUREFIRE_METHOD.captures(t) {
-                if let Some(class) = self.suite.clone() {
-                    let test = format!("{class}.{}", &c[1]);
-                    self.start(&class, test, l.no);
-                    return true;
-                }
-            }
-        }
-        if first.is_ascii_digit() && t.ends_with(')') {
-            if let Some(c) = JUNIT4.captures(t) {
-                let test = format!("{}({})", &c[1], &c[2]);
-                self.start(&c[2], test, l.no);
+            if let Some(c) = SUREFIRE_METHOD.captures(t)
+                && let Some(class) = self.suite.clone()
+            {
+                let test = format!("{class}.{}", &c[1]);
+                self.start(&class, test, l.no);
                 return true;
             }
         }
-        if t.starts_with("JUnit ") && t.ends_with(')') {
-            if let Some(c) = JUNIT5_HEADER.captures(t) {
-                // Refined by the `MethodSource [className = …]` line that follows.
-                let test = format!("{}.{}", &c[1], &c[2]);
-                self.start(&c[1], test, l.no);
-                return true;
-            }
+        if first.is_ascii_digit()
+            && t.ends_with(')')
+            && let Some(c) = JUNIT4.captures(t)
+        {
+            let test = format!("{}({})", &c[1], &c[2]);
+            self.start(&c[2], test, l.no);
+            return true;
         }
-        if t.ends_with(" FAILED") && t.contains(" > ") {
-            if let Some(c) = GRADLE.captures(t) {
-                let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
-                self.start(&c[1], test, l.no);
-                return true;
-            }
+        if t.starts_with("JUnit ")
+            && t.ends_with(')')
+            && let Some(c) = JUNIT5_HEADER.captures(t)
+        {
+            // Refined by the `MethodSource [className = …]` line that follows.
+            let test = format!("{}.{}", &c[1], &c[2]);
+            self.start(&c[1], test, l.no);
+            return true;
+        }
+        if t.ends_with(" FAILED")
+            && t.contains(" > ")
+            && let Some(c) = GRADLE.captures(t)
+        {
+            let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
+            self.start(&c[1], test, l.no);
+            return true;
         }
         false
     }

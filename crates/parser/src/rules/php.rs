@@ -134,20 +134,19 @@ impl Php {
         if l.first.is_ascii_digit()
             && l.indent() == 0
             && super::ruby::numbered(t).is_some_and(|r| crate::contains(r, "::"))
+            && let Some(c) = PHPUNIT_HEADER.captures(t)
         {
-            if let Some(c) = PHPUNIT_HEADER.captures(t) {
-                self.end_unit(sink);
-                self.unit = Some(UnitBlock {
-                    test: test_name(&c[1]).to_string(),
-                    message: String::new(),
-                    ty: BugType::Logic,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                    done: false,
-                    candidate: None,
-                });
-                return true;
-            }
+            self.end_unit(sink);
+            self.unit = Some(UnitBlock {
+                test: test_name(&c[1]).to_string(),
+                message: String::new(),
+                ty: BugType::Logic,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                done: false,
+                candidate: None,
+            });
+            return true;
         }
         if self.unit.is_some() && self.unit_line(l, sink) {
             return true;
@@ -168,28 +167,28 @@ impl Php {
             }
         } else if glued_after_progress(l) {
             // PHPUnit's progress dots have no newline: a fatal error is glued after them.
-            if let Some(i) = PHP_ERROR.find(t.as_bytes()) {
-                if let Some(done) = self.interpreter(&t[i..], l.no, sink) {
-                    return done;
-                }
+            if let Some(i) = PHP_ERROR.find(t.as_bytes())
+                && let Some(done) = self.interpreter(&t[i..], l.no, sink)
+            {
+                return done;
             }
         }
         if !l.colon_digit {
             return false;
         }
-        if l.first == b'E' {
-            if let Some(c) = PSALM.captures(t) {
-                let ty = psalm_type(&c[1]);
-                sink.emit(
-                    l.no,
-                    Finding::new(&c[2], super::num(&c[3]).unwrap_or(0), ty, &c[5])
-                        .col(super::num(&c[4]))
-                        .conf(0.95)
-                        .tool("psalm")
-                        .rule(Some(&c[1])),
-                );
-                return true;
-            }
+        if l.first == b'E'
+            && let Some(c) = PSALM.captures(t)
+        {
+            let ty = psalm_type(&c[1]);
+            sink.emit(
+                l.no,
+                Finding::new(&c[2], super::num(&c[3]).unwrap_or(0), ty, &c[5])
+                    .col(super::num(&c[4]))
+                    .conf(0.95)
+                    .tool("psalm")
+                    .rule(Some(&c[1])),
+            );
+            return true;
         }
         if super::ruby::lead_path(t).is_some_and(|p| p.ends_with(".php")) {
             if let Some(c) = PSALM_TEXT.captures(t) {
@@ -310,31 +309,33 @@ impl Php {
             return l.colon_digit && PHPUNIT_FRAME.is_match(t) || t.is_empty();
         }
         // Frames start at the margin; an indented `path:12` is a diff's context line.
-        if l.colon_digit && l.indent() == 0 && !matches!(l.first, b'-' | b'+' | b'@') {
-            if let Some(c) = PHPUNIT_FRAME.captures(t) {
-                let Some(rel) = sink.repo_path(&c[1]) else {
-                    return true;
-                };
-                if is_dependency(&rel) {
-                    return true;
-                }
-                let line = super::num(&c[2]).unwrap_or(0);
-                // A failed assertion belongs in the test, not in the project's own assertion
-                // helper (a trait or base class) the test called: wait for a `…Test.php` frame.
-                let assertion = b.message.starts_with("Failed asserting");
-                if assertion && !is_test_file(&rel) {
-                    if b.candidate.is_none() {
-                        b.candidate = Some((rel, line));
-                    }
-                    return true;
-                }
-                b.candidate = Some((rel, line));
-                self.end_unit(sink);
-                if let Some(b) = &mut self.unit {
-                    b.done = true;
+        if l.colon_digit
+            && l.indent() == 0
+            && !matches!(l.first, b'-' | b'+' | b'@')
+            && let Some(c) = PHPUNIT_FRAME.captures(t)
+        {
+            let Some(rel) = sink.repo_path(&c[1]) else {
+                return true;
+            };
+            if is_dependency(&rel) {
+                return true;
+            }
+            let line = super::num(&c[2]).unwrap_or(0);
+            // A failed assertion belongs in the test, not in the project's own assertion
+            // helper (a trait or base class) the test called: wait for a `…Test.php` frame.
+            let assertion = b.message.starts_with("Failed asserting");
+            if assertion && !is_test_file(&rel) {
+                if b.candidate.is_none() {
+                    b.candidate = Some((rel, line));
                 }
                 return true;
             }
+            b.candidate = Some((rel, line));
+            self.end_unit(sink);
+            if let Some(b) = &mut self.unit {
+                b.done = true;
+            }
+            return true;
         }
         if b.message.is_empty() && !t.is_empty() {
             if t.starts_with("ParseError") {

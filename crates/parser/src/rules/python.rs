@@ -56,12 +56,11 @@ static ARROW: LazyLock<Regex> =
 /// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
 /// project's own file.
 fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
-    if let Some(root) = rootdir {
-        if let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
-            if sink.repo_path(p).is_none() {
-                return rest.to_string();
-            }
-        }
+    if let Some(root) = rootdir
+        && let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
+        && sink.repo_path(p).is_none()
+    {
+        return rest.to_string();
     }
     p.to_string()
 }
@@ -245,17 +244,18 @@ impl Python {
         if self.ruff_line(l, t, sink) {
             return true;
         }
-        if l.colon && (t.contains("FAILED") || t.contains("ERROR")) {
-            if let Some(c) = VERBOSE_FAILED.captures(t) {
-                let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
-                if self.verbose_ids.len() < MAX_VERBOSE_IDS
-                    && id.len() <= 512
-                    && !self.verbose_ids.iter().any(|x| x == id)
-                {
-                    self.verbose_ids.push_back(id.to_string());
-                }
-                return true;
+        if l.colon
+            && (t.contains("FAILED") || t.contains("ERROR"))
+            && let Some(c) = VERBOSE_FAILED.captures(t)
+        {
+            let id = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+            if self.verbose_ids.len() < MAX_VERBOSE_IDS
+                && id.len() <= 512
+                && !self.verbose_ids.iter().any(|x| x == id)
+            {
+                self.verbose_ids.push_back(id.to_string());
             }
+            return true;
         }
         self.traceback_line(l, t, sink)
     }
@@ -263,66 +263,67 @@ impl Python {
     /// ruff's grouped rows and its full format headed by a rule name (preview).
     fn ruff_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
         if let Some(file) = &self.grouped_file {
-            if l.indent() > 0 {
-                if let Some(c) = GROUPED_ROW.captures(l.text) {
-                    let rule = &c[3];
-                    let msg = c[4].trim_start_matches("[*] ");
-                    let ty = if rule == "invalid-syntax" {
-                        syntax_or_indent(msg)
-                    } else {
-                        BugType::Linting
-                    };
-                    let file = file.clone();
-                    sink.emit(
-                        l.no,
-                        Finding::new(&file, super::num(&c[1]).unwrap_or(0), ty, msg)
-                            .col(super::num(&c[2]))
-                            .conf(0.95)
-                            .tool("ruff")
-                            .rule(Some(rule)),
-                    );
-                    return true;
-                }
+            if l.indent() > 0
+                && let Some(c) = GROUPED_ROW.captures(l.text)
+            {
+                let rule = &c[3];
+                let msg = c[4].trim_start_matches("[*] ");
+                let ty = if rule == "invalid-syntax" {
+                    syntax_or_indent(msg)
+                } else {
+                    BugType::Linting
+                };
+                let file = file.clone();
+                sink.emit(
+                    l.no,
+                    Finding::new(&file, super::num(&c[1]).unwrap_or(0), ty, msg)
+                        .col(super::num(&c[2]))
+                        .conf(0.95)
+                        .tool("ruff")
+                        .rule(Some(rule)),
+                );
+                return true;
             }
             self.grouped_file = None;
         }
-        if let Some((rule, msg, seq)) = self.ruff_header.take() {
-            if let Some(c) = ARROW.captures(t) {
-                sink.emit(
-                    seq,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        BugType::Linting,
-                        &msg,
-                    )
-                    .col(super::num(&c[3]))
+        if let Some((rule, msg, seq)) = self.ruff_header.take()
+            && let Some(c) = ARROW.captures(t)
+        {
+            sink.emit(
+                seq,
+                Finding::new(
+                    &c[1],
+                    super::num(&c[2]).unwrap_or(0),
+                    BugType::Linting,
+                    &msg,
+                )
+                .col(super::num(&c[3]))
+                .conf(0.95)
+                .tool("ruff")
+                .rule(Some(&rule)),
+            );
+            return true;
+        }
+        if let Some((path, line, seq)) = self.docstyle.take()
+            && let Some(c) = PYDOCSTYLE_ROW.captures(t)
+        {
+            sink.emit(
+                seq,
+                Finding::new(&path, line, BugType::Linting, &c[2])
                     .conf(0.95)
-                    .tool("ruff")
-                    .rule(Some(&rule)),
-                );
-                return true;
-            }
+                    .tool("pydocstyle")
+                    .rule(Some(&c[1])),
+            );
+            return true;
         }
-        if let Some((path, line, seq)) = self.docstyle.take() {
-            if let Some(c) = PYDOCSTYLE_ROW.captures(t) {
-                sink.emit(
-                    seq,
-                    Finding::new(&path, line, BugType::Linting, &c[2])
-                        .conf(0.95)
-                        .tool("pydocstyle")
-                        .rule(Some(&c[1])),
-                );
-                return true;
-            }
-        }
-        if l.indent() == 0 && l.last == b':' && l.colon_digit {
-            if let Some(c) = PYDOCSTYLE_HEAD.captures(t) {
-                if let Some(n) = super::num(&c[2]) {
-                    self.docstyle = Some((c[1].to_string(), n, l.no));
-                    return true;
-                }
-            }
+        if l.indent() == 0
+            && l.last == b':'
+            && l.colon_digit
+            && let Some(c) = PYDOCSTYLE_HEAD.captures(t)
+            && let Some(n) = super::num(&c[2])
+        {
+            self.docstyle = Some((c[1].to_string(), n, l.no));
+            return true;
         }
         if l.indent() == 0
             && l.last == b':'
@@ -333,11 +334,13 @@ impl Python {
             return true;
         }
         // `invalid-syntax:` headers are the Rust matcher's (it reads ruff's full format).
-        if l.indent() == 0 && kebab_colon(t) && !t.starts_with("invalid-syntax") {
-            if let Some(c) = KEBAB.captures(t) {
-                let msg = c[2].trim_start_matches("[*] ");
-                self.ruff_header = Some((c[1].to_string(), msg.to_string(), l.no));
-            }
+        if l.indent() == 0
+            && kebab_colon(t)
+            && !t.starts_with("invalid-syntax")
+            && let Some(c) = KEBAB.captures(t)
+        {
+            let msg = c[2].trim_start_matches("[*] ");
+            self.ruff_header = Some((c[1].to_string(), msg.to_string(), l.no));
         }
         false
     }
@@ -360,35 +363,34 @@ impl Python {
             });
             return true;
         }
-        if t.starts_with("File \"") {
-            if let Some(c) = FRAME.captures(t) {
-                let path = &c[1];
-                let line = super::num(&c[2]).unwrap_or(0);
-                let tb = self.tb.get_or_insert(Traceback {
-                    frame: None,
-                    seq: l.no,
-                    budget: BARE_BUDGET,
-                    indent: 0,
-                    test: None,
-                });
-                if let Some(p) = sink.repo_path(path) {
-                    if !crate::path::is_vendored(&p) {
-                        tb.frame = Some((path.to_string(), line));
-                    }
-                }
-                return true;
+        if t.starts_with("File \"")
+            && let Some(c) = FRAME.captures(t)
+        {
+            let path = &c[1];
+            let line = super::num(&c[2]).unwrap_or(0);
+            let tb = self.tb.get_or_insert(Traceback {
+                frame: None,
+                seq: l.no,
+                budget: BARE_BUDGET,
+                indent: 0,
+                test: None,
+            });
+            if let Some(p) = sink.repo_path(path)
+                && !crate::path::is_vendored(&p)
+            {
+                tb.frame = Some((path.to_string(), line));
             }
+            return true;
         }
         if let Some(rest) = t
             .strip_prefix("FAIL: ")
             .or_else(|| t.strip_prefix("ERROR: "))
+            && let Some(c) = UNITTEST.captures(t)
         {
-            if let Some(c) = UNITTEST.captures(t) {
-                let id = c.get(2).map_or(&c[1], |m| m.as_str());
-                let _ = rest;
-                self.unittest_test = Some(id.to_string());
-                return true;
-            }
+            let id = c.get(2).map_or(&c[1], |m| m.as_str());
+            let _ = rest;
+            self.unittest_test = Some(id.to_string());
+            return true;
         }
         let Some(tb) = &self.tb else {
             return false;
@@ -456,19 +458,20 @@ impl Python {
         let root = self.rootdir.as_deref();
         let Some(block) = &mut self.block else {
             // `--tb=line`: bare location lines under FAILURES.
-            if let Some(c) = LOC.captures(t) {
-                if let Some(line) = super::num(&c[2]) {
-                    let emitted = sink.emit(
-                        l.no,
-                        Finding::new(&c[1], line, BugType::Logic, &c[3])
-                            .conf(0.9)
-                            .tool("pytest"),
-                    );
-                    if emitted && self.line_mode.len() < 1000 {
-                        if let Some(p) = sink.repo_path(&c[1]) {
-                            self.line_mode.push_back((p, line));
-                        }
-                    }
+            if let Some(c) = LOC.captures(t)
+                && let Some(line) = super::num(&c[2])
+            {
+                let emitted = sink.emit(
+                    l.no,
+                    Finding::new(&c[1], line, BugType::Logic, &c[3])
+                        .conf(0.9)
+                        .tool("pytest"),
+                );
+                if emitted
+                    && self.line_mode.len() < 1000
+                    && let Some(p) = sink.repo_path(&c[1])
+                {
+                    self.line_mode.push_back((p, line));
                 }
             }
             return true;
@@ -481,62 +484,64 @@ impl Python {
             block.captured = true;
             return true;
         }
-        if let Some(e) = text.strip_prefix('E') {
-            if e.is_empty() || e.starts_with(' ') {
-                let content = e.trim();
-                if content.is_empty() {
-                    return true;
-                }
-                if block.first_e.is_none() {
-                    block.first_e = Some(content.to_string());
-                }
-                if let Some(c) = FRAME.captures(content) {
-                    let path = rooted(root, &c[1], sink);
-                    if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2])) {
-                        if !crate::path::is_vendored(&p) {
-                            block.loc = Some((path, n));
-                        }
-                    }
-                } else if let Some((name, _)) = parse_exception(content) {
-                    block.exc = Some(name.to_string());
-                    block.exc_msg = Some(content.to_string());
-                }
+        if let Some(e) = text.strip_prefix('E')
+            && (e.is_empty() || e.starts_with(' '))
+        {
+            let content = e.trim();
+            if content.is_empty() {
                 return true;
             }
+            if block.first_e.is_none() {
+                block.first_e = Some(content.to_string());
+            }
+            if let Some(c) = FRAME.captures(content) {
+                let path = rooted(root, &c[1], sink);
+                if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2]))
+                    && !crate::path::is_vendored(&p)
+                {
+                    block.loc = Some((path, n));
+                }
+            } else if let Some((name, _)) = parse_exception(content) {
+                block.exc = Some(name.to_string());
+                block.exc_msg = Some(content.to_string());
+            }
+            return true;
         }
         let in_repo = |p: &str, sink: &Sink| {
             sink.repo_path(p)
                 .is_some_and(|p| !crate::path::is_vendored(&p))
         };
-        if indent == 0 && l.colon_digit {
-            if let Some(c) = LOC.captures(t) {
-                if let Some(n) = super::num(&c[2]) {
-                    let path = rooted(root, &c[1], sink);
-                    if in_repo(&path, sink) {
-                        block.loc = Some((path, n));
-                    }
-                    let rest = &c[3];
-                    if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
-                        block.exc.get_or_insert_with(|| rest.trim().to_string());
-                    }
+        if indent == 0
+            && l.colon_digit
+            && let Some(c) = LOC.captures(t)
+        {
+            if let Some(n) = super::num(&c[2]) {
+                let path = rooted(root, &c[1], sink);
+                if in_repo(&path, sink) {
+                    block.loc = Some((path, n));
                 }
-                return true;
+                let rest = &c[3];
+                if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
+                    block.exc.get_or_insert_with(|| rest.trim().to_string());
+                }
             }
+            return true;
         }
-        if block.loc.is_none() && t.ends_with(|c: char| c.is_ascii_digit() || c == ':') {
-            if let Some(c) = FIXTURE_LOC.captures(t) {
-                let (p, n) = match (c.get(1), c.get(2)) {
-                    (Some(p), Some(n)) => (p.as_str(), n.as_str()),
-                    _ => (&c[3], &c[4]),
-                };
-                if let Some(n) = super::num(n) {
-                    let path = rooted(root, p, sink);
-                    if in_repo(&path, sink) {
-                        block.loc = Some((path, n));
-                    }
+        if block.loc.is_none()
+            && t.ends_with(|c: char| c.is_ascii_digit() || c == ':')
+            && let Some(c) = FIXTURE_LOC.captures(t)
+        {
+            let (p, n) = match (c.get(1), c.get(2)) {
+                (Some(p), Some(n)) => (p.as_str(), n.as_str()),
+                _ => (&c[3], &c[4]),
+            };
+            if let Some(n) = super::num(n) {
+                let path = rooted(root, p, sink);
+                if in_repo(&path, sink) {
+                    block.loc = Some((path, n));
                 }
-                return true;
             }
+            return true;
         }
         // `--tb=native` tracebacks inside a block.
         if let Some(c) = FRAME.captures(t) {
@@ -546,11 +551,11 @@ impl Python {
                     block.loc = Some((path, n));
                 }
             }
-        } else if indent == 0 {
-            if let Some((name, _)) = parse_exception(t) {
-                block.exc = Some(name.to_string());
-                block.exc_msg = Some(t.to_string());
-            }
+        } else if indent == 0
+            && let Some((name, _)) = parse_exception(t)
+        {
+            block.exc = Some(name.to_string());
+            block.exc_msg = Some(t.to_string());
         }
         true
     }
@@ -605,12 +610,12 @@ impl Python {
                 r.tool.as_deref() == Some("pytest") && r.test_name.as_deref() == Some(&short)
             }) {
                 r.test_name = Some(nodeid.to_string());
-            } else if let Some((path, line)) = self.line_mode.pop_front() {
-                if let Some(r) = sink.reports_mut().find(|r| {
+            } else if let Some((path, line)) = self.line_mode.pop_front()
+                && let Some(r) = sink.reports_mut().find(|r| {
                     r.file_path == path && r.line_number as u64 == line && r.test_name.is_none()
-                }) {
-                    r.test_name = Some(nodeid.to_string());
-                }
+                })
+            {
+                r.test_name = Some(nodeid.to_string());
             }
         }
         true
@@ -692,45 +697,46 @@ pub(crate) fn colon(
         );
         return true;
     }
-    if rest.starts_with('[') {
-        if let Some(c) = BRACKET.captures(rest) {
-            let code = &c[1];
-            let symbol = c.get(2).map(|m| m.as_str());
-            let ty = match (code, symbol) {
-                ("invalid-syntax", _) | ("E0001", _) | (_, Some("syntax-error")) => {
-                    syntax_or_indent(&c[3])
-                }
-                ("E0401", _) | (_, Some("import-error")) => BugType::Import,
-                _ => BugType::Linting,
-            };
-            sink.emit(
-                seq,
-                Finding::new(path, line, ty, &c[3])
-                    .col(col)
-                    .conf(0.95)
-                    .tool_opt(step.contains("ruff").then_some("ruff"))
-                    .rule(Some(code)),
-            );
-            return true;
-        }
-    }
-    if !rest.starts_with("invalid-syntax") && kebab_colon(rest) {
-        if let Some(c) = KEBAB.captures(rest) {
-            sink.emit(
-                seq,
-                Finding::new(
-                    path,
-                    line,
-                    BugType::Linting,
-                    c[2].trim_start_matches("[*] "),
-                )
+    if rest.starts_with('[')
+        && let Some(c) = BRACKET.captures(rest)
+    {
+        let code = &c[1];
+        let symbol = c.get(2).map(|m| m.as_str());
+        let ty = match (code, symbol) {
+            ("invalid-syntax", _) | ("E0001", _) | (_, Some("syntax-error")) => {
+                syntax_or_indent(&c[3])
+            }
+            ("E0401", _) | (_, Some("import-error")) => BugType::Import,
+            _ => BugType::Linting,
+        };
+        sink.emit(
+            seq,
+            Finding::new(path, line, ty, &c[3])
                 .col(col)
                 .conf(0.95)
-                .tool("ruff")
-                .rule(Some(&c[1])),
-            );
-            return true;
-        }
+                .tool_opt(step.contains("ruff").then_some("ruff"))
+                .rule(Some(code)),
+        );
+        return true;
+    }
+    if !rest.starts_with("invalid-syntax")
+        && kebab_colon(rest)
+        && let Some(c) = KEBAB.captures(rest)
+    {
+        sink.emit(
+            seq,
+            Finding::new(
+                path,
+                line,
+                BugType::Linting,
+                c[2].trim_start_matches("[*] "),
+            )
+            .col(col)
+            .conf(0.95)
+            .tool("ruff")
+            .rule(Some(&c[1])),
+        );
+        return true;
     }
     for prefix in ["SyntaxError: ", "invalid-syntax: "] {
         if let Some(msg) = rest.strip_prefix(prefix) {

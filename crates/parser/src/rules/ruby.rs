@@ -216,11 +216,12 @@ impl Ruby {
                     self.pending = false;
                 }
                 // RSpec indents its numbered failures; PHPUnit and JUnit do not.
-                if l.indent() >= 2 && !self.pending {
-                    if let Some(desc) = numbered {
-                        self.start(Kind::Rspec, Some(desc.to_string()), l.no);
-                        return false;
-                    }
+                if l.indent() >= 2
+                    && !self.pending
+                    && let Some(desc) = numbered
+                {
+                    self.start(Kind::Rspec, Some(desc.to_string()), l.no);
+                    return false;
                 }
             }
             b'A' if t.starts_with("An error occurred while loading ") => {
@@ -281,21 +282,21 @@ impl Ruby {
         let Some(path) = lead_path(t) else {
             return false;
         };
-        if has_severity(t) {
-            if let Some(c) = RUBOCOP.captures(t) {
-                offense(
-                    &c[1],
-                    &c[2],
-                    &c[3],
-                    &c[4],
-                    c.get(5),
-                    c.get(6),
-                    &c[7],
-                    seq,
-                    sink,
-                );
-                return true;
-            }
+        if has_severity(t)
+            && let Some(c) = RUBOCOP.captures(t)
+        {
+            offense(
+                &c[1],
+                &c[2],
+                &c[3],
+                &c[4],
+                c.get(5),
+                c.get(6),
+                &c[7],
+                seq,
+                sink,
+            );
+            return true;
         }
         if has_cop(t)
             && let Some(c) = STANDARD.captures(t)
@@ -411,13 +412,11 @@ impl Ruby {
                 .conf(0.85)
                 .tool(tool),
         );
-        if emitted {
-            if let Some(t) = test {
-                // Names are compared as the sink keeps them (cut), so memory stays bounded.
-                if self.reported.len() < MAX_NAMES {
-                    let name = crate::sink::truncate_chars(t.trim(), crate::MAX_MESSAGE);
-                    self.reported.push(name.to_string());
-                }
+        if emitted && let Some(t) = test {
+            // Names are compared as the sink keeps them (cut), so memory stays bounded.
+            if self.reported.len() < MAX_NAMES {
+                let name = crate::sink::truncate_chars(t.trim(), crate::MAX_MESSAGE);
+                self.reported.push(name.to_string());
             }
         }
         emitted
@@ -565,19 +564,19 @@ impl Ruby {
     }
 
     pub fn flush(&mut self, sink: &mut Sink) {
-        if let Some(mut b) = self.block.take() {
-            if let Some((path, line)) = b.located.take() {
-                let test = b.test.take();
-                self.frame_emit(
-                    &path,
-                    &line,
-                    BugType::Logic,
-                    &b.message,
-                    test.as_deref(),
-                    b.seq,
-                    sink,
-                );
-            }
+        if let Some(mut b) = self.block.take()
+            && let Some((path, line)) = b.located.take()
+        {
+            let test = b.test.take();
+            self.frame_emit(
+                &path,
+                &line,
+                BugType::Logic,
+                &b.message,
+                test.as_deref(),
+                b.seq,
+                sink,
+            );
         }
         self.simple_file = None;
         self.pending = false;

@@ -281,49 +281,50 @@ impl Rust {
             return true;
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
-        if (first == b'e' && t.starts_with("error")) || (first == b'w' && t.starts_with("warning"))
+        if ((first == b'e' && t.starts_with("error"))
+            || (first == b'w' && t.starts_with("warning")))
+            && let Some(c) = HEADER.captures(t)
         {
-            if let Some(c) = HEADER.captures(t) {
-                self.finish(sink);
-                if &c[1] == "warning" {
-                    self.in_warning = true;
-                    return true;
-                }
-                self.in_warning = false;
-                self.diag = Some(Diag {
-                    kind: Kind::Rustc,
-                    code: c.get(2).map(|m| m.as_str().to_string()),
-                    msg: c[3].to_string(),
-                    loc: None,
-                    lint: None,
-                    clippy: false,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                    since: 0,
-                    blanks: 0,
-                });
+            self.finish(sink);
+            if &c[1] == "warning" {
+                self.in_warning = true;
                 return true;
             }
+            self.in_warning = false;
+            self.diag = Some(Diag {
+                kind: Kind::Rustc,
+                code: c.get(2).map(|m| m.as_str().to_string()),
+                msg: c[3].to_string(),
+                loc: None,
+                lint: None,
+                clippy: false,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                since: 0,
+                blanks: 0,
+            });
+            return true;
         }
-        if (first.is_ascii_uppercase() || first == b'i') && looks_like_ruff_header(t) {
-            if let Some(c) = RUFF_HEADER.captures(t) {
-                self.finish(sink);
-                self.in_warning = false;
-                self.diag = Some(Diag {
-                    kind: Kind::Ruff,
-                    code: c.get(1).map(|m| m.as_str().to_string()),
-                    msg: c[3].to_string(),
-                    loc: None,
-                    lint: None,
-                    clippy: false,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                    since: 0,
-                    blanks: 0,
-                });
-                // Not claimed: if no arrow follows, another matcher may want this line.
-                return false;
-            }
+        if (first.is_ascii_uppercase() || first == b'i')
+            && looks_like_ruff_header(t)
+            && let Some(c) = RUFF_HEADER.captures(t)
+        {
+            self.finish(sink);
+            self.in_warning = false;
+            self.diag = Some(Diag {
+                kind: Kind::Ruff,
+                code: c.get(1).map(|m| m.as_str().to_string()),
+                msg: c[3].to_string(),
+                loc: None,
+                lint: None,
+                clippy: false,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                since: 0,
+                blanks: 0,
+            });
+            // Not claimed: if no arrow follows, another matcher may want this line.
+            return false;
         }
         // Harnesses (nextest, CI wrappers, pasted logs) may indent the panic line.
         let tt = l.trimmed();
@@ -389,12 +390,11 @@ impl Rust {
         }
         let tt = l.trimmed();
         if tt.starts_with("-->") {
-            if d.loc.is_none() {
-                if let Some(c) = ARROW.captures(t) {
-                    if let (Some(line), Some(col)) = (super::num(&c[2]), super::num(&c[3])) {
-                        d.loc = Some((c[1].to_string(), line, col));
-                    }
-                }
+            if d.loc.is_none()
+                && let Some(c) = ARROW.captures(t)
+                && let (Some(line), Some(col)) = (super::num(&c[2]), super::num(&c[3]))
+            {
+                d.loc = Some((c[1].to_string(), line, col));
             }
             return true;
         }

@@ -186,10 +186,11 @@ impl Scala {
                 d.ty = BugType::Import;
             }
             // Scala 3 frames the echo: `12 |import a.b`.
-            if let Some((_, code)) = t.split_once(" |") {
-                if code.trim_start().starts_with("import ") && d.ty == BugType::TypeError {
-                    d.ty = BugType::Import;
-                }
+            if let Some((_, code)) = t.split_once(" |")
+                && code.trim_start().starts_with("import ")
+                && d.ty == BugType::TypeError
+            {
+                d.ty = BugType::Import;
             }
             d.budget = d.budget.saturating_sub(1);
             if d.budget == 0 || t.starts_with("import ") {
@@ -206,25 +207,26 @@ impl Scala {
         // sbt compiles a project's Java sources too and prints javac's errors the same way.
         let java = level.is_some() && l.colon_digit && crate::has(&JAVA, t);
         if l.colon_digit && (java || crate::has(&SCALA, t)) {
-            if first == b'-' && t.starts_with("-- ") {
-                if let Some(c) = DOTTY.captures(t) {
-                    let is_error = &c[3] == "Error";
-                    let title = format!("{}{}", &c[2], &c[3]);
-                    let code = c.get(1).map(|m| m.as_str());
-                    let ty = if c[2].contains("Syntax") {
-                        BugType::Syntax
-                    } else {
-                        BugType::TypeError
-                    };
-                    let line = super::num(&c[5]).unwrap_or(0);
-                    let col = super::num(&c[6]);
-                    if is_error {
-                        self.start_diag(&c[4], line, col, &title, ty, l.no, code, sink);
-                    } else {
-                        self.buffer_warning(&c[4], line, col, &title, l.no);
-                    }
-                    return true;
+            if first == b'-'
+                && t.starts_with("-- ")
+                && let Some(c) = DOTTY.captures(t)
+            {
+                let is_error = &c[3] == "Error";
+                let title = format!("{}{}", &c[2], &c[3]);
+                let code = c.get(1).map(|m| m.as_str());
+                let ty = if c[2].contains("Syntax") {
+                    BugType::Syntax
+                } else {
+                    BugType::TypeError
+                };
+                let line = super::num(&c[5]).unwrap_or(0);
+                let col = super::num(&c[6]);
+                if is_error {
+                    self.start_diag(&c[4], line, col, &title, ty, l.no, code, sink);
+                } else {
+                    self.buffer_warning(&c[4], line, col, &title, l.no);
                 }
+                return true;
             }
             if let Some(c) = DIAG.captures(t) {
                 let line = super::num(&c[2]).unwrap_or(0);
@@ -253,23 +255,23 @@ impl Scala {
                 }
                 return true;
             }
-            if first == b'=' {
-                if let Some(c) = MUNIT.captures(t) {
-                    let line = super::num(&c[3]).unwrap_or(0);
-                    let msg = if c[4].is_empty() {
-                        "test failed"
-                    } else {
-                        &c[4]
-                    };
-                    sink.emit(
-                        l.no,
-                        Finding::new(&c[2], line, BugType::Logic, msg)
-                            .test(Some(&c[1]))
-                            .conf(0.9)
-                            .tool("munit"),
-                    );
-                    return true;
-                }
+            if first == b'='
+                && let Some(c) = MUNIT.captures(t)
+            {
+                let line = super::num(&c[3]).unwrap_or(0);
+                let msg = if c[4].is_empty() {
+                    "test failed"
+                } else {
+                    &c[4]
+                };
+                sink.emit(
+                    l.no,
+                    Finding::new(&c[2], line, BugType::Logic, msg)
+                        .test(Some(&c[1]))
+                        .conf(0.9)
+                        .tool("munit"),
+                );
+                return true;
             }
         }
         // sbt's `[error] No warnings can be incurred under -Werror.`, scalac's `N warnings found
@@ -372,49 +374,49 @@ impl Scala {
                 self.in_failed_tests = true;
                 return true;
             }
-            if t.starts_with('(') {
-                if let Some(c) = SBT_TASK.captures(t) {
-                    let project = c.get(1).map(|m| m.as_str().to_string());
-                    self.resolve(project.as_deref(), sink);
-                    return true;
-                }
-            }
-        }
-        if let Some(suite) = t.strip_suffix(':') {
-            if !suite.is_empty()
-                && suite
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+            if t.starts_with('(')
+                && let Some(c) = SBT_TASK.captures(t)
             {
-                self.suite = suite.to_string();
-                return false;
-            }
-        }
-        let tt = t.trim_start();
-        if tt.starts_with("- ") && tt.ends_with("***") || tt.ends_with("***)") {
-            if let Some(c) = ST_FAILED.captures(tt) {
-                self.st_open = Some((c[1].to_string(), seq, 6));
+                let project = c.get(1).map(|m| m.as_str().to_string());
+                self.resolve(project.as_deref(), sink);
                 return true;
             }
         }
+        if let Some(suite) = t.strip_suffix(':')
+            && !suite.is_empty()
+            && suite
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+        {
+            self.suite = suite.to_string();
+            return false;
+        }
+        let tt = t.trim_start();
+        if (tt.starts_with("- ") && tt.ends_with("***") || tt.ends_with("***)"))
+            && let Some(c) = ST_FAILED.captures(tt)
+        {
+            self.st_open = Some((c[1].to_string(), seq, 6));
+            return true;
+        }
         if let Some((test, tseq, _)) = &self.st_open {
             // A stack frame (`at a.B.c(Promise.scala:656)`) is not ScalaTest's position.
-            if tt.ends_with(')') && !tt.starts_with("at ") {
-                if let Some(c) = ST_POS.captures(tt) {
-                    if self.failures.len() < MAX_PENDING {
-                        let msg = tt[..c.get(0).map_or(tt.len(), |m| m.start())].trim();
-                        self.failures.push(StFailure {
-                            suite: self.suite.clone(),
-                            test: test.clone(),
-                            file: c[1].to_string(),
-                            line: super::num(&c[2]).unwrap_or(0),
-                            msg: crate::sink::truncate_chars(msg, 300).to_string(),
-                            seq: *tseq,
-                        });
-                    }
-                    self.st_open = None;
-                    return true;
+            if tt.ends_with(')')
+                && !tt.starts_with("at ")
+                && let Some(c) = ST_POS.captures(tt)
+            {
+                if self.failures.len() < MAX_PENDING {
+                    let msg = tt[..c.get(0).map_or(tt.len(), |m| m.start())].trim();
+                    self.failures.push(StFailure {
+                        suite: self.suite.clone(),
+                        test: test.clone(),
+                        file: c[1].to_string(),
+                        line: super::num(&c[2]).unwrap_or(0),
+                        msg: crate::sink::truncate_chars(msg, 300).to_string(),
+                        seq: *tseq,
+                    });
                 }
+                self.st_open = None;
+                return true;
             }
         }
         false

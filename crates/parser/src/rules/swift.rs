@@ -80,10 +80,10 @@ impl Swift {
         let t = l.trimmed();
         if !l.colon_digit {
             if let Some(body) = summary_test(l.text).filter(|_| self.class.is_some()) {
-                if let Some((name, msg)) = body.split_once(", ") {
-                    if name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-                        self.test = Some((name.to_string(), msg.to_string(), l.no));
-                    }
+                if let Some((name, msg)) = body.split_once(", ")
+                    && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                {
+                    self.test = Some((name.to_string(), msg.to_string(), l.no));
                 }
             } else if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
                 self.class = is_class_header(t).then(|| t.to_string());
@@ -112,24 +112,23 @@ impl Swift {
             return true;
         }
         // xcpretty's summary location: the whole line is `/path/x.swift:12`.
-        if l.indent() >= 2 && !t.contains(' ') {
-            if let Some((path, n)) = t.rsplit_once(':') {
-                if path.ends_with(".swift") {
-                    if let (Some(n), Some((name, msg, seq))) = (super::num(n), self.test.take()) {
-                        let class = self.class.as_deref().unwrap_or("");
-                        let test = format!("{class}.{name}");
-                        emit(
-                            sink,
-                            seq,
-                            Finding::new(path, n, BugType::Logic, &msg)
-                                .test(Some(&test))
-                                .conf(0.9)
-                                .tool("xctest"),
-                        );
-                        return true;
-                    }
-                }
-            }
+        if l.indent() >= 2
+            && !t.contains(' ')
+            && let Some((path, n)) = t.rsplit_once(':')
+            && path.ends_with(".swift")
+            && let (Some(n), Some((name, msg, seq))) = (super::num(n), self.test.take())
+        {
+            let class = self.class.as_deref().unwrap_or("");
+            let test = format!("{class}.{name}");
+            emit(
+                sink,
+                seq,
+                Finding::new(path, n, BugType::Logic, &msg)
+                    .test(Some(&test))
+                    .conf(0.9)
+                    .tool("xctest"),
+            );
+            return true;
         }
         let Some(c) = DIAG.captures(pod_lint(t)) else {
             return false;
