@@ -47,8 +47,9 @@ fn show_expected(e: &Expected) -> String {
     )
 }
 
-/// Parses `log` and compares with `expected`; returns a diff when they differ.
-pub fn check(log: &Path, expected: &Path) -> Result<(), String> {
+/// Parses `log`, reads `expected`, and checks the report contract (repo-relative paths, lines
+/// >= 1, confidence in 0–1) on every report.
+fn parse_checked(log: &Path, expected: &Path) -> Result<(Vec<BugReport>, Vec<Expected>), String> {
     let file = std::fs::File::open(log).map_err(|e| format!("cannot open log: {e}"))?;
     let reports =
         parse_reader(file, &ParseOptions::default()).map_err(|e| format!("read error: {e}"))?;
@@ -60,12 +61,18 @@ pub fn check(log: &Path, expected: &Path) -> Result<(), String> {
         let p = &r.file_path;
         if p.starts_with('/') || p.contains('\\') || p.split('/').any(|s| s == ".." || s.is_empty())
         {
-            return Err(format!("    ! path is not repo-relative: {p}\n"));
+            return Err(format!("path is not repo-relative: {p}"));
         }
         if r.line_number == 0 || !(0.0..=1.0).contains(&r.confidence_score) {
-            return Err(format!("    ! contract violated: {}\n", show_report(r)));
+            return Err(format!("contract violated: {}", show_report(r)));
         }
     }
+    Ok((reports, exp))
+}
+
+/// Parses `log` and compares with `expected`; returns a diff when they differ.
+pub fn check(log: &Path, expected: &Path) -> Result<(), String> {
+    let (reports, exp) = parse_checked(log, expected).map_err(|e| format!("    ! {e}\n"))?;
     let ok = exp.len() == reports.len() && exp.iter().zip(&reports).all(|(e, r)| matches(e, r));
     if ok {
         return Ok(());
@@ -166,23 +173,7 @@ impl Score {
 /// returns the score and the lines of a diff (empty when every entry matches exactly).
 #[allow(dead_code)]
 pub fn score(log: &Path, expected: &Path) -> Result<(Score, Vec<String>), String> {
-    let file = std::fs::File::open(log).map_err(|e| format!("cannot open log: {e}"))?;
-    let reports =
-        parse_reader(file, &ParseOptions::default()).map_err(|e| format!("read error: {e}"))?;
-    let text = std::fs::read_to_string(expected)
-        .map_err(|e| format!("cannot read {}: {e}", expected.display()))?;
-    let exp: Vec<Expected> = serde_json::from_str(&text)
-        .map_err(|e| format!("bad expectation {}: {e}", expected.display()))?;
-    for r in &reports {
-        let p = &r.file_path;
-        if p.starts_with('/') || p.contains('\\') || p.split('/').any(|s| s == ".." || s.is_empty())
-        {
-            return Err(format!("path is not repo-relative: {p}"));
-        }
-        if r.line_number == 0 || !(0.0..=1.0).contains(&r.confidence_score) {
-            return Err(format!("contract violated: {}", show_report(r)));
-        }
-    }
+    let (reports, exp) = parse_checked(log, expected)?;
     let mut s = Score {
         expected: exp.len(),
         reported: reports.len(),
