@@ -54,12 +54,19 @@ pub fn router(state: AppState, extra: Router) -> Router {
 }
 
 async fn readyz(State(s): State<AppState>) -> impl IntoResponse {
-    let store_ok = s.intake.store.is_healthy();
+    let store = s.intake.store.clone();
+    let store_ok = tokio::task::spawn_blocking(move || store.can_write())
+        .await
+        .unwrap_or(false);
     let alive = s.workers_alive.load(Ordering::SeqCst);
     let workers_ok = s.workers_configured == 0 || alive > 0;
     let body = format!(
         "store: {}\nworkers: {alive}/{}\nqueue_depth: {}\n",
-        if store_ok { "open" } else { "unavailable" },
+        if store_ok {
+            "open"
+        } else {
+            "unavailable (cannot write to DATA_DIR)"
+        },
         s.workers_configured,
         s.intake.queue.depth()
     );

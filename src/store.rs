@@ -579,9 +579,29 @@ impl Store {
         Ok(n)
     }
 
-    /// A cheap read proving the database answers (readiness).
+    /// A cheap read proving the database answers.
     pub fn is_healthy(&self) -> bool {
         self.inner.jobs.first().is_ok()
+    }
+
+    /// Readiness: the database answers and `DATA_DIR` takes a new block now. A full disk
+    /// made every delivery fail with 503 while readiness stayed green; a probe that allocates
+    /// (a fresh file, one 4 KiB block, synced, removed) fails exactly when a spool append
+    /// would, and passes again as soon as space returns. Blocking: call it off the runtime.
+    pub fn can_write(&self) -> bool {
+        use std::io::Write;
+        if !self.is_healthy() {
+            return false;
+        }
+        let probe = self.inner.spool.dir().join(".write-probe");
+        let wrote = std::fs::File::create(&probe)
+            .and_then(|mut f| {
+                f.write_all(&[0u8; 4096])?;
+                f.sync_data()
+            })
+            .is_ok();
+        let _ = std::fs::remove_file(&probe);
+        wrote
     }
 }
 

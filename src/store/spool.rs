@@ -300,6 +300,11 @@ impl Spool {
         Ok(())
     }
 
+    /// The spool's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Makes every append that returned before this call durable. Blocking: call it from a
     /// blocking thread.
     pub fn sync(&self) -> Result<(), SpoolError> {
