@@ -203,8 +203,10 @@ impl LlmFixer {
                     body,
                 });
             }
-            let wait = retry_after(&resp)
-                .unwrap_or_else(|| self.config.retry_backoff * 2u32.saturating_pow(attempt));
+            let wait = retry_after(&resp).unwrap_or_else(|| {
+                crate::backoff::Backoff::new(self.config.retry_backoff, MAX_RETRY_AFTER)
+                    .delay(attempt)
+            });
             tracing::warn!(
                 status = status.as_u16(),
                 attempt,

@@ -183,12 +183,11 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// Delay before run number `attempts + 1`: base · 2^(attempts−1), capped.
+    /// Delay before run number `attempts + 1`: between half and all of base · 2^(attempts−1),
+    /// capped ([`crate::backoff::Backoff`]).
     pub fn backoff(&self, attempts: u32) -> Duration {
-        let exp = attempts.saturating_sub(1).min(20);
-        self.base_delay
-            .saturating_mul(1u32 << exp)
-            .min(self.max_delay)
+        crate::backoff::Backoff::new(self.base_delay, self.max_delay)
+            .delay(attempts.saturating_sub(1))
     }
 }
 
@@ -824,9 +823,10 @@ mod tests {
             base_delay: Duration::from_secs(2),
             max_delay: Duration::from_secs(60),
         };
-        assert_eq!(p.backoff(1), Duration::from_secs(2));
-        assert_eq!(p.backoff(2), Duration::from_secs(4));
-        assert_eq!(p.backoff(3), Duration::from_secs(8));
-        assert_eq!(p.backoff(30), Duration::from_secs(60));
+        for (attempts, most) in [(1, 2), (2, 4), (3, 8), (30, 60)] {
+            let most = Duration::from_secs(most);
+            let d = p.backoff(attempts);
+            assert!(d <= most && d >= most / 2, "attempt {attempts}: {d:?}");
+        }
     }
 }

@@ -24,6 +24,7 @@
 //! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
 //! the checks of [`fix_agent`], [`repo_config`]).
 
+pub mod backoff;
 pub mod capped_log;
 pub mod cli;
 pub mod config;

@@ -58,11 +58,9 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The jittered wait before retry `retry` ([`crate::backoff::Backoff`]).
     fn backoff(&self, retry: u32) -> Duration {
-        let factor = 1u32.checked_shl(retry.min(16)).unwrap_or(u32::MAX);
-        self.initial_backoff
-            .saturating_mul(factor)
-            .min(self.max_backoff)
+        crate::backoff::Backoff::new(self.initial_backoff, self.max_backoff).delay(retry)
     }
 }
 
@@ -652,10 +650,11 @@ mod tests {
             max_backoff: Duration::from_millis(350),
             rate_limit_min_wait: Duration::from_secs(60),
         };
-        assert_eq!(p.backoff(0), Duration::from_millis(100));
-        assert_eq!(p.backoff(1), Duration::from_millis(200));
-        assert_eq!(p.backoff(2), Duration::from_millis(350));
-        assert_eq!(p.backoff(40), Duration::from_millis(350));
+        for (retry, most) in [(0, 100), (1, 200), (2, 350), (40, 350)] {
+            let most = Duration::from_millis(most);
+            let d = p.backoff(retry);
+            assert!(d <= most && d >= most / 2, "retry {retry}: {d:?}");
+        }
     }
 
     #[test]
