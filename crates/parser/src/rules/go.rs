@@ -155,25 +155,7 @@ impl Go {
                 }
                 if l.text.starts_with('\t') {
                     if let Some(c) = PANIC_FRAME.captures(l.text) {
-                        // `_testmain.go` is the test binary's generated main, in a temp dir.
-                        let in_repo = sink.repo_path(&c[1]).is_some_and(|p| {
-                            !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go")
-                        });
-                        if in_repo {
-                            let p = self.panic.take().expect("checked");
-                            sink.emit(
-                                p.seq,
-                                Finding::new(
-                                    &c[1],
-                                    super::num(&c[2]).unwrap_or(0),
-                                    BugType::Logic,
-                                    &p.msg,
-                                )
-                                .test(p.test.as_deref())
-                                .conf(0.85)
-                                .tool("go test"),
-                            );
-                        }
+                        self.panic_at(&c[1], &c[2], "go test", sink);
                     }
                     return true;
                 }
@@ -315,6 +297,27 @@ impl Go {
         false
     }
 
+    /// Reports the pending panic (or race) at a stack frame, when the frame is the repository's
+    /// own code: not a dependency, and not `_testmain.go`, the test binary's generated main in
+    /// a temp dir. Other frames leave the panic pending for the next one.
+    fn panic_at(&mut self, path: &str, line: &str, tool: &'static str, sink: &mut Sink) {
+        let in_repo = sink
+            .repo_path(path)
+            .is_some_and(|p| !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go"));
+        if !in_repo {
+            return;
+        }
+        if let Some(p) = self.panic.take() {
+            sink.emit(
+                p.seq,
+                Finding::new(path, super::num(line).unwrap_or(0), BugType::Logic, &p.msg)
+                    .test(p.test.as_deref())
+                    .conf(0.85)
+                    .tool(tool),
+            );
+        }
+    }
+
     /// A line of a race detector report: `Write at 0x… by goroutine 7:` (kept in the message),
     /// `  pkg.TestX()` (a function), `      /path/x_test.go:56 +0x572` (its frame).
     fn race_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -334,24 +337,7 @@ impl Go {
             return true;
         }
         if let Some(c) = RACE_FRAME.captures(l.text) {
-            let in_repo = sink.repo_path(&c[1]).is_some_and(|path| {
-                !crate::path::is_vendored(&path) && !path.ends_with("_testmain.go")
-            });
-            if in_repo {
-                let p = self.panic.take().expect("checked");
-                sink.emit(
-                    p.seq,
-                    Finding::new(
-                        &c[1],
-                        super::num(&c[2]).unwrap_or(0),
-                        BugType::Logic,
-                        &p.msg,
-                    )
-                    .test(p.test.as_deref())
-                    .conf(0.85)
-                    .tool("go test -race"),
-                );
-            }
+            self.panic_at(&c[1], &c[2], "go test -race", sink);
         } else if p.test.is_none() {
             // `github.com/o/r/pkg.TestX.func1()`: the test the racing goroutine belongs to.
             if let Some(i) = t.find(".Test") {
