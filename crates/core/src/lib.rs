@@ -13,6 +13,7 @@
 //! | [`comment`] | the PR comment and check-run annotations, with redaction |
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
+//! | [`redelivery`] | which missed webhook deliveries to ask GitHub to send again |
 
 pub mod commands;
 pub mod comment;
@@ -20,6 +21,7 @@ pub mod fix_check;
 pub mod formatter;
 pub mod ids;
 pub mod proposal;
+pub mod redelivery;
 pub mod repo_config;
 
 pub use ci_medic_parser::{BugReport, BugType};
