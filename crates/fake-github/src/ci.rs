@@ -77,16 +77,14 @@ pub fn on_push(sh: &Arc<Shared>, push: Push) {
                 deliveries.push((did, body));
             }
         }
-        let Some((url, secret)) = st.webhook.clone() else {
+        if st.webhook.is_none() {
             return;
-        };
-        let app_id = st.app_id;
-        let http = sh.http.clone();
+        }
+        let sh = sh.clone();
         tokio::spawn(async move {
             for (id, body) in deliveries {
                 if let Err(e) =
-                    crate::webhook::send(&http, &url, &secret, app_id, "check_run", &id, &body)
-                        .await
+                    crate::hook_deliveries::send_logged(&sh, &id, "check_run", &body, false).await
                 {
                     tracing::warn!(error = %e, delivery = %id, "fake CI webhook delivery failed");
                 }

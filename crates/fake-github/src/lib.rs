@@ -6,7 +6,8 @@
 //! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
 //! host that rejects an `Authorization` header), issue comments + reactions, collaborator
 //! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, and App-manifest conversions. Tests drive and inspect it through
+//! SHA-1 object store), tarballs, App-manifest conversions, and the App's webhook delivery log
+//! (every delivery attempt with its status, listed and redelivered on request). Tests drive and inspect it through
 //! the Rust control API below (not over HTTP), inject faults, send signed webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
@@ -48,6 +49,7 @@
 
 mod ci;
 pub mod git;
+mod hook_deliveries;
 pub mod json;
 mod server;
 pub mod state;
@@ -60,6 +62,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+pub use hook_deliveries::HookAttempt;
 pub use server::{MAX_ANNOTATIONS_PER_REQUEST, MAX_COMMENT_CHARS};
 pub use state::{CheckRun, Fault, IssueComment, Permission, Reaction, RequestRecord};
 
@@ -727,13 +730,8 @@ impl FakeGitHub {
     }
 
     async fn send(&self, id: &str, event: &str, body: &[u8]) -> Result<Delivery, FakeError> {
-        let (url, secret, app_id) = {
-            let st = self.st();
-            let (u, s) = st.webhook.clone().ok_or(FakeError::NoWebhook)?;
-            (u, s, st.app_id)
-        };
-        let status =
-            webhook::send(&self.shared.http, &url, &secret, app_id, event, id, body).await?;
+        // Recorded in the App's delivery log whatever the outcome, as GitHub does.
+        let status = hook_deliveries::send_logged(&self.shared, id, event, body, false).await?;
         Ok(Delivery {
             id: id.into(),
             status,

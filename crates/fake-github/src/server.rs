@@ -40,7 +40,7 @@ pub struct Resp {
 }
 
 impl Resp {
-    fn json(status: u16, v: Value) -> Self {
+    pub(crate) fn json(status: u16, v: Value) -> Self {
         Resp {
             status,
             headers: vec![],
@@ -61,7 +61,7 @@ impl Resp {
         r.headers.push(("location".into(), location));
         r
     }
-    fn header(mut self, k: &str, v: String) -> Self {
+    pub(crate) fn header(mut self, k: &str, v: String) -> Self {
         self.headers.push((k.into(), v));
         self
     }
@@ -233,6 +233,7 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
     for p in pushes {
         crate::ci::on_push(&sh, p);
     }
+    crate::hook_deliveries::dispatch(&sh);
     into_response(resp, rate)
 }
 
@@ -370,6 +371,16 @@ fn route(st: &mut State, cx: &Ctx<'_>, pushes: &mut Vec<Push>) -> Resp {
                     "repository_selection": "all",
                 }),
             )
+        }
+        ["app", "hook", "deliveries"] if m == "GET" => match check_jwt(st, &cx.auth) {
+            Ok(()) => crate::hook_deliveries::list(st, cx.query),
+            Err(r) => r,
+        },
+        ["app", "hook", "deliveries", id, "attempts"] if m == "POST" => {
+            match check_jwt(st, &cx.auth) {
+                Ok(()) => crate::hook_deliveries::redeliver(st, id),
+                Err(r) => r,
+            }
         }
         ["repos", o, r, "installation"] if m == "GET" => {
             if let Err(e) = check_jwt(st, &cx.auth) {

@@ -201,6 +201,8 @@ pub struct State {
     pub webhook: Option<(String, String)>,
     pub deliveries: HashMap<String, StoredDelivery>,
     pub delivery_order: Vec<String>,
+    /// Every delivery attempt, as the App's delivery log lists it.
+    pub hook_log: crate::hook_deliveries::HookLog,
     pub ci_scripts: Vec<(String, String, CiScript)>,
     pub rate_used: u64,
     /// Wall clock used for timestamps; tests may move it.
@@ -234,6 +236,7 @@ impl State {
             webhook: None,
             deliveries: HashMap::new(),
             delivery_order: Vec::new(),
+            hook_log: Default::default(),
             ci_scripts: Vec::new(),
             rate_used: 0,
             clock_offset: chrono::Duration::zero(),
