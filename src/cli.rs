@@ -296,7 +296,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             .map_err(|e| anyhow::anyhow!("GITHUB_API_URL: {e}"))?
             .with_metrics(metrics.clone());
         let mut ctx = Context::new(
-            Arc::new(github),
+            Arc::new(github.clone()),
             store.clone(),
             metrics.clone(),
             config.app.app_id,
@@ -305,6 +305,14 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
         ctx.executor = connect_executor().await;
+        let redelivery = config
+            .redelivery_interval
+            .map(|interval| crate::redelivery::Redelivery {
+                github,
+                store: store.clone(),
+                metrics: metrics.clone(),
+                interval,
+            });
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
             store,
@@ -319,6 +327,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             },
             extra_routes: axum::Router::new(),
             announce: true,
+            redelivery,
         };
         serve(
             opts,

@@ -94,6 +94,10 @@ pub struct ServeArgs {
     /// Milliseconds between two content-creating GitHub requests of one installation.
     #[arg(long, env = "GITHUB_WRITE_INTERVAL_MS", default_value_t = 1000)]
     pub github_write_interval_ms: u64,
+    /// Seconds between two reads of the App's webhook delivery log for missed deliveries
+    /// (also read at start); 0 never reads it.
+    #[arg(long, env = "REDELIVERY_INTERVAL_SECONDS", default_value_t = 300)]
+    pub redelivery_interval_seconds: u64,
 }
 
 /// Validated service configuration.
@@ -113,6 +117,8 @@ pub struct ServiceConfig {
     pub request_timeout: Duration,
     pub max_connections: usize,
     pub github_write_interval: Duration,
+    /// How often missed deliveries are looked for; `None`: never.
+    pub redelivery_interval: Option<Duration>,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -213,6 +219,12 @@ impl ServeArgs {
                 "must be between 0 and 10000",
             ));
         }
+        if self.redelivery_interval_seconds > 86_400 {
+            return Err(config_error(
+                "REDELIVERY_INTERVAL_SECONDS",
+                "must be between 0 (off) and 86400",
+            ));
+        }
         if !(1..=100_000).contains(&self.max_connections) {
             return Err(config_error(
                 "MAX_CONNECTIONS",
@@ -253,6 +265,8 @@ impl ServeArgs {
             request_timeout: Duration::from_secs(self.request_timeout_seconds),
             max_connections: self.max_connections,
             github_write_interval: Duration::from_millis(self.github_write_interval_ms),
+            redelivery_interval: (self.redelivery_interval_seconds > 0)
+                .then(|| Duration::from_secs(self.redelivery_interval_seconds)),
         })
     }
 }
@@ -546,6 +560,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "GITHUB_WRITE_INTERVAL_MS",
         "1000",
         "Milliseconds between two content-creating GitHub requests (comments, check runs, commits) of one installation, which are also never sent concurrently, as GitHub's best practices ask; reads are not paced.",
+    ),
+    (
+        "REDELIVERY_INTERVAL_SECONDS",
+        "300",
+        "Seconds between two reads of the App's webhook delivery log, at start and then periodically, to have GitHub send again the deliveries that failed while ci-medic was down or answering 5xx; `0` turns it off.",
     ),
     (
         "LOG_FORMAT",

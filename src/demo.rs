@@ -123,6 +123,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             http: Default::default(),
             extra_routes: axum::Router::new(),
             announce: false,
+            redelivery: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

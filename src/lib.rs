@@ -18,7 +18,8 @@
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
 //! (HTTP, health, metrics), [`config`] (process settings), [`capped_log`] (the start and end
-//! of a long log, for people to read).
+//! of a long log, for people to read), [`redelivery`] (asks GitHub to send again the webhooks
+//! it could not deliver while the service was down).
 //!
 //! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
 //! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
@@ -32,6 +33,7 @@ pub mod events;
 pub mod intake;
 pub mod jobs;
 pub mod metrics;
+pub mod redelivery;
 pub mod server;
 pub mod store;
 

@@ -47,6 +47,10 @@ pub struct Metrics {
     pub job_failures: Family<JobLabels, Counter>,
     pub stages: Family<StageLabels, Counter>,
     pub github_rate_remaining: Family<InstallationLabels, Gauge>,
+    /// Missed deliveries GitHub accepted to send again.
+    pub redeliveries_requested: Counter,
+    /// Redelivery requests GitHub refused or could not be asked.
+    pub redeliveries_failed: Counter,
 }
 
 /// Known event names; anything else is counted as `other` so a hostile sender cannot grow the
@@ -127,8 +131,22 @@ impl Metrics {
             "GitHub API requests left in the current rate-limit window, per installation (x-ratelimit-remaining of its last answer)",
             github_rate_remaining.clone(),
         );
+        let redeliveries_requested = Counter::default();
+        registry.register(
+            "redeliveries_requested",
+            "Webhook deliveries that failed while ci-medic was down or refusing them, which GitHub accepted to send again",
+            redeliveries_requested.clone(),
+        );
+        let redeliveries_failed = Counter::default();
+        registry.register(
+            "redeliveries_failed",
+            "Redelivery requests GitHub refused or that could not reach it",
+            redeliveries_failed.clone(),
+        );
         Metrics {
             registry: Arc::new(registry),
+            redeliveries_requested,
+            redeliveries_failed,
             github_rate_remaining,
             deliveries,
             queue_depth,

@@ -100,6 +100,8 @@ pub struct ServeOptions {
     pub extra_routes: Router,
     /// Print `listening on ADDR` to stdout (scripts and tests read it when `PORT=0`).
     pub announce: bool,
+    /// Asks GitHub to redeliver missed webhooks, at start and periodically; `None`: never.
+    pub redelivery: Option<crate::redelivery::Redelivery>,
 }
 
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
@@ -172,8 +174,22 @@ pub async fn serve(
         });
     }
 
+    // Read before listening: deliveries accepted from now on must not hide the downtime
+    // before them.
+    let newest_recorded = match &opts.redelivery {
+        Some(_) => {
+            let store = opts.store.clone();
+            tokio::task::spawn_blocking(move || store.newest_webhook_received_at()).await??
+        }
+        None => None,
+    };
+
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
+    // Only once listening: the deliveries GitHub sends again must find the server up.
+    if let Some(redelivery) = opts.redelivery {
+        tokio::spawn(redelivery.run(newest_recorded, stop.clone()));
+    }
     info!(addr = %local, workers = opts.workers, "listening");
     if opts.announce {
         // Tests and scripts read this line to find the port when PORT=0.

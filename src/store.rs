@@ -480,6 +480,22 @@ impl Store {
         Ok(get_json::<StoredDelivery>(&self.inner.deliveries, id.as_bytes())?.map(|d| d.record))
     }
 
+    /// When the newest webhook delivery was received (the service's own jobs, recorded as
+    /// deliveries of `ci_medic_*` events, do not count). Reads every record: call it once, at
+    /// start-up, not per delivery.
+    pub fn newest_webhook_received_at(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let mut newest: Option<DateTime<Utc>> = None;
+        for item in self.inner.deliveries.iter() {
+            let (k, v) = item?;
+            let d: StoredDelivery = decode(&k, &v)?;
+            if d.record.event.starts_with("ci_medic_") {
+                continue;
+            }
+            newest = newest.max(Some(d.record.received_at));
+        }
+        Ok(newest)
+    }
+
     /// The payload of a delivery that queued a job; `None` once pruned (or never stored).
     pub fn payload(&self, delivery_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let key = delivery_id.as_bytes();
@@ -888,6 +904,27 @@ mod tests {
         }
         let store = reopen(dir.path()).await;
         assert!(store.delivery("old").unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_newest_webhook_delivery_leaves_the_services_own_jobs_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.newest_webhook_received_at().unwrap(), None);
+        let mut older = delivery("older");
+        older.received_at = Utc::now() - chrono::Duration::hours(2);
+        let mut newer = delivery("newer");
+        newer.received_at = Utc::now() - chrono::Duration::hours(1);
+        let mut own = delivery("internal-reconcile");
+        own.event = "ci_medic_reconcile".into();
+        own.received_at = Utc::now();
+        for d in [&newer, &own, &older] {
+            store.accept_delivery(d, b"{}", None).unwrap();
+        }
+        assert_eq!(
+            store.newest_webhook_received_at().unwrap(),
+            Some(newer.received_at)
+        );
     }
 
     #[tokio::test]

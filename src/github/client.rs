@@ -47,9 +47,12 @@ pub const MAX_COMMENT_CHARS: usize = 65_536;
 /// The real GitHub client. Cheap to clone; clones share the connection pool and token cache.
 #[derive(Debug, Clone)]
 pub struct RestClient {
-    http: Arc<Transport>,
+    pub(super) http: Arc<Transport>,
     tokens: Arc<dyn TokenProvider>,
-    pacer: Arc<WritePacer>,
+    pub(super) pacer: Arc<WritePacer>,
+    /// The App's own identity, for the calls made as the App (its webhook delivery log);
+    /// `None` for a client given tokens only.
+    pub(super) app: Option<(AppCredentials, Arc<dyn Clock>)>,
     /// `x-ratelimit-remaining` per installation, when the client reports to metrics.
     rate_remaining: Option<RateGauge>,
 }
@@ -67,7 +70,7 @@ impl std::fmt::Debug for RateGauge {
 /// Serialises one installation's writes and spaces them `interval` apart. GitHub asks for no
 /// concurrent content-creating requests and about a second between them; reads are not paced.
 #[derive(Debug)]
-struct WritePacer {
+pub(super) struct WritePacer {
     interval: std::time::Duration,
     /// Per installation: when its last write finished.
     last: std::sync::Mutex<
@@ -87,7 +90,7 @@ impl WritePacer {
     }
 
     /// Waits for this installation's turn; the guard is the turn, held until the write ends.
-    async fn turn(
+    pub(super) async fn turn(
         &self,
         inst: InstallationId,
     ) -> tokio::sync::OwnedMutexGuard<Option<tokio::time::Instant>> {
@@ -121,11 +124,16 @@ impl RestClient {
     ) -> Result<Self> {
         let pacer = Arc::new(WritePacer::new(config.write_interval));
         let http = Arc::new(Transport::new(config)?);
-        let tokens = Arc::new(InstallationTokens::new(credentials, http.clone(), clock));
+        let tokens = Arc::new(InstallationTokens::new(
+            credentials.clone(),
+            http.clone(),
+            clock.clone(),
+        ));
         Ok(Self {
             http,
             tokens,
             pacer,
+            app: Some((credentials, clock)),
             rate_remaining: None,
         })
     }
@@ -139,6 +147,7 @@ impl RestClient {
             pacer: Arc::new(WritePacer::new(config.write_interval)),
             http: Arc::new(Transport::new(config)?),
             tokens,
+            app: None,
             rate_remaining: None,
         })
     }

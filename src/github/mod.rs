@@ -12,6 +12,7 @@
 //! `force: false`); send the `Authorization` header anywhere but the API's own origin.
 
 pub mod app_auth;
+pub mod app_hook;
 pub mod client;
 pub mod error;
 mod http;

@@ -1,0 +1,269 @@
+//! Webhooks GitHub never sends again: the real binary, stopped while GitHub (the fake) tries to
+//! deliver failed checks, asks for them again from the App's delivery log when it starts, and
+//! every missed failure gets its proposal comment exactly once; a delivery that succeeded is
+//! never asked for again, nor is one already redelivered, pass after pass.
+
+mod common;
+
+use std::time::Duration;
+
+use common::world::*;
+use common::*;
+
+/// A free loopback port, so the webhook URL stays the same across restarts, as in production.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The first line of the proposal comment of `check` (names without characters to escape).
+fn marker(check: &str) -> String {
+    format!("<!-- ci-medic:check={check} -->")
+}
+
+fn app_comment_for(w: &World, check: &str) -> usize {
+    app_comments(w)
+        .iter()
+        .filter(|b| b.starts_with(&marker(check)))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_missed_while_down_are_redelivered_at_start_and_processed_once() {
+    let port = free_port().to_string();
+    let env = |interval: &str| {
+        vec![
+            ("PORT".to_string(), port.clone()),
+            (
+                "REDELIVERY_INTERVAL_SECONDS".to_string(),
+                interval.to_string(),
+            ),
+        ]
+    };
+    let main = src("app/main.py");
+    let pyproject = src("pyproject.toml");
+    let feature = [
+        FileEntry {
+            path: "app/main.py",
+            mode: "100644",
+            content: main.as_bytes(),
+        },
+        FileEntry {
+            path: "pyproject.toml",
+            mode: "100644",
+            content: pyproject.as_bytes(),
+        },
+    ];
+    let w = world_full(&[], &feature, env("300")).await;
+    let log = corpus("logs/actions/ruff_unused_import.log");
+
+    // While ci-medic is up, one failure is delivered and answered.
+    let served = fail_check_named(&w, &w.head, "lint", &log);
+    let served_guid = deliver_check(&w, served).await;
+    wait_comment(&w, |b| {
+        b.starts_with(&marker("lint")) && b.contains("DDS-FIX-")
+    })
+    .await;
+
+    // ci-medic stops (a deploy); GitHub keeps delivering and fails to connect.
+    let dir = w.server.data_dir.clone();
+    let World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    } = w;
+    assert!(server.terminate().success());
+    let missed_checks = ["typecheck", "style", "docs"];
+    let mut missed = Vec::new();
+    for name in missed_checks {
+        let id = fake.add_check_run(
+            REPO,
+            &head,
+            name,
+            "github-actions",
+            "failure",
+            Default::default(),
+        );
+        fake.set_job_log(REPO, id, &log);
+        let payload = fake.check_run_completed_payload(id).unwrap();
+        assert!(
+            fake.deliver("check_run", &payload).await.is_err(),
+            "nothing listens while ci-medic is down"
+        );
+        missed.push(fake.deliveries().last().unwrap().0.clone());
+    }
+    let attempts = fake.hook_attempts();
+    for guid in &missed {
+        let a: Vec<_> = attempts.iter().filter(|a| &a.guid == guid).collect();
+        assert_eq!(a.len(), 1);
+        assert_eq!(
+            (a[0].status_code, a[0].status.as_str(), a[0].redelivery),
+            (502, "failed to connect to host", false)
+        );
+    }
+
+    // It starts again on the same data and port, and reads the log every second from now on.
+    let server = Server::start(ServerOptions {
+        data_dir: &dir,
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: env("1"),
+    });
+    let w = World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    };
+    for name in missed_checks {
+        wait_comment(&w, |b| {
+            b.starts_with(&marker(name)) && b.contains("DDS-FIX-")
+        })
+        .await;
+    }
+    // Several more passes read the log, now holding the successful redeliveries.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+
+    for name in ["lint"].iter().chain(missed_checks.iter()) {
+        assert_eq!(app_comment_for(&w, name), 1, "one comment for {name}");
+    }
+    assert_eq!(app_comments(&w).len(), 4);
+    let attempts = w.fake.hook_attempts();
+    for guid in &missed {
+        let again: Vec<_> = attempts
+            .iter()
+            .filter(|a| &a.guid == guid && a.redelivery)
+            .collect();
+        assert_eq!(again.len(), 1, "{guid} was asked for once, over every pass");
+        assert_eq!(again[0].status_code, 202);
+    }
+    assert!(
+        !attempts
+            .iter()
+            .any(|a| a.guid == served_guid && a.redelivery),
+        "a delivery that succeeded is not asked for again"
+    );
+    let asked: Vec<_> = w
+        .fake
+        .request_log()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.starts_with("/app/hook/deliveries/"))
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(asked.iter().all(|r| r.status == 202 && r.had_auth));
+
+    let metrics = reqwest::get(w.server.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("ci_medic_redeliveries_requested_total 3"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ci_medic_redeliveries_failed_total 0"));
+    let passes = w
+        .fake
+        .request_log()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.starts_with("/app/hook/deliveries"))
+        .count();
+    println!(
+        "missed deliveries: {}, redelivery requests: {}, log reads: {passes}",
+        missed.len(),
+        asked.len()
+    );
+    assert!(w.server.terminate().success());
+}
+
+/// One pass against a log longer than a page: the client follows GitHub's cursor, asks for at
+/// most the pass's bound, oldest first, and leaves the rest for the next pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_reads_every_page_and_asks_for_at_most_its_bound() {
+    use ci_medic::github::{AppCredentials, GitHubClientConfig, RestClient};
+    use secrecy::SecretString;
+
+    let fake = fake_github::FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    fake.set_app_public_key(&std::fs::read(root.join("fixtures/keys/test-app.pub.pem")).unwrap())
+        .unwrap();
+    // Nothing listens there: every delivery fails to connect.
+    fake.set_webhook(
+        &format!("http://127.0.0.1:{}/api/github/webhooks", free_port()),
+        SECRET,
+    );
+    let Some(event) = payload("check_run/completed.payload.json") else {
+        return;
+    };
+    let event: serde_json::Value = serde_json::from_slice(&event).unwrap();
+    let total = 150;
+    for _ in 0..total {
+        assert!(fake.deliver("check_run", &event).await.is_err());
+    }
+
+    let key = std::fs::read_to_string(root.join("fixtures/keys/test-app.pem")).unwrap();
+    let mut config = GitHubClientConfig::new(fake.base_url());
+    config.write_interval = Duration::ZERO;
+    let github = RestClient::for_app(
+        config,
+        AppCredentials::new(4242, &SecretString::from(key)).unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = ci_medic::store::Store::open(dir.path()).unwrap();
+    let metrics = ci_medic::metrics::Metrics::new();
+    let redelivery = ci_medic::redelivery::Redelivery {
+        github,
+        store,
+        metrics: metrics.clone(),
+        interval: Duration::from_secs(300),
+    };
+    let report = redelivery
+        .pass(chrono::Utc::now(), None, None)
+        .await
+        .unwrap();
+    assert_eq!(report.pages, 2, "{report:?}");
+    assert_eq!(report.attempts_read, total);
+    assert!(report.complete);
+    let bound = ci_medic::redelivery::LIMITS.max_per_pass;
+    assert_eq!((report.requested, report.deferred), (bound, total - bound));
+    assert_eq!(metrics.redeliveries_requested.get(), bound as u64);
+
+    // The oldest events were asked for, each once, naming one of its own attempts.
+    let attempts = fake.hook_attempts();
+    let first: Vec<&fake_github::HookAttempt> = attempts.iter().filter(|a| !a.redelivery).collect();
+    let asked: Vec<u64> = fake
+        .request_log()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .filter_map(|r| {
+            r.path
+                .strip_prefix("/app/hook/deliveries/")?
+                .strip_suffix("/attempts")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let expected: Vec<u64> = first.iter().take(bound).map(|a| a.id).collect();
+    assert_eq!(asked, expected);
+    let pages: Vec<String> = fake
+        .request_log()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(pages.len(), 2);
+    assert!(pages[1].contains("cursor="), "{pages:?}");
+    println!(
+        "log: {total} failed attempts over {} pages; asked for {}, deferred {}",
+        report.pages, report.requested, report.deferred
+    );
+}
