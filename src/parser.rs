@@ -13,16 +13,17 @@ pub use ci_medic_parser::*;
 const QUEUED_CHUNKS: usize = 64;
 
 /// Starts a parser on a blocking thread that reads the chunks sent to the returned sender, in
-/// order, as they arrive. Its reports are ready once every sender has been dropped. Memory is
+/// order, as they arrive. Its reports (and how many the cap left out) are ready once every
+/// sender has been dropped. Memory is
 /// the parser's own bound plus the queued chunks, whatever the size of the log.
-pub fn spawn_streaming(opts: ParseOptions) -> (mpsc::Sender<Bytes>, JoinHandle<Vec<BugReport>>) {
+pub fn spawn_streaming(opts: ParseOptions) -> (mpsc::Sender<Bytes>, JoinHandle<Parsed>) {
     let (tx, mut rx) = mpsc::channel::<Bytes>(QUEUED_CHUNKS);
     let task = tokio::task::spawn_blocking(move || {
         let mut parser = Parser::new(&opts);
         while let Some(chunk) = rx.blocking_recv() {
             parser.feed(&chunk);
         }
-        parser.finish()
+        parser.finish_parsed()
     });
     (tx, task)
 }
@@ -43,7 +44,7 @@ mod tests {
                 tx.send(Bytes::copy_from_slice(chunk)).await.unwrap();
             }
             drop(tx);
-            assert_eq!(task.await.unwrap(), whole, "chunks of {size}");
+            assert_eq!(task.await.unwrap().reports, whole, "chunks of {size}");
         }
     }
 }

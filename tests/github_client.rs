@@ -1731,6 +1731,7 @@ fn proposal_view(check: &str, head: &str) -> CommentView {
         dds_id: "DDS-FIX-20260101-001".into(),
         status: ProposalStatusView::Proposed,
         report_lines: vec!["app/main.py:1:8 LINTING F401 `os` imported but unused (ruff)".into()],
+        reports_left_out: 0,
         fix_packet_json: Value::Null,
         dds_json: Value::Null,
         out_of_scope_files: vec![],

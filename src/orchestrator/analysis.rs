@@ -114,10 +114,11 @@ impl Orchestrator {
             Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
         };
 
-        let reports: Vec<BugReport> = parsing
+        let parsed = parsing
             .await
             .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
-        info!(check = %cr.name, reports = reports.len(), log_bytes = log.total_bytes, "log parsed");
+        let reports: Vec<BugReport> = parsed.reports;
+        info!(check = %cr.name, reports = reports.len(), left_out = parsed.left_out, log_bytes = log.total_bytes, "log parsed");
 
         if reports.is_empty() {
             ctx.metrics.stage("analysis", "no_errors_found");
@@ -198,6 +199,7 @@ impl Orchestrator {
                 dds: proposal.dds,
                 fix_packet: packet,
                 report_lines: reports.iter().map(format_report_line).collect(),
+                reports_left_out: parsed.left_out,
                 out_of_scope,
             }),
             config_error: config_error.map(|e| e.to_string()),

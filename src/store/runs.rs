@@ -224,6 +224,7 @@ mod legacy {
                 },
                 fix_packet,
                 report_lines: view.report_lines,
+                reports_left_out: view.reports_left_out,
                 out_of_scope: view.out_of_scope_files,
             }),
             (Some(_), _, _) => {
@@ -391,6 +392,7 @@ mod tests {
             dds_id: fix.dds.id.clone(),
             status,
             report_lines: vec!["LINTING error in app/main.py line 1".into()],
+            reports_left_out: 0,
             fix_packet_json: serde_json::to_value(&packet).unwrap(),
             dds_json: serde_json::to_value(&fix.dds).unwrap(),
             out_of_scope_files: vec![],

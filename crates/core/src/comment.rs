@@ -441,6 +441,9 @@ pub struct CommentView {
     pub status: ProposalStatusView,
     /// One line per bug report, already formatted by the formatter. Untrusted: they quote logs.
     pub report_lines: Vec<String>,
+    /// Findings at further locations the parser's report cap left out of `report_lines`.
+    #[serde(default)]
+    pub reports_left_out: u64,
     /// The Fix Packet v2; `Null` when there is none (analysis failed).
     pub fix_packet_json: serde_json::Value,
     /// The code_fix DDS v2; `Null` when there is none.
@@ -583,6 +586,10 @@ fn render_with(
         },
         view.pr_number
     ));
+    if let Some(note) = left_out_note(view) {
+        out.push_str(&note);
+        out.push_str("\n\n");
+    }
     out.push_str(&status_section(&view.status, &dds_id));
 
     if errors > 0 && layout.lines > 0 {
@@ -953,6 +960,21 @@ pub struct CheckRunOutput {
     pub text: Option<String>,
 }
 
+/// What the comment and the check run say when the parser's report cap left findings out: the
+/// proposal covers the first errors only, and more will show once they are fixed.
+fn left_out_note(view: &CommentView) -> Option<String> {
+    (view.reports_left_out > 0).then(|| {
+        format!(
+            "**More errors were found than shown:** the log reports errors at more than {} \
+             locations; ci-medic kept the first {} and left {} further finding(s) out. \
+             Once these are fixed, the next run shows the rest.",
+            view.report_lines.len(),
+            view.report_lines.len(),
+            view.reports_left_out
+        )
+    })
+}
+
 /// ci-medic's check run for a failed check: a title with the count, a summary with the status
 /// and a link to the proposal comment, and the report lines as text.
 pub fn check_run_output(view: &CommentView, comment_url: Option<&str>) -> CheckRunOutput {
@@ -974,6 +996,11 @@ pub fn check_run_output(view: &CommentView, comment_url: Option<&str>) -> CheckR
         view.status.label(),
         inline_code(&cut(&view.dds_id, 64))
     );
+    if let Some(note) = left_out_note(view) {
+        summary.push('\n');
+        summary.push_str(&note);
+        summary.push('\n');
+    }
     match comment_url.and_then(safe_url) {
         Some(url) => summary.push_str(&format!(
             "\nThe proposal, its Fix Packet and how to approve it are in [the pull request comment]({url}).\n"

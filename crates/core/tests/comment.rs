@@ -18,6 +18,7 @@ fn view(status: ProposalStatusView) -> CommentView {
             "src/app.py:3:1 LINTING F401 `os` imported but unused (ruff)".into(),
             "src/app.py:10:5 TYPE_ERROR incompatible types in assignment (mypy)".into(),
         ],
+        reports_left_out: 0,
         fix_packet_json: json!({
             "version": "2",
             "errors": [{"file_path": "src/app.py", "line_number": 3, "message": "`os` imported but unused"}],
@@ -501,4 +502,34 @@ fn replies() {
         );
     }
     insta::assert_snapshot!("replies", all.join("\n\n---\n\n"));
+}
+
+/// The parser's report cap: the comment and the check run say that more errors were found than
+/// shown, at every layout the size budget forces, and say nothing when none were left out.
+#[test]
+fn findings_left_out_by_the_report_cap_are_announced_whatever_the_size() {
+    let mut v = view(ProposalStatusView::Proposed);
+    v.report_lines = (0..1000)
+        .map(|i| {
+            format!(
+                "src/m{i}.py:{i}:1 LINTING E501 {} (flake8)",
+                "x".repeat(300)
+            )
+        })
+        .collect();
+    v.log_excerpt = Some("y".repeat(60_000));
+    assert!(!render_comment(&v).contains("More errors were found"));
+    assert!(
+        check_run_output(&v, None)
+            .summary
+            .find("More errors")
+            .is_none()
+    );
+    v.reports_left_out = 42;
+    let body = render_comment(&v);
+    assert!(body.chars().count() <= COMMENT_BUDGET);
+    let note = "**More errors were found than shown:** the log reports errors at more than 1000 \
+                locations; ci-medic kept the first 1000 and left 42 further finding(s) out.";
+    assert!(body.contains(note), "{}", &body[..2000]);
+    assert!(check_run_output(&v, None).summary.contains(note));
 }

@@ -84,6 +84,7 @@ fn proposal_of(d: &DerivedFix, sha: &str) -> Proposal {
             &ConstraintsConfig::default(),
         ),
         report_lines: vec![format_report_line(&report())],
+        reports_left_out: 0,
         out_of_scope: d.out_of_scope.clone(),
     }
 }

@@ -70,6 +70,10 @@ pub struct Proposal {
     pub fix_packet: FixPacket,
     /// One line per bug report, formatted by the formatter.
     pub report_lines: Vec<String>,
+    /// Findings at further locations the parser's report cap left out of `report_lines`
+    /// (0 when the log held no more): the comment says more errors were found than shown.
+    #[serde(default)]
+    pub reports_left_out: u64,
     /// Files with errors the fix may not change, each with why.
     pub out_of_scope: Vec<String>,
 }
@@ -485,6 +489,11 @@ impl RunState {
             dds_id,
             status: self.status_view(),
             report_lines,
+            reports_left_out: self
+                .proposal
+                .as_ref()
+                .filter(|_| self.current_dds().is_some())
+                .map_or(0, |p| p.reports_left_out),
             fix_packet_json,
             dds_json,
             out_of_scope_files,
