@@ -22,45 +22,6 @@ use std::time::{Duration, Instant};
 use common::world::*;
 use common::*;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn marker(check: &str) -> String {
-    format!("<!-- ci-medic:check={check} -->")
-}
-
-/// PR #7 of the shared world, on a fixed port so clients find the server after a restart.
-async fn world_on(port: u16) -> World {
-    let main = src("app/main.py");
-    let pyproject = src("pyproject.toml");
-    let feature = [
-        FileEntry {
-            path: "app/main.py",
-            mode: "100644",
-            content: main.as_bytes(),
-        },
-        FileEntry {
-            path: "pyproject.toml",
-            mode: "100644",
-            content: pyproject.as_bytes(),
-        },
-    ];
-    world_full(
-        &[],
-        &feature,
-        vec![
-            ("PORT".into(), port.to_string()),
-            ("REDELIVERY_INTERVAL_SECONDS".into(), "0".into()),
-        ],
-    )
-    .await
-}
-
 fn start(dir: &std::path::Path, fake: &fake_github::FakeGitHub, port: u16) -> Server {
     Server::start(ServerOptions {
         data_dir: dir,
@@ -174,7 +135,11 @@ const MIN_KILLS: u64 = 20;
 async fn every_acknowledged_delivery_is_processed_once_through_a_kill_storm() {
     let Some(real) = real_payloads() else { return };
     let port = free_port();
-    let w = world_on(port).await;
+    let w = world_on(
+        port,
+        vec![("REDELIVERY_INTERVAL_SECONDS".into(), "0".into())],
+    )
+    .await;
     let log = corpus("logs/actions/ruff_unused_import.log");
     let checks: Vec<String> = (0..12).map(|i| format!("check{i}")).collect();
     let mut outgoing = Vec::new();
@@ -337,7 +302,11 @@ async fn every_acknowledged_delivery_is_processed_once_through_a_kill_storm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigterm_under_load_stops_taking_jobs_finishes_flushes_and_loses_nothing() {
     let port = free_port();
-    let w = world_on(port).await;
+    let w = world_on(
+        port,
+        vec![("REDELIVERY_INTERVAL_SECONDS".into(), "0".into())],
+    )
+    .await;
     let log = corpus("logs/actions/ruff_unused_import.log");
     // One pull request: its jobs run one at a time, so a queue builds up behind them.
     let checks: Vec<String> = (0..24).map(|i| format!("load{i}")).collect();

@@ -10,20 +10,6 @@ use std::time::Duration;
 use common::world::*;
 use common::*;
 
-/// A free loopback port, so the webhook URL stays the same across restarts, as in production.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The first line of the proposal comment of `check` (names without characters to escape).
-fn marker(check: &str) -> String {
-    format!("<!-- ci-medic:check={check} -->")
-}
-
 fn app_comment_for(w: &World, check: &str) -> usize {
     app_comments(w)
         .iter()
@@ -33,31 +19,14 @@ fn app_comment_for(w: &World, check: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliveries_missed_while_down_are_redelivered_at_start_and_processed_once() {
-    let port = free_port().to_string();
-    let env = |interval: &str| {
-        vec![
-            ("PORT".to_string(), port.clone()),
-            (
-                "REDELIVERY_INTERVAL_SECONDS".to_string(),
-                interval.to_string(),
-            ),
-        ]
+    let port = free_port();
+    let interval = |seconds: &str| {
+        vec![(
+            "REDELIVERY_INTERVAL_SECONDS".to_string(),
+            seconds.to_string(),
+        )]
     };
-    let main = src("app/main.py");
-    let pyproject = src("pyproject.toml");
-    let feature = [
-        FileEntry {
-            path: "app/main.py",
-            mode: "100644",
-            content: main.as_bytes(),
-        },
-        FileEntry {
-            path: "pyproject.toml",
-            mode: "100644",
-            content: pyproject.as_bytes(),
-        },
-    ];
-    let w = world_full(&[], &feature, env("300")).await;
+    let w = world_on(port, interval("300")).await;
     let log = corpus("logs/actions/ruff_unused_import.log");
 
     // While ci-medic is up, one failure is delivered and answered.
@@ -112,7 +81,7 @@ async fn deliveries_missed_while_down_are_redelivered_at_start_and_processed_onc
         data_dir: &dir,
         workers: 2,
         github_api_url: &fake.base_url(),
-        extra_env: env("1"),
+        extra_env: [interval("1"), vec![("PORT".to_string(), port.to_string())]].concat(),
     });
     let w = World {
         fake,

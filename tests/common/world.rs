@@ -229,3 +229,37 @@ pub async fn say(w: &World, user: &str, body: &str) -> u64 {
     w.fake.deliver("issue_comment", &payload).await.unwrap();
     c
 }
+
+/// A free loopback port, so a restarted server keeps its webhook URL, as in production.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The first line of the proposal comment of `check` (a name with nothing to escape).
+pub fn marker(check: &str) -> String {
+    format!("<!-- ci-medic:check={check} -->")
+}
+
+/// [`world`] served on `port`, with extra environment for the server.
+pub async fn world_on(port: u16, mut extra_env: Vec<(String, String)>) -> World {
+    let main = src("app/main.py");
+    let pyproject = src("pyproject.toml");
+    let feature = [
+        FileEntry {
+            path: "app/main.py",
+            mode: "100644",
+            content: main.as_bytes(),
+        },
+        FileEntry {
+            path: "pyproject.toml",
+            mode: "100644",
+            content: pyproject.as_bytes(),
+        },
+    ];
+    extra_env.push(("PORT".into(), port.to_string()));
+    world_full(&[], &feature, extra_env).await
+}
