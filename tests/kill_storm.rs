@@ -241,22 +241,7 @@ async fn every_acknowledged_delivery_is_processed_once_through_a_kill_storm() {
         base,
         head,
     };
-    // Every failed check has its one comment, and no second one comes.
-    for name in &checks {
-        wait_comment(&w, |b| {
-            b.starts_with(&marker(name)) && b.contains("DDS-FIX-")
-        })
-        .await;
-    }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let comments = app_comments(&w);
-    for name in &checks {
-        let n = comments
-            .iter()
-            .filter(|b| b.starts_with(&marker(name)))
-            .count();
-        assert_eq!(n, 1, "comments for {name}");
-    }
+    let comments = one_comment_each(&w, &checks).await;
     assert_eq!(comments.len(), checks.len());
     let ours = w
         .fake
@@ -373,21 +358,7 @@ async fn sigterm_under_load_stops_taking_jobs_finishes_flushes_and_loses_nothing
         base,
         head,
     };
-    for name in &checks {
-        wait_comment(&w, |b| {
-            b.starts_with(&marker(name)) && b.contains("DDS-FIX-")
-        })
-        .await;
-    }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    let comments = app_comments(&w);
-    for name in &checks {
-        let n = comments
-            .iter()
-            .filter(|b| b.starts_with(&marker(name)))
-            .count();
-        assert_eq!(n, 1, "comments for {name}");
-    }
+    let comments = one_comment_each(&w, &checks).await;
     println!(
         "SIGTERM under load: {} deliveries acknowledged, {before} processed before the signal, \
          exit 0 after {:.2} s with {after} job(s) finishing after it, all {} processed after restart",
@@ -396,6 +367,27 @@ async fn sigterm_under_load_stops_taking_jobs_finishes_flushes_and_loses_nothing
         comments.len()
     );
     assert!(w.server.terminate().success());
+}
+
+/// Waits for the proposal comment of every check, waits a little for any second one, and
+/// checks there is exactly one each; returns every comment of the app.
+async fn one_comment_each(w: &World, checks: &[String]) -> Vec<String> {
+    for name in checks {
+        wait_comment(w, |b| {
+            b.starts_with(&marker(name)) && b.contains("DDS-FIX-")
+        })
+        .await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let comments = app_comments(w);
+    for name in checks {
+        let n = comments
+            .iter()
+            .filter(|b| b.starts_with(&marker(name)))
+            .count();
+        assert_eq!(n, 1, "comments for {name}");
+    }
+    comments
 }
 
 fn comments_now(fake: &fake_github::FakeGitHub) -> usize {
