@@ -242,6 +242,24 @@ pub(crate) fn warning_rule() -> &'static (regex::bytes::Regex, &'static Rule) {
     })
 }
 
+/// The log rules compiled one by one, by set index: only to find where a line matched, so a
+/// long line's evidence shows the part that matters.
+pub(crate) fn log_regex(i: usize) -> Option<&'static regex::bytes::Regex> {
+    static ONE_BY_ONE: OnceLock<Vec<regex::bytes::Regex>> = OnceLock::new();
+    ONE_BY_ONE
+        .get_or_init(|| {
+            log_rules()
+                .map(|(_, p)| {
+                    regex::bytes::RegexBuilder::new(p)
+                        .unicode(false)
+                        .build()
+                        .expect("the triage rules are valid regular expressions")
+                })
+                .collect()
+        })
+        .get(i)
+}
+
 /// The log rules by set index.
 pub(crate) fn log_rule(i: usize) -> Option<&'static Rule> {
     log_rules().nth(i).map(|(r, _)| r)

@@ -205,7 +205,14 @@ impl Scanner {
         if !matches.matched_any() {
             return;
         }
-        let shown = shown(text);
+        // Where the first rule matched, so a long line is shown around it.
+        let at = matches
+            .iter()
+            .next()
+            .and_then(rules::log_regex)
+            .and_then(|re| re.find(text))
+            .map_or(0, |m| m.start());
+        let shown = shown_at(text, at);
         let mut seen = [false; 4];
         for i in matches.iter() {
             let Some(rule) = rules::log_rule(i) else {
@@ -338,12 +345,37 @@ fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
 
 /// The evidence text: lossy UTF-8, trimmed, at most [`MAX_EVIDENCE_CHARS`] characters.
 fn shown(text: &[u8]) -> String {
+    shown_at(text, 0)
+}
+
+/// Characters of a long line kept before the place a rule matched.
+const LEAD: usize = 200;
+
+/// Like [`shown`], but a line longer than [`MAX_EVIDENCE_CHARS`] is shown from a little before
+/// byte `at` (where a rule matched), with `…` where it was cut: at most
+/// [`MAX_EVIDENCE_CHARS`] characters of the line plus the two marks.
+fn shown_at(text: &[u8], at: usize) -> String {
+    let lead = text.len() - text.trim_ascii_start().len();
     let s = String::from_utf8_lossy(text);
     let s = s.trim();
-    match s.char_indices().nth(MAX_EVIDENCE_CHARS) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
+    if s.chars().nth(MAX_EVIDENCE_CHARS).is_none() {
+        return s.to_string();
     }
+    // `at` counts bytes of the raw line; lossy decoding only grows invalid bytes, so the
+    // character index found here is at or after the match's and the window still holds it
+    // when the line is valid UTF-8, the common case.
+    let at = at.saturating_sub(lead);
+    let at_char = s.char_indices().take_while(|(i, _)| *i < at).count();
+    let first = at_char.saturating_sub(LEAD);
+    let mut out = String::new();
+    if first > 0 {
+        out.push('…');
+    }
+    out.extend(s.chars().skip(first).take(MAX_EVIDENCE_CHARS));
+    if s.chars().nth(first + MAX_EVIDENCE_CHARS).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -424,6 +456,19 @@ mod tests {
         assert_eq!(ev[1].text, "Error: ETIMEDOUT");
         let last = ev.last().map(|e| e.text.chars().count());
         assert_eq!(last, Some(MAX_EVIDENCE_CHARS + 1));
+    }
+
+    #[test]
+    fn long_lines_are_shown_around_the_match() {
+        let line = format!(
+            "[ERROR] {} Could not transfer artifact a:b:pom:1 from/to central (https://repo.maven.apache.org/maven2): Connection reset",
+            "x -> ".repeat(200)
+        );
+        let s = scan(line.as_bytes());
+        let ev = s.hits[1].evidence();
+        assert!(ev[0].text.starts_with('…'), "{}", ev[0].text);
+        assert!(ev[0].text.contains("Could not transfer artifact"));
+        assert!(ev[0].text.chars().count() <= MAX_EVIDENCE_CHARS + 2);
     }
 
     #[test]
