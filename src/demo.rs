@@ -123,6 +123,8 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             http: Default::default(),
             extra_routes: axum::Router::new(),
             announce: false,
+            status: Default::default(),
+            addr_file: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

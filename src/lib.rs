@@ -17,7 +17,7 @@
 //! handler, and the handlers apply the machine's effects to move a failure through those stages.
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
-//! (HTTP, health, metrics), [`config`] (process settings), [`capped_log`] (the start and end
+//! (HTTP, health, metrics), [`status`] (the status page and admin API), [`config`] (process settings), [`capped_log`] (the start and end
 //! of a long log, for people to read).
 //!
 //! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
@@ -33,6 +33,7 @@ pub mod intake;
 pub mod jobs;
 pub mod metrics;
 pub mod server;
+pub mod status;
 pub mod store;
 
 pub mod log_source;

@@ -100,6 +100,11 @@ pub struct ServeOptions {
     pub extra_routes: Router,
     /// Print `listening on ADDR` to stdout (scripts and tests read it when `PORT=0`).
     pub announce: bool,
+    /// The status page and admin API (disabled by default).
+    pub status: crate::status::StatusConfig,
+    /// Where to write the bound address while serving (`DATA_DIR/serve.addr`), so
+    /// `ci-medic jobs` finds the running server's admin API.
+    pub addr_file: Option<std::path::PathBuf>,
 }
 
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
@@ -180,7 +185,13 @@ pub async fn serve(
         println!("listening on {local}");
     }
 
-    let app = router(state, opts.extra_routes);
+    if let Some(path) = &opts.addr_file
+        && let Err(e) = std::fs::write(path, format!("{local}\n"))
+    {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the server's address; `ci-medic jobs` will need --server");
+    }
+    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone());
+    let app = router(state, opts.extra_routes.merge(status));
     let connections = serve_http(listener, app, opts.http, shutdown).await;
     info!("shutdown requested: no new connections; finishing running jobs");
     stop.cancel();
@@ -198,6 +209,9 @@ pub async fn serve(
         workers.drain(opts.shutdown_grace)
     );
     opts.store.flush_blocking()?;
+    if let Some(path) = &opts.addr_file {
+        let _ = std::fs::remove_file(path);
+    }
     info!("store flushed; bye");
     Ok(())
 }

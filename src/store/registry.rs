@@ -409,6 +409,30 @@ impl Registry {
         self.insert_code_fix(derived, at)
     }
 
+    /// Records when the fix commit of `id` reached the branch (once: a later call keeps the
+    /// first time, as a restart that publishes the same commit again does not push twice).
+    pub fn record_push(&self, id: &str, at: DateTime<Utc>) -> Result<(), RegistryError> {
+        loop {
+            let old = self
+                .fixes
+                .get(id)?
+                .ok_or_else(|| RegistryError::UnknownFix(id.to_string()))?;
+            let mut next: StoredProposal = decode(id.as_bytes(), &old)?;
+            if next.pushed_at.is_some() {
+                return Ok(());
+            }
+            next.pushed_at = Some(at);
+            if self
+                .fixes
+                .compare_and_swap(id, Some(&old), Some(encode(&next)))?
+                .is_ok()
+            {
+                self.fixes.flush()?;
+                return Ok(());
+            }
+        }
+    }
+
     /// Moves a code_fix from `expected` to `to`, recording who, when and why. Compare-and-swap:
     /// if the stored status is not `expected` (another decision won), nothing changes and the
     /// error says what the status is.

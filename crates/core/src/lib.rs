@@ -13,6 +13,7 @@
 //! | [`comment`] | the PR comment and check-run annotations, with redaction |
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
+//! | [`status`] | the status page's figures: fix rates, medians, per-day series, the SVG chart |
 
 pub mod commands;
 pub mod comment;
@@ -21,5 +22,6 @@ pub mod formatter;
 pub mod ids;
 pub mod proposal;
 pub mod repo_config;
+pub mod status;
 
 pub use ci_medic_parser::{BugReport, BugType};

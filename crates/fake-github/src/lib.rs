@@ -49,6 +49,7 @@
 mod ci;
 pub mod git;
 pub mod json;
+mod oauth;
 mod server;
 pub mod state;
 mod tarball;
