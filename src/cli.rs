@@ -275,7 +275,7 @@ async fn remote_jobs(
         None => match std::fs::read_to_string(&addr_file) {
             Ok(a) if !a.trim().is_empty() => format!("http://{}", a.trim()),
             _ => anyhow::bail!(
-                "DATA_DIR: cannot open the database in {} ({open_error}), and no running `ci-medic serve` wrote its address there; stop the other process, or pass --server URL",
+                "DATA_DIR: cannot open the database in {} ({open_error}), and no running `ci-medic serve` wrote its address there: stop `ci-medic serve` first (one process at a time), or pass --server URL",
                 args.data_dir.display()
             ),
         },
