@@ -713,6 +713,35 @@ mod tests {
     }
 
     #[test]
+    fn the_push_time_is_recorded_once_and_old_records_read_without_it() {
+        let (_d, reg) = open();
+        let cfg = ConstraintsConfig::default();
+        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let p = reg
+            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .unwrap();
+        assert_eq!(p.pushed_at, None);
+        let first = at() + chrono::Duration::minutes(5);
+        reg.record_push(&p.dds.id, first).unwrap();
+        reg.record_push(&p.dds.id, first + chrono::Duration::hours(1))
+            .unwrap();
+        assert_eq!(
+            reg.get_fix(&p.dds.id).unwrap().unwrap().pushed_at,
+            Some(first)
+        );
+        assert!(matches!(
+            reg.record_push("DDS-FIX-20260202-999", first),
+            Err(RegistryError::UnknownFix(_))
+        ));
+        // A record written before push times were kept: no `pushed_at` key at all.
+        let mut old = serde_json::to_value(&p).unwrap();
+        old.as_object_mut().unwrap().remove("pushed_at");
+        let back: StoredProposal = serde_json::from_value(old).unwrap();
+        assert_eq!(back.pushed_at, None);
+        assert_eq!(back.dds, p.dds);
+    }
+
+    #[test]
     fn one_fix_per_source_even_after_rejection() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
