@@ -179,17 +179,18 @@ pub async fn serve(
 
     let listener = tokio::net::TcpListener::bind(opts.addr).await?;
     let local = listener.local_addr()?;
+    // Written before `listening on` is announced, so whoever read that line finds it.
+    if let Some(path) = &opts.addr_file
+        && let Err(e) = std::fs::write(path, format!("{local}\n"))
+    {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the server's address; `ci-medic jobs` will need --server");
+    }
     info!(addr = %local, workers = opts.workers, "listening");
     if opts.announce {
         // Tests and scripts read this line to find the port when PORT=0.
         println!("listening on {local}");
     }
 
-    if let Some(path) = &opts.addr_file
-        && let Err(e) = std::fs::write(path, format!("{local}\n"))
-    {
-        tracing::warn!(path = %path.display(), error = %e, "cannot write the server's address; `ci-medic jobs` will need --server");
-    }
     let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone());
     let app = router(state, opts.extra_routes.merge(status));
     let connections = serve_http(listener, app, opts.http, shutdown).await;
