@@ -423,6 +423,12 @@ async fn an_operator_sees_proposals_pull_requests_figures_the_chart_and_the_queu
     let bearer = format!("Bearer {TOKEN}");
     let a = call(&app, get("/", &[("authorization", &bearer)])).await;
     assert_eq!(a.status, StatusCode::OK);
+    let csp = a.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        csp.contains("default-src 'none'"),
+        "no script may run: {csp}"
+    );
+    assert!(!a.body.contains("<script"));
     let b = &a.body;
     assert!(
         b.contains("<svg") && b.contains("id=\"chart\""),
