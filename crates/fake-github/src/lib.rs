@@ -6,7 +6,8 @@
 //! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
 //! host that rejects an `Authorization` header), issue comments + reactions, collaborator
 //! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, and App-manifest conversions. Tests drive and inspect it through
+//! SHA-1 object store), tarballs, App-manifest conversions, and sign-in with GitHub (the OAuth
+//! web flow and the user-token installation lists, `oauth.rs`). Tests drive and inspect it through
 //! the Rust control API below (not over HTTP), inject faults, send signed webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
