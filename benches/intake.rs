@@ -97,6 +97,8 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         extra_routes: axum::Router::new(),
         announce: false,
         redelivery: None,
+        status: Default::default(),
+        addr_file: None,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(opts, Arc::new(Noop), async move {

@@ -45,7 +45,8 @@ pub enum Command {
     Exec(crate::executor::ExecArgs),
     /// Print the GitHub App manifest for a public URL.
     Manifest(crate::setup::ManifestArgs),
-    /// List the job queue, and put parked jobs back in it (with `serve` stopped).
+    /// List the job queue, and put parked jobs back in it (through the running server's admin
+    /// API while `serve` runs).
     Jobs(JobsArgs),
 }
 
@@ -54,6 +55,13 @@ pub struct JobsArgs {
     /// The directory `serve` keeps its database in.
     #[arg(long, env = "DATA_DIR", default_value = "./data")]
     pub data_dir: std::path::PathBuf,
+    /// While `serve` runs (the database is then its alone): the operator token its admin API
+    /// asks for.
+    #[arg(long, env = "STATUS_TOKEN", hide_env_values = true)]
+    pub status_token: Option<String>,
+    /// The running server's URL; by default the address `serve` wrote in `DATA_DIR`.
+    #[arg(long)]
+    pub server: Option<String>,
     #[command(subcommand)]
     pub action: JobsAction,
 }
@@ -62,7 +70,8 @@ pub struct JobsArgs {
 pub enum JobsAction {
     /// Every job queued, running or parked, with its last error.
     List,
-    /// Put parked jobs back in the queue, attempts reset; they run at the next `serve`.
+    /// Put parked jobs back in the queue, attempts reset; they run at once when `serve` runs,
+    /// else at its next start.
     Retry {
         /// Job ids, as `list` prints them.
         #[arg(required_unless_present = "parked")]
@@ -199,42 +208,19 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
             args.data_dir.display()
         );
     }
-    let store = Store::open(&args.data_dir).map_err(|e| {
-        anyhow::anyhow!(
-            "DATA_DIR: cannot open the database in {} (stop `ci-medic serve` first: one process at a time): {e}",
-            args.data_dir.display()
-        )
-    })?;
-    let state = |s: JobState| match s {
-        JobState::Queued => "queued",
-        JobState::Running => "running",
-        JobState::Parked => "parked",
+    let store = match Store::open(&args.data_dir) {
+        Ok(s) => s,
+        // sled is single-writer: a running `serve` holds the database, so ask it.
+        Err(e) => return runtime().block_on(remote_jobs(&args, e)),
     };
+    let state = crate::status::data::state_name;
     let code = match args.action {
         JobsAction::List => {
             let jobs = store.jobs()?;
             if jobs.is_empty() {
                 println!("no jobs: the queue is empty");
             }
-            for j in &jobs {
-                let event = match &j.action {
-                    Some(a) => format!("{}.{a}", j.event),
-                    None => j.event.clone(),
-                };
-                println!(
-                    "{:>6}  {:<7}  attempts {:<2}  {event}  {}  delivery {}  since {}",
-                    j.id,
-                    state(j.state),
-                    j.attempts,
-                    j.key,
-                    j.delivery_id,
-                    j.enqueued_at
-                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                );
-                if let Some(e) = &j.last_error {
-                    println!("        last error: {e}");
-                }
-            }
+            print_jobs(&jobs);
             ExitCode::SUCCESS
         }
         JobsAction::Retry { ids, parked } => {
@@ -275,6 +261,133 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
     };
     store.flush_blocking()?;
     Ok(code)
+}
+
+fn print_jobs(jobs: &[crate::store::JobRecord]) {
+    for j in jobs {
+        let event = match &j.action {
+            Some(a) => format!("{}.{a}", j.event),
+            None => j.event.clone(),
+        };
+        println!(
+            "{:>6}  {:<7}  attempts {:<2}  {event}  {}  delivery {}  since {}",
+            j.id,
+            crate::status::data::state_name(j.state),
+            j.attempts,
+            j.key,
+            j.delivery_id,
+            j.enqueued_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        if let Some(e) = &j.last_error {
+            println!("        last error: {e}");
+        }
+    }
+}
+
+/// `ci-medic jobs` while `serve` holds the database: the same through its admin API
+/// (`/admin/jobs`, operator token). `open_error` is why the database could not be opened.
+async fn remote_jobs(
+    args: &JobsArgs,
+    open_error: crate::store::StoreError,
+) -> anyhow::Result<ExitCode> {
+    let addr_file = args.data_dir.join(crate::status::ADDR_FILE);
+    let base = match &args.server {
+        Some(u) => {
+            crate::config::normalize_base_url(u).map_err(|p| anyhow::anyhow!("--server: {p}"))?
+        }
+        None => match std::fs::read_to_string(&addr_file) {
+            Ok(a) if !a.trim().is_empty() => format!("http://{}", a.trim()),
+            _ => anyhow::bail!(
+                "DATA_DIR: cannot open the database in {} ({open_error}), and no running `ci-medic serve` wrote its address there: stop `ci-medic serve` first (one process at a time), or pass --server URL",
+                args.data_dir.display()
+            ),
+        },
+    };
+    let Some(token) = args
+        .status_token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    else {
+        anyhow::bail!(
+            "the database in {} is in use by a running `ci-medic serve`; to reach its admin API, set STATUS_TOKEN (here and on `serve`) — or stop `serve` first",
+            args.data_dir.display()
+        );
+    };
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()?;
+    let shown = base.clone();
+    let answer = |r: reqwest::Response| {
+        let base = shown.clone();
+        async move {
+            let status = r.status();
+            let body: serde_json::Value = r.json().await.unwrap_or_default();
+            if status.is_success() {
+                Ok(body)
+            } else {
+                let msg = body["message"].as_str().unwrap_or("no message").to_string();
+                Err(anyhow::anyhow!(
+                    "the server at {base} answered {status}: {msg}"
+                ))
+            }
+        }
+    };
+    let unreachable = |e: reqwest::Error| {
+        anyhow::anyhow!(
+            "the database is in use, and the server at {base} cannot be reached: {}",
+            e.without_url()
+        )
+    };
+    match &args.action {
+        JobsAction::List => {
+            let r = http
+                .get(format!("{base}/admin/jobs"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .map_err(unreachable)?;
+            let body = answer(r).await?;
+            let jobs: Vec<crate::store::JobRecord> =
+                serde_json::from_value(body["jobs"].clone())
+                    .map_err(|e| anyhow::anyhow!("the server's job list is not understood: {e}"))?;
+            if jobs.is_empty() {
+                println!("no jobs: the queue is empty");
+            }
+            print_jobs(&jobs);
+            Ok(ExitCode::SUCCESS)
+        }
+        JobsAction::Retry { ids, parked } => {
+            let r = http
+                .post(format!("{base}/admin/jobs/retry"))
+                .bearer_auth(token)
+                .json(&serde_json::json!({"ids": ids, "parked": parked}))
+                .send()
+                .await
+                .map_err(unreachable)?;
+            let body = answer(r).await?;
+            let mut refused = false;
+            let mut requeued = 0;
+            for r in body["results"].as_array().into_iter().flatten() {
+                let id = r["id"].as_u64().unwrap_or_default();
+                let msg = r["message"].as_str().unwrap_or_default();
+                if r["outcome"] == "requeued" {
+                    requeued += 1;
+                    println!("job {id}: {msg}");
+                } else {
+                    refused = true;
+                    eprintln!("job {id}: {msg}");
+                }
+            }
+            println!("{requeued} job(s) queued again in the running server");
+            Ok(if refused {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
 }
 
 fn run_serve(args: ServeArgs) -> ExitCode {
@@ -352,6 +465,21 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             extra_routes: axum::Router::new(),
             announce: true,
             redelivery,
+            status: crate::status::StatusConfig {
+                token: config.status_token.clone(),
+                oauth: config.oauth.clone(),
+                github_web_url: match std::env::var("GITHUB_WEB_URL")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                {
+                    Some(u) => crate::config::normalize_base_url(&u)
+                        .map_err(|p| anyhow::anyhow!("GITHUB_WEB_URL: {p}"))?,
+                    None => crate::setup::web_url_for_api(&config.github_api_url),
+                },
+                github_api_url: config.github_api_url.clone(),
+                public_url: config.public_url.clone(),
+            },
+            addr_file: Some(config.data_dir.join(crate::status::ADDR_FILE)),
         };
         serve(
             opts,

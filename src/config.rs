@@ -98,6 +98,17 @@ pub struct ServeArgs {
     /// (also read at start); 0 never reads it.
     #[arg(long, env = "REDELIVERY_INTERVAL_SECONDS", default_value_t = 300)]
     pub redelivery_interval_seconds: u64,
+    /// Operators' token for the status page and the admin API (at least 16 characters);
+    /// unset with no OAuth credentials, the status page is off.
+    #[arg(long, env = "STATUS_TOKEN", hide_env_values = true)]
+    pub status_token: Option<String>,
+    /// The App's OAuth client id, for signing in to the status page with GitHub (stored by the
+    /// setup flow).
+    #[arg(long, env = "GITHUB_CLIENT_ID")]
+    pub github_client_id: Option<String>,
+    /// The App's OAuth client secret.
+    #[arg(long, env = "GITHUB_CLIENT_SECRET", hide_env_values = true)]
+    pub github_client_secret: Option<String>,
 }
 
 /// Validated service configuration.
@@ -119,6 +130,10 @@ pub struct ServiceConfig {
     pub github_write_interval: Duration,
     /// How often missed deliveries are looked for; `None`: never.
     pub redelivery_interval: Option<Duration>,
+    /// `STATUS_TOKEN`.
+    pub status_token: Option<SecretString>,
+    /// `GITHUB_CLIENT_ID` and `GITHUB_CLIENT_SECRET`, both or neither.
+    pub oauth: Option<crate::status::OAuthApp>,
 }
 
 impl std::fmt::Debug for ServiceConfig {
@@ -235,6 +250,41 @@ impl ServeArgs {
         let github_api_url = normalize_base_url(&self.github_api_url)
             .map_err(|p| config_error("GITHUB_API_URL", p))?;
 
+        let status_token = match self.status_token.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(t) if t.chars().count() < 16 => {
+                return Err(config_error(
+                    "STATUS_TOKEN",
+                    "must be at least 16 characters (it guards the job queue and every repository's state)",
+                ));
+            }
+            Some(t) => Some(SecretString::from(t.to_string())),
+        };
+        let nonempty =
+            |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let oauth = match (
+            nonempty(self.github_client_id),
+            nonempty(self.github_client_secret),
+        ) {
+            (Some(client_id), Some(secret)) => Some(crate::status::OAuthApp {
+                client_id,
+                client_secret: SecretString::from(secret),
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(config_error(
+                    "GITHUB_CLIENT_SECRET",
+                    "not set, but GITHUB_CLIENT_ID is: give both or neither",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(config_error(
+                    "GITHUB_CLIENT_ID",
+                    "not set, but GITHUB_CLIENT_SECRET is: give both or neither",
+                ));
+            }
+        };
+
         let host: IpAddr = self.host.parse().map_err(|_| {
             config_error("HOST", "must be an IP address such as 127.0.0.1 or 0.0.0.0")
         })?;
@@ -267,6 +317,8 @@ impl ServeArgs {
             github_write_interval: Duration::from_millis(self.github_write_interval_ms),
             redelivery_interval: (self.redelivery_interval_seconds > 0)
                 .then(|| Duration::from_secs(self.redelivery_interval_seconds)),
+            status_token,
+            oauth,
         })
     }
 }
@@ -452,6 +504,15 @@ pub fn resolve_with_stored_from(
             if !given(&args.webhook_secret) {
                 args.webhook_secret = Some(app.webhook_secret.expose_secret().to_string());
             }
+            // The OAuth pair is taken from the stored App only as a pair, and only when
+            // neither is given.
+            if !given(&args.github_client_id)
+                && !given(&args.github_client_secret)
+                && let (Some(id), Some(secret)) = (&app.client_id, &app.client_secret)
+            {
+                args.github_client_id = Some(id.clone());
+                args.github_client_secret = Some(secret.expose_secret().to_string());
+            }
             args.validate().map(ServeMode::Run)
         }
         None if any_given => args.validate().map(ServeMode::Run),
@@ -565,6 +626,21 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "REDELIVERY_INTERVAL_SECONDS",
         "300",
         "Seconds between two reads of the App's webhook delivery log, at start and then periodically, to have GitHub send again the deliveries that failed while ci-medic was down or answering 5xx; `0` turns it off.",
+    ),
+    (
+        "STATUS_TOKEN",
+        "",
+        "Operators' secret (at least 16 characters) for the status page at `/` and the admin API under `/admin/`: sent as `Authorization: Bearer …` or typed once into the sign-in form. With neither it nor the OAuth pair, the status page is off.",
+    ),
+    (
+        "GITHUB_CLIENT_ID",
+        "",
+        "The App's OAuth client id, so people sign in to the status page with GitHub and see only the repositories they can access. Stored by the setup flow; give it with `GITHUB_CLIENT_SECRET` for an App made by hand.",
+    ),
+    (
+        "GITHUB_CLIENT_SECRET",
+        "",
+        "The App's OAuth client secret (with `GITHUB_CLIENT_ID`).",
     ),
     (
         "LOG_FORMAT",
@@ -713,6 +789,8 @@ mod env_docs_tests {
             webhook_secret: SecretString::from("stored-secret".to_string()),
             slug: "ci-medic".into(),
             html_url: "https://github.com/apps/ci-medic".into(),
+            client_id: Some("Iv1.stored".into()),
+            client_secret: Some(SecretString::from("stored-oauth".to_string())),
         }
     }
 

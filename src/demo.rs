@@ -124,6 +124,8 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             extra_routes: axum::Router::new(),
             announce: false,
             redelivery: None,
+            status: Default::default(),
+            addr_file: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

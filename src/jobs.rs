@@ -269,6 +269,19 @@ impl Queue {
         self.notify.notify_one();
     }
 
+    /// Puts a parked job back in the queue, attempts reset, and hands it to the running
+    /// workers at once (the operator's re-queue while `serve` runs). Blocking (sled).
+    pub fn requeue_parked(&self, id: u64) -> Result<crate::store::Requeue, StoreError> {
+        let outcome = self.store.requeue_parked(id)?;
+        if outcome == crate::store::Requeue::Requeued
+            && let Some(job) = self.store.job(id)?
+        {
+            self.metrics.jobs_parked.dec();
+            self.push(id, job.key);
+        }
+        Ok(outcome)
+    }
+
     pub fn depth(&self) -> usize {
         self.index.lock().expect("queue index lock").pending.len()
     }

@@ -17,9 +17,10 @@
 //! handler, and the handlers apply the machine's effects to move a failure through those stages.
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
-//! (HTTP, health, metrics), [`config`] (process settings), [`capped_log`] (the start and end
-//! of a long log, for people to read), [`redelivery`] (asks GitHub to send again the webhooks
-//! it could not deliver while the service was down).
+//! (HTTP, health, metrics), [`status`] (the status page and admin API), [`config`] (process
+//! settings), [`capped_log`] (the start and end of a long log, for people to read),
+//! [`redelivery`] (asks GitHub to send again the webhooks it could not deliver while the service
+//! was down).
 //!
 //! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
 //! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
@@ -35,6 +36,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod redelivery;
 pub mod server;
+pub mod status;
 pub mod store;
 
 pub mod log_source;

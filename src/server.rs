@@ -102,6 +102,11 @@ pub struct ServeOptions {
     pub announce: bool,
     /// Asks GitHub to redeliver missed webhooks, at start and periodically; `None`: never.
     pub redelivery: Option<crate::redelivery::Redelivery>,
+    /// The status page and admin API (disabled by default).
+    pub status: crate::status::StatusConfig,
+    /// Where to write the bound address while serving (`DATA_DIR/serve.addr`), so
+    /// `ci-medic jobs` finds the running server's admin API.
+    pub addr_file: Option<std::path::PathBuf>,
 }
 
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
@@ -190,13 +195,20 @@ pub async fn serve(
     if let Some(redelivery) = opts.redelivery {
         tokio::spawn(redelivery.run(newest_recorded, stop.clone()));
     }
+    // Written before `listening on` is announced, so whoever read that line finds it.
+    if let Some(path) = &opts.addr_file
+        && let Err(e) = std::fs::write(path, format!("{local}\n"))
+    {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the server's address; `ci-medic jobs` will need --server");
+    }
     info!(addr = %local, workers = opts.workers, "listening");
     if opts.announce {
         // Tests and scripts read this line to find the port when PORT=0.
         println!("listening on {local}");
     }
 
-    let app = router(state, opts.extra_routes);
+    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone());
+    let app = router(state, opts.extra_routes.merge(status));
     let connections = serve_http(listener, app, opts.http, shutdown).await;
     info!("shutdown requested: no new connections; finishing running jobs");
     stop.cancel();
@@ -214,6 +226,9 @@ pub async fn serve(
         workers.drain(opts.shutdown_grace)
     );
     opts.store.flush_blocking()?;
+    if let Some(path) = &opts.addr_file {
+        let _ = std::fs::remove_file(path);
+    }
     info!("store flushed; bye");
     Ok(())
 }

@@ -44,6 +44,9 @@ pub const STORED_APP_DIR: &str = "github-app";
 const APP_FILE: &str = "app.json";
 const KEY_FILE: &str = "private-key.pem";
 const SECRET_FILE: &str = "webhook-secret";
+/// The App's OAuth client secret (status page sign-in); absent for Apps stored before it was
+/// kept.
+const CLIENT_SECRET_FILE: &str = "client-secret";
 
 /// How long a `state` handed out by `GET /setup` stays valid.
 const STATE_TTL: Duration = Duration::from_secs(3600);
@@ -215,6 +218,9 @@ pub struct StoredApp {
     pub webhook_secret: SecretString,
     pub slug: String,
     pub html_url: String,
+    /// The App's OAuth client id and secret, for signing in to the status page with GitHub.
+    pub client_id: Option<String>,
+    pub client_secret: Option<SecretString>,
 }
 
 impl std::fmt::Debug for StoredApp {
@@ -225,6 +231,11 @@ impl std::fmt::Debug for StoredApp {
             .field("webhook_secret", &"[redacted]")
             .field("slug", &self.slug)
             .field("html_url", &self.html_url)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[redacted]"),
+            )
             .finish()
     }
 }
@@ -236,6 +247,9 @@ struct AppFile {
     slug: String,
     html_url: String,
     created_at: chrono::DateTime<chrono::Utc>,
+    /// Absent in records written before the OAuth credentials were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
 }
 
 /// The directory holding the stored App.
@@ -276,12 +290,20 @@ pub fn load_stored_app(data_dir: &Path) -> Result<Option<StoredApp>, SetupError>
         });
     }
     let secret = read_secret(SECRET_FILE)?;
+    let client_secret = if dir.join(CLIENT_SECRET_FILE).exists() {
+        let s = read_secret(CLIENT_SECRET_FILE)?;
+        Some(SecretString::from(s.expose_secret().trim().to_string()))
+    } else {
+        None
+    };
     Ok(Some(StoredApp {
         app_id: app.app_id,
         private_key_pem: pem,
         webhook_secret: SecretString::from(secret.expose_secret().trim().to_string()),
         slug: app.slug,
         html_url: app.html_url,
+        client_id: app.client_id,
+        client_secret,
     }))
 }
 
@@ -328,11 +350,15 @@ pub fn store_app(data_dir: &Path, app: &StoredApp) -> Result<(), SetupError> {
         SECRET_FILE,
         app.webhook_secret.expose_secret().as_bytes(),
     )?;
+    if let Some(cs) = &app.client_secret {
+        write_private(&dir, CLIENT_SECRET_FILE, cs.expose_secret().as_bytes())?;
+    }
     let record = AppFile {
         app_id: app.app_id,
         slug: app.slug.clone(),
         html_url: app.html_url.clone(),
         created_at: chrono::Utc::now(),
+        client_id: app.client_id.clone(),
     };
     let json = serde_json::to_vec_pretty(&record).expect("app record serialises");
     write_private(&dir, APP_FILE, &json)?;
@@ -682,7 +708,7 @@ async fn setup_page(
 }
 
 /// `https://host` from `Host` and `X-Forwarded-Proto` (default `http`), when both are sane.
-fn url_from_headers(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn url_from_headers(headers: &HeaderMap) -> Option<String> {
     let host = headers
         .get("x-forwarded-host")
         .or_else(|| headers.get("host"))?
@@ -717,6 +743,10 @@ struct Conversion {
     html_url: String,
     pem: Option<String>,
     webhook_secret: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret: Option<String>,
 }
 
 async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -> Response {
@@ -853,6 +883,11 @@ async fn exchange(s: &SetupState, code: &str) -> Result<StoredApp, SetupError> {
         webhook_secret: SecretString::from(secret),
         slug: c.slug,
         html_url: c.html_url,
+        client_id: c.client_id.filter(|s| !s.trim().is_empty()),
+        client_secret: c
+            .client_secret
+            .filter(|s| !s.trim().is_empty())
+            .map(SecretString::from),
     })
 }
 
@@ -948,13 +983,30 @@ mod tests {
             webhook_secret: SecretString::from("hook-s3cret".to_string()),
             slug: "ci-medic".into(),
             html_url: "https://github.com/apps/ci-medic".into(),
+            client_id: Some("Iv1.0123456789abcdef".into()),
+            client_secret: Some(SecretString::from("oauth-s3cret".to_string())),
         };
         store_app(dir.path(), &app).unwrap();
         let back = load_stored_app(dir.path()).unwrap().unwrap();
         assert_eq!(back.app_id, 42);
         assert_eq!(back.webhook_secret.expose_secret(), "hook-s3cret");
+        assert_eq!(back.client_id.as_deref(), Some("Iv1.0123456789abcdef"));
+        assert_eq!(
+            back.client_secret.as_ref().map(|s| s.expose_secret()),
+            Some("oauth-s3cret")
+        );
         let dbg = format!("{back:?}");
         assert!(!dbg.contains("hook-s3cret") && !dbg.contains("PRIVATE KEY"));
+        assert!(!dbg.contains("oauth-s3cret"));
+        // An App stored before the OAuth pair was kept still loads, without it.
+        std::fs::remove_file(stored_app_dir(dir.path()).join(CLIENT_SECRET_FILE)).unwrap();
+        let app_json = stored_app_dir(dir.path()).join(APP_FILE);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&app_json).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("client_id");
+        std::fs::write(&app_json, v.to_string()).unwrap();
+        let old = load_stored_app(dir.path()).unwrap().unwrap();
+        assert!(old.client_id.is_none() && old.client_secret.is_none());
     }
 
     #[cfg(unix)]
@@ -970,6 +1022,8 @@ mod tests {
             webhook_secret: SecretString::from("s".to_string()),
             slug: "x".into(),
             html_url: "https://x".into(),
+            client_id: None,
+            client_secret: None,
         };
         store_app(dir.path(), &app).unwrap();
         let key = stored_app_dir(dir.path()).join(KEY_FILE);

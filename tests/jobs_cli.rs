@@ -105,3 +105,93 @@ async fn a_database_in_use_or_missing_is_a_clear_error() {
     assert!(text(&out.stderr).contains("no ci-medic database"));
     assert!(!missing.exists(), "an empty database must not be created");
 }
+
+fn jobs_with(dir: &Path, token: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ci-medic"));
+    cmd.arg("jobs")
+        .args(args)
+        .env("DATA_DIR", dir)
+        .env_remove("RUST_LOG")
+        .env_remove("STATUS_TOKEN");
+    if let Some(t) = token {
+        cmd.env("STATUS_TOKEN", t);
+    }
+    cmd.output().expect("ci-medic runs")
+}
+
+/// With `serve` running the database is its alone: `jobs` goes through its admin API, with
+/// the operator token, and a re-queued job reaches the running queue at once.
+#[tokio::test]
+async fn while_serve_runs_jobs_goes_through_its_authenticated_admin_api() {
+    const TOKEN: &str = "operator-token-for-jobs-cli";
+    let dir = tempfile::tempdir().unwrap();
+    let (parked, queued) = store_with_jobs(dir.path());
+    let server = common::Server::start(common::ServerOptions {
+        data_dir: dir.path(),
+        // No worker: the queue is kept as it is, so what `jobs` sees is what it did.
+        workers: 0,
+        github_api_url: "http://127.0.0.1:9",
+        extra_env: vec![("STATUS_TOKEN".into(), TOKEN.into())],
+    });
+    assert!(dir.path().join("serve.addr").exists());
+
+    // No token: a clear error naming what to set, nothing changed.
+    let out = jobs_with(dir.path(), None, &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("in use by a running `ci-medic serve`"),
+        "{err}"
+    );
+    assert!(err.contains("set STATUS_TOKEN"), "{err}");
+
+    // A wrong token: refused by the server.
+    let out = jobs_with(dir.path(), Some("not-the-operator-token"), &["list"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("401"), "{}", text(&out.stderr));
+
+    let out = jobs_with(dir.path(), Some(TOKEN), &["list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let line = listed
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{parked} ")))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        line.contains("parked") && line.contains("attempts 6"),
+        "{listed}"
+    );
+    assert!(listed.contains("last error: reading the pull request: GitHub answered 502"));
+
+    let out = jobs_with(dir.path(), Some(TOKEN), &["retry", &queued.to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("queued, not parked"));
+
+    let out = jobs_with(dir.path(), Some(TOKEN), &["retry", "--parked"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("job {parked}: queued again")));
+    let out = jobs_with(dir.path(), Some(TOKEN), &["list"]);
+    let listed = text(&out.stdout);
+    let line = listed
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{parked} ")))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        line.contains("queued") && line.contains("attempts 0"),
+        "{listed}"
+    );
+    // The running queue has it: readiness counts both jobs as waiting.
+    let ready = reqwest::get(server.url("/readyz"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(ready.contains("queue_depth: 2"), "{ready}");
+
+    server.terminate();
+    assert!(
+        !dir.path().join("serve.addr").exists(),
+        "removed at shutdown"
+    );
+}

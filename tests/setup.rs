@@ -139,6 +139,17 @@ async fn setup_exchanges_the_code_and_stores_owner_only_credentials() {
     assert_eq!(stored.slug, "my-medic");
     assert_eq!(stored.webhook_secret.expose_secret(), "whsec-1");
     assert_eq!(stored.private_key_pem.expose_secret(), KEY);
+    // The OAuth pair the conversion returns is kept, for the status page's GitHub sign-in.
+    assert!(
+        stored
+            .client_id
+            .as_deref()
+            .is_some_and(|c| c.starts_with("Iv1."))
+    );
+    assert_eq!(
+        stored.client_secret.as_ref().map(|s| s.expose_secret()),
+        Some("fake-client-secret")
+    );
 
     #[cfg(unix)]
     {
@@ -153,8 +164,8 @@ async fn setup_exchanges_the_code_and_stores_owner_only_credentials() {
             files += 1;
         }
         assert_eq!(
-            files, 3,
-            "app.json, private-key.pem, webhook-secret; no temporaries"
+            files, 4,
+            "app.json, private-key.pem, webhook-secret, client-secret; no temporaries"
         );
     }
 

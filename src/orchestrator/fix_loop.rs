@@ -154,7 +154,13 @@ impl Orchestrator {
         ctx.metrics.stage("push", "pushed");
         info!(fix = %fix_id, commit = %commit, branch = %target.branch, "fix commit pushed");
         run.pending_commit = None;
-        run.pushed_at = Some(Utc::now());
+        let pushed_at = Utc::now();
+        run.pushed_at = Some(pushed_at);
+        // For the status page's approve-to-push time; the push itself has happened, so a
+        // failure to note it is logged, not retried.
+        if let Err(e) = ctx.registry.record_push(&fix_id, pushed_at) {
+            warn!(fix = %fix_id, error = %e, "could not record the push time");
+        }
         let destination = if target.new_branch {
             format!(
                 "to the new branch `{}` (the fork does not allow maintainer edits)",

@@ -409,6 +409,30 @@ impl Registry {
         self.insert_code_fix(derived, at)
     }
 
+    /// Records when the fix commit of `id` reached the branch (once: a later call keeps the
+    /// first time, as a restart that publishes the same commit again does not push twice).
+    pub fn record_push(&self, id: &str, at: DateTime<Utc>) -> Result<(), RegistryError> {
+        loop {
+            let old = self
+                .fixes
+                .get(id)?
+                .ok_or_else(|| RegistryError::UnknownFix(id.to_string()))?;
+            let mut next: StoredProposal = decode(id.as_bytes(), &old)?;
+            if next.pushed_at.is_some() {
+                return Ok(());
+            }
+            next.pushed_at = Some(at);
+            if self
+                .fixes
+                .compare_and_swap(id, Some(&old), Some(encode(&next)))?
+                .is_ok()
+            {
+                self.fixes.flush()?;
+                return Ok(());
+            }
+        }
+    }
+
     /// Moves a code_fix from `expected` to `to`, recording who, when and why. Compare-and-swap:
     /// if the stored status is not `expected` (another decision won), nothing changes and the
     /// error says what the status is.
@@ -686,6 +710,35 @@ mod tests {
             .collect();
         let ids: BTreeSet<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         assert_eq!(ids.len(), 1);
+    }
+
+    #[test]
+    fn the_push_time_is_recorded_once_and_old_records_read_without_it() {
+        let (_d, reg) = open();
+        let cfg = ConstraintsConfig::default();
+        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let p = reg
+            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .unwrap();
+        assert_eq!(p.pushed_at, None);
+        let first = at() + chrono::Duration::minutes(5);
+        reg.record_push(&p.dds.id, first).unwrap();
+        reg.record_push(&p.dds.id, first + chrono::Duration::hours(1))
+            .unwrap();
+        assert_eq!(
+            reg.get_fix(&p.dds.id).unwrap().unwrap().pushed_at,
+            Some(first)
+        );
+        assert!(matches!(
+            reg.record_push("DDS-FIX-20260202-999", first),
+            Err(RegistryError::UnknownFix(_))
+        ));
+        // A record written before push times were kept: no `pushed_at` key at all.
+        let mut old = serde_json::to_value(&p).unwrap();
+        old.as_object_mut().unwrap().remove("pushed_at");
+        let back: StoredProposal = serde_json::from_value(old).unwrap();
+        assert_eq!(back.pushed_at, None);
+        assert_eq!(back.dds, p.dds);
     }
 
     #[test]

@@ -309,6 +309,16 @@ impl RunStore {
         Ok(out)
     }
 
+    /// Every run, in key order (the status page).
+    pub fn all(&self) -> Result<Vec<FixRun>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.runs.iter() {
+            let (k, v) = item?;
+            out.push(decode(&k, &v)?);
+        }
+        Ok(out)
+    }
+
     /// Every run of a repository (uninstall clean-up).
     pub fn for_repo(&self, repo: &str) -> Result<Vec<FixRun>, StoreError> {
         let prefix = format!("{repo}#");

@@ -14,6 +14,7 @@
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
 //! | [`redelivery`] | which missed webhook deliveries to ask GitHub to send again |
+//! | [`status`] | the status page's figures: fix rates, medians, per-day series, the SVG chart |
 
 pub mod commands;
 pub mod comment;
@@ -23,5 +24,6 @@ pub mod ids;
 pub mod proposal;
 pub mod redelivery;
 pub mod repo_config;
+pub mod status;
 
 pub use ci_medic_parser::{BugReport, BugType};

@@ -6,9 +6,11 @@
 //! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
 //! host that rejects an `Authorization` header), issue comments + reactions, collaborator
 //! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, App-manifest conversions, and the App's webhook delivery log
-//! (every delivery attempt with its status, listed and redelivered on request). Tests drive and inspect it through
-//! the Rust control API below (not over HTTP), inject faults, send signed webhooks, and script CI.
+//! SHA-1 object store), tarballs, App-manifest conversions, the App's webhook delivery log
+//! (every delivery attempt with its status, listed and redelivered on request), and sign-in with
+//! GitHub (the OAuth web flow and the user-token installation lists, `oauth.rs`). Tests drive and
+//! inspect it through the Rust control API below (not over HTTP), inject faults, send signed
+//! webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
 //! hold its state lock across an `.await`.
@@ -51,6 +53,7 @@ mod ci;
 pub mod git;
 mod hook_deliveries;
 pub mod json;
+mod oauth;
 mod server;
 pub mod state;
 mod tarball;

@@ -35,8 +35,8 @@ pub struct Shared {
 pub struct Resp {
     status: u16,
     headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    content_type: &'static str,
+    pub(crate) body: Vec<u8>,
+    pub(crate) content_type: &'static str,
 }
 
 impl Resp {
@@ -56,7 +56,7 @@ impl Resp {
             content_type: "text/html;charset=utf-8",
         }
     }
-    fn redirect(location: String) -> Self {
+    pub(crate) fn redirect(location: String) -> Self {
         let mut r = Resp::empty(302);
         r.headers.push(("location".into(), location));
         r
@@ -102,6 +102,8 @@ fn validation(
 fn unprocessable(message: &str) -> Resp {
     error(422, message)
 }
+
+use crate::oauth;
 
 enum Auth {
     None,
@@ -188,7 +190,10 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        let rel = if raw_path.starts_with("/_") || sh.base_path.is_empty() {
+        let rel = if raw_path.starts_with("/_")
+            || raw_path.starts_with("/login/oauth/")
+            || sh.base_path.is_empty()
+        {
             raw_path.clone()
         } else {
             match raw_path.strip_prefix(&sh.base_path) {
@@ -329,6 +334,17 @@ fn route(st: &mut State, cx: &Ctx<'_>, pushes: &mut Vec<Push>) -> Resp {
         ["app-manifests", code, "conversions"] if m == "POST" => {
             return manifest_conversion(st, code);
         }
+        ["login", "oauth", "authorize"] if m == "GET" => return oauth::authorize(st, cx.query),
+        ["login", "oauth", "access_token"] if m == "POST" => {
+            return oauth::access_token(st, cx.body, cx.query);
+        }
+        ["user"] if m == "GET" => return oauth::user(st, user_token(&cx.auth)),
+        ["user", "installations"] if m == "GET" => {
+            return oauth::installations(st, user_token(&cx.auth), cx.query);
+        }
+        ["user", "installations", id, "repositories"] if m == "GET" => {
+            return oauth::installation_repositories(st, user_token(&cx.auth), id, cx.query);
+        }
         ["_raw", _owner, _name, sha] => {
             return match st.store.blob(sha) {
                 Some(b) => Resp {
@@ -412,6 +428,13 @@ fn route(st: &mut State, cx: &Ctx<'_>, pushes: &mut Vec<Push>) -> Resp {
             repo_route(st, cx, &full, rest, pushes)
         }
         _ => not_found(),
+    }
+}
+
+fn user_token(auth: &Auth) -> Option<&str> {
+    match auth {
+        Auth::Token(t) => Some(t),
+        _ => None,
     }
 }
 

@@ -207,6 +207,8 @@ pub struct State {
     pub rate_used: u64,
     /// Wall clock used for timestamps; tests may move it.
     pub clock_offset: chrono::Duration,
+    /// Sign-in with GitHub: OAuth clients, codes and user tokens.
+    pub oauth: crate::oauth::OAuthState,
 }
 
 pub type Files<'a> = &'a [(&'a str, &'a str)];
@@ -240,6 +242,7 @@ impl State {
             ci_scripts: Vec::new(),
             rate_used: 0,
             clock_offset: chrono::Duration::zero(),
+            oauth: Default::default(),
         }
     }
 

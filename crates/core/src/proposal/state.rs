@@ -107,6 +107,10 @@ pub struct StoredProposal {
     #[serde(default)]
     pub protected: Vec<(String, String)>,
     pub history: Vec<Transition>,
+    /// When the fix commit reached the branch (the status page's approve-to-push time).
+    /// Records from before it was kept read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_at: Option<DateTime<Utc>>,
 }
 
 impl StoredProposal {
@@ -119,6 +123,7 @@ impl StoredProposal {
             out_of_scope: derived.out_of_scope,
             protected: derived.protected,
             history: Vec::new(),
+            pushed_at: None,
         }
     }
 
