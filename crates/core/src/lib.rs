@@ -13,12 +13,16 @@
 //! | [`comment`] | the PR comment and check-run annotations, with redaction |
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
+//! | [`output`] | reports as GitHub workflow commands and reviewdog's rdjson |
+//! | [`progress`] | the progress line `analyze` shows on a terminal |
 
 pub mod commands;
 pub mod comment;
 pub mod fix_check;
 pub mod formatter;
 pub mod ids;
+pub mod output;
+pub mod progress;
 pub mod proposal;
 pub mod repo_config;
 
