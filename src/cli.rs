@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+mod progress;
+
 use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
@@ -86,6 +88,11 @@ pub enum AnalyzeFormat {
     FixPacket,
     /// The code_fix DDS v2 with its failed source DDS.
     Dds,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): a workflow step's
+    /// annotations on the pull request.
+    Github,
+    /// Reviewdog Diagnostic Format JSON, for `reviewdog -f=rdjson`.
+    Rdjson,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -350,14 +357,20 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     let opts = ParseOptions {
         workspace: args.workspace.clone(),
     };
-    let result = match args.file.as_deref() {
-        None => parse_reader_parsed(std::io::stdin().lock(), &opts),
-        Some(p) if p.as_os_str() == "-" => parse_reader_parsed(std::io::stdin().lock(), &opts),
+    let (input, total): (Box<dyn std::io::Read>, Option<u64>) = match args.file.as_deref() {
+        None => (Box::new(std::io::stdin().lock()), None),
+        Some(p) if p.as_os_str() == "-" => (Box::new(std::io::stdin().lock()), None),
         Some(p) => match std::fs::File::open(p) {
-            Ok(f) => parse_reader_parsed(std::io::BufReader::new(f), &opts),
+            Ok(f) => {
+                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                (Box::new(f), size)
+            }
             Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
         },
     };
+    let mut input = progress::ProgressReader::new(input, total);
+    let result = parse_reader_parsed(&mut input, &opts);
+    input.finish();
     let reports = match result {
         Ok(parsed) => {
             // On stderr, so every output format stays as it is.
@@ -415,6 +428,12 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
         AnalyzeFormat::Sarif => {
             serde_json::to_string_pretty(&ci_medic_parser::sarif::to_sarif(&reports))
                 .expect("sarif serialises")
+                + "\n"
+        }
+        AnalyzeFormat::Github => ci_medic_core::output::github::commands(&reports),
+        AnalyzeFormat::Rdjson => {
+            serde_json::to_string_pretty(&ci_medic_core::output::rdjson::to_rdjson(&reports))
+                .expect("rdjson serialises")
                 + "\n"
         }
         AnalyzeFormat::FixPacket => {
