@@ -28,9 +28,7 @@ fn exposition(text: &str) -> Vec<Series> {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        let name_end = line
-            .find(|c: char| c == '{' || c == ' ')
-            .expect("a sample has a value");
+        let name_end = line.find(['{', ' ']).expect("a sample has a value");
         let name = line[..name_end].to_string();
         let mut labels = BTreeMap::new();
         if line[name_end..].starts_with('{') {
@@ -59,9 +57,12 @@ fn exposition(text: &str) -> Vec<Series> {
 
 /// What a PromQL expression reads: the metric names with their label matchers, and the labels
 /// it groups by.
+/// `label`, operator, value.
+type Matcher = (String, String, String);
+
 #[derive(Debug, Default)]
 struct Reads {
-    metrics: Vec<(String, Vec<(String, String, String)>)>,
+    metrics: Vec<(String, Vec<Matcher>)>,
     grouping: BTreeSet<String>,
 }
 
@@ -142,15 +143,16 @@ fn reads(expr: &str) -> Reads {
                     i += 1;
                 }
             }
-            Tok::Ident(word) if GROUPING.contains(&word.as_str()) => {
-                if toks.get(i + 1) == Some(&Tok::Punct('(')) {
-                    i += 2;
-                    while i < toks.len() && toks[i] != Tok::Punct(')') {
-                        if let Tok::Ident(l) = &toks[i] {
-                            r.grouping.insert(l.clone());
-                        }
-                        i += 1;
+            Tok::Ident(word)
+                if GROUPING.contains(&word.as_str())
+                    && toks.get(i + 1) == Some(&Tok::Punct('(')) =>
+            {
+                i += 2;
+                while i < toks.len() && toks[i] != Tok::Punct(')') {
+                    if let Tok::Ident(l) = &toks[i] {
+                        r.grouping.insert(l.clone());
                     }
+                    i += 1;
                 }
             }
             Tok::Ident(word) if KEYWORDS.contains(&word.as_str()) => {}
