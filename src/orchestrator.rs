@@ -308,12 +308,9 @@ impl Orchestrator {
             return Ok((c.config.clone(), c.error.clone()));
         }
         let gh = &self.ctx.github;
-        let info = gh
-            .get_repository(inst, repo)
-            .await
-            .map_err(|e| gh_err("reading the repository", e))?;
+        // No `ref`: the default branch, without a request to learn its name.
         let file = gh
-            .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
+            .get_file_content(inst, repo, CONFIG_PATH, "")
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
         let mut cache = self.ctx.config_cache.lock().await;

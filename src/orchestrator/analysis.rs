@@ -87,15 +87,13 @@ impl Orchestrator {
                 pushed_at: None,
                 previous_attempt: None,
                 updated_at: now,
+                // A new run has asked for nothing yet.
+                creations: Some(Default::default()),
             },
         };
 
-        // Logs.
-        let check_run = gh
-            .get_check_run(inst, repo, cr.check_run_id)
-            .await
-            .map_err(|e| gh_err("reading the check run", e))?;
-        let log_source = LogSource::detect(&check_run);
+        // Logs: where they are follows from the run's App, which the event names.
+        let log_source = LogSource::of(cr.app_slug.as_deref(), cr.check_run_id);
         // The parser reads the log as it downloads, to its end, however long it is; only an
         // excerpt of it is kept in memory.
         let (tee, parsing) = crate::parser::spawn_streaming(ParseOptions::default());

@@ -50,9 +50,39 @@ pub struct FixRun {
     #[serde(default)]
     pub previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
     pub updated_at: DateTime<Utc>,
+    /// The comment and check-run creations this run asked GitHub for, stored (and flushed)
+    /// before each request. A creation whose answer was lost may have landed; only then is
+    /// GitHub searched for it (by marker, by external id) before creating, so a run that never
+    /// asked creates at once, without listing. Records older than this field say nothing
+    /// about their creations (`None`): every creation of theirs searches first.
+    #[serde(default)]
+    pub creations: Option<Creations>,
+}
+
+/// What [`FixRun::creations`] records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Creations {
+    /// A comment was asked for.
+    #[serde(default)]
+    pub comment: bool,
+    /// The external ids of the check runs asked for.
+    #[serde(default)]
+    pub check_runs: Vec<String>,
 }
 
 impl FixRun {
+    /// Whether the run's comment may exist on GitHub without its id being stored here.
+    pub fn comment_may_exist(&self) -> bool {
+        self.creations.as_ref().is_none_or(|c| c.comment)
+    }
+
+    /// Whether a check run with this external id may exist without its id being stored here.
+    pub fn check_run_may_exist(&self, external_id: &str) -> bool {
+        self.creations
+            .as_ref()
+            .is_none_or(|c| c.check_runs.iter().any(|x| x == external_id))
+    }
+
     pub fn key(repo: &str, pr_number: u64, check_name: &str) -> String {
         format!("{repo}#{pr_number}\u{0}{check_name}")
     }
@@ -119,6 +149,8 @@ mod legacy {
         #[serde(default)]
         previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
         updated_at: DateTime<Utc>,
+        #[serde(default)]
+        creations: Option<super::Creations>,
     }
 
     impl From<RunRecord> for FixRun {
@@ -151,6 +183,7 @@ mod legacy {
                 pushed_at: r.pushed_at,
                 previous_attempt: r.previous_attempt,
                 updated_at: r.updated_at,
+                creations: r.creations,
             }
         }
     }

@@ -47,6 +47,7 @@
 #![recursion_limit = "512"]
 
 mod ci;
+mod conditional;
 pub mod git;
 pub mod json;
 mod server;

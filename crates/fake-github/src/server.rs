@@ -220,7 +220,23 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
             };
             route(&mut st, &ctx, &mut pushes)
         };
-        st.rate_used += 1;
+        let mut resp = resp;
+        let mut not_modified = false;
+        if method == Method::GET && resp.status == 200 {
+            let tag = crate::conditional::etag(&resp.body);
+            not_modified = headers
+                .get(header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| crate::conditional::matches(v, &tag));
+            if not_modified {
+                resp.status = 304;
+                resp.body.clear();
+            }
+            resp.headers.push(("etag".into(), tag));
+        }
+        if !not_modified {
+            st.rate_used += 1;
+        }
         st.requests.push(RequestRecord {
             method: method.to_string(),
             path: rel_with_query,
