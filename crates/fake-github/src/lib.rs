@@ -679,6 +679,20 @@ impl FakeGitHub {
                 .map(|(k, v)| ((*k).into(), (*v).into()))
                 .collect(),
             remaining: count,
+            after_handling: false,
+        });
+    }
+
+    /// The next `count` matching requests are carried out, then answered with a 502: what a
+    /// client sees when GitHub stored a comment or check run and failed before saying so.
+    pub fn lose_answer_next(&self, method: &str, path_prefix: &str, count: u32) {
+        self.st().faults.push(Fault {
+            method: method.into(),
+            path_prefix: path_prefix.into(),
+            status: 502,
+            headers: Vec::new(),
+            remaining: count,
+            after_handling: true,
         });
     }
 
