@@ -400,7 +400,8 @@ impl Orchestrator {
                 replies.push(text::retry_not_failing_reply(&run.check_name, &pr.head.sha));
                 continue;
             };
-            self.analyse(inst, repo, &pr, &cr, config, None).await?;
+            self.analyse(inst, repo, pr.number, &cr, config, None)
+                .await?;
             replies.push(text::retry_reply(&cr.name));
         }
         if replies.is_empty() {

@@ -479,8 +479,16 @@ impl Orchestrator {
                     .get_pull_request(inst, repo, run.pr_number)
                     .await
                     .map_err(|e| gh_err("reading the pull request", e))?;
-                self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(source)))
-                    .await?;
+                self.analyse_with_source(
+                    inst,
+                    repo,
+                    pr.number,
+                    cr,
+                    config,
+                    None,
+                    Some(DdsId(source)),
+                )
+                .await?;
             }
         }
         Ok(())
