@@ -6,8 +6,11 @@
 //! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
 //! host that rejects an `Authorization` header), issue comments + reactions, collaborator
 //! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, and App-manifest conversions. Tests drive and inspect it through
-//! the Rust control API below (not over HTTP), inject faults, send signed webhooks, and script CI.
+//! SHA-1 object store), tarballs, and App-manifest conversions. Every successful `GET` carries an
+//! `ETag`, and a matching `If-None-Match` gets `304 Not Modified` with no body, not counted against
+//! the rate limit (`conditional.rs`). Tests drive and inspect it through the Rust control API
+//! below (not over HTTP), inject faults (before a request is handled, or after it, to lose the
+//! answer of a creation that landed), send signed webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
 //! hold its state lock across an `.await`.
