@@ -4,8 +4,8 @@
 //! when nothing changed, and such an answer is not counted against the rate limit; the body
 //! kept from the first answer is used instead.
 //!
-//! Bounded: at most [`MAX_ENTRIES`] URLs, bodies up to [`MAX_BODY`] bytes, the oldest
-//! forgotten first. Must never: serve a kept body without GitHub's 304 for it, keep a body
+//! Bounded: at most [`MAX_ENTRIES`] URLs and [`MAX_TOTAL`] bytes of bodies, each up to
+//! [`MAX_BODY`] bytes, the oldest forgotten first. Must never: serve a kept body without GitHub's 304 for it, keep a body
 //! without its `ETag`, or key anything by more than the URL (the URL names the repository,
 //! and a repository belongs to one installation).
 
@@ -25,6 +25,8 @@ use super::http::without_url;
 pub const MAX_ENTRIES: usize = 512;
 /// Larger bodies are not kept (a large list is re-read whole).
 pub const MAX_BODY: usize = 1024 * 1024;
+/// All kept bodies together.
+pub const MAX_TOTAL: usize = 32 * 1024 * 1024;
 
 #[derive(Clone)]
 struct Entry {
@@ -44,12 +46,21 @@ pub struct Fetched {
 
 #[derive(Default)]
 pub struct EtagCache {
-    inner: Mutex<(HashMap<String, Entry>, VecDeque<String>)>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<String, Entry>,
+    /// Insertion order, oldest first.
+    order: VecDeque<String>,
+    /// Bytes of the bodies in `map`.
+    bytes: usize,
 }
 
 impl std::fmt::Debug for EtagCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.inner.lock().map(|g| g.0.len()).unwrap_or(0);
+        let n = self.inner.lock().map(|g| g.map.len()).unwrap_or(0);
         f.debug_struct("EtagCache").field("entries", &n).finish()
     }
 }
@@ -57,29 +68,34 @@ impl std::fmt::Debug for EtagCache {
 impl EtagCache {
     fn kept(&self, url: &Url) -> Option<Entry> {
         let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.0.get(url.as_str()).cloned()
+        g.map.get(url.as_str()).cloned()
     }
 
     fn put(&self, url: &Url, entry: Entry) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let (map, order) = &mut *g;
+        let g = &mut *g;
         let key = url.as_str().to_string();
-        if map.insert(key.clone(), entry).is_none() {
-            order.push_back(key);
+        g.bytes += entry.body.len();
+        match g.map.insert(key.clone(), entry) {
+            Some(old) => g.bytes -= old.body.len(),
+            None => g.order.push_back(key),
         }
-        while map.len() > MAX_ENTRIES {
-            match order.pop_front() {
-                Some(old) => {
-                    map.remove(&old);
-                }
-                None => break,
+        while g.map.len() > MAX_ENTRIES || g.bytes > MAX_TOTAL {
+            let Some(oldest) = g.order.pop_front() else {
+                break;
+            };
+            if let Some(e) = g.map.remove(&oldest) {
+                g.bytes -= e.body.len();
             }
         }
     }
 
     fn forget(&self, url: &Url) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.0.remove(url.as_str());
+        if let Some(e) = g.map.remove(url.as_str()) {
+            g.bytes -= e.body.len();
+            g.order.retain(|k| k != url.as_str());
+        }
     }
 
     /// GETs `url` through `send`, which is given the `If-None-Match` value to send (if any) and
@@ -142,5 +158,48 @@ impl EtagCache {
             link,
             final_url,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: usize) -> Entry {
+        Entry {
+            etag: HeaderValue::from_static("W/\"x\""),
+            body: Bytes::from(vec![b'a'; n]),
+            link: None,
+            final_url: Url::parse("https://api.github.com/x").unwrap(),
+        }
+    }
+
+    fn url(i: usize) -> Url {
+        Url::parse(&format!("https://api.github.com/repos/o/r/pulls/{i}")).unwrap()
+    }
+
+    #[test]
+    fn the_oldest_are_forgotten_past_either_bound() {
+        let c = EtagCache::default();
+        for i in 0..MAX_ENTRIES + 10 {
+            c.put(&url(i), entry(10));
+        }
+        assert!(c.kept(&url(0)).is_none());
+        assert!(c.kept(&url(MAX_ENTRIES + 9)).is_some());
+        assert_eq!(c.inner.lock().unwrap().map.len(), MAX_ENTRIES);
+
+        let c = EtagCache::default();
+        let big = MAX_TOTAL / 4 + 1;
+        for i in 0..4 {
+            c.put(&url(i), entry(big));
+        }
+        let g = c.inner.lock().unwrap();
+        assert!(g.bytes <= MAX_TOTAL && g.map.len() == 3, "{}", g.bytes);
+        assert!(!g.map.contains_key(url(0).as_str()));
+        drop(g);
+        // Replacing and forgetting keep the count of bytes right.
+        c.put(&url(3), entry(5));
+        c.forget(&url(2));
+        assert_eq!(c.inner.lock().unwrap().bytes, big + 5);
     }
 }
