@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+mod progress;
+
 use crate::config::{LogFormat, ServeArgs};
 use crate::jobs::RetryPolicy;
 use crate::metrics::Metrics;
@@ -98,6 +100,11 @@ pub enum AnalyzeFormat {
     /// The failure's kind (code, infrastructure, flaky, configuration), its evidence lines and
     /// the bug reports, as JSON.
     Triage,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): a workflow step's
+    /// annotations on the pull request.
+    Github,
+    /// Reviewdog Diagnostic Format JSON, for `reviewdog -f=rdjson`.
+    Rdjson,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -511,20 +518,28 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     let opts = ParseOptions {
         workspace: args.workspace.clone(),
     };
-    let wants_triage = matches!(args.format, AnalyzeFormat::Text | AnalyzeFormat::Triage);
-    let tee = |inner: Box<dyn std::io::Read>| TeeToTriage {
-        inner,
-        triager: wants_triage.then(ci_medic_triage::Triager::new),
-    };
-    let mut input = match args.file.as_deref() {
-        None => tee(Box::new(std::io::stdin().lock())),
-        Some(p) if p.as_os_str() == "-" => tee(Box::new(std::io::stdin().lock())),
+    let (input, total): (Box<dyn std::io::Read>, Option<u64>) = match args.file.as_deref() {
+        None => (Box::new(std::io::stdin().lock()), None),
+        Some(p) if p.as_os_str() == "-" => (Box::new(std::io::stdin().lock()), None),
         Some(p) => match std::fs::File::open(p) {
-            Ok(f) => tee(Box::new(std::io::BufReader::new(f))),
+            Ok(f) => {
+                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                (Box::new(std::io::BufReader::new(f)), size)
+            }
             Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
         },
     };
+    let wants_triage = matches!(args.format, AnalyzeFormat::Text | AnalyzeFormat::Triage);
+    let mut input = TeeToTriage {
+        inner: progress::ProgressReader::new(input, total),
+        triager: wants_triage.then(ci_medic_triage::Triager::new),
+    };
     let result = parse_reader_parsed(&mut input, &opts);
+    let TeeToTriage {
+        inner: input,
+        mut triager,
+    } = input;
+    input.finish();
     let reports = match result {
         Ok(parsed) => {
             // On stderr, so every output format stays as it is.
@@ -566,10 +581,7 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
             .map(ci_medic_triage::Conclusion::parse),
         ..Default::default()
     };
-    let triage = input
-        .triager
-        .take()
-        .map(|t| t.finish(&reports, &facts, &[]));
+    let triage = triager.take().map(|t| t.finish(&reports, &facts, &[]));
     let out = match args.format {
         AnalyzeFormat::Triage => {
             let t = triage.as_ref().expect("the triage format scans the log");
@@ -617,6 +629,12 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
         AnalyzeFormat::Sarif => {
             serde_json::to_string_pretty(&ci_medic_parser::sarif::to_sarif(&reports))
                 .expect("sarif serialises")
+                + "\n"
+        }
+        AnalyzeFormat::Github => ci_medic_core::output::github::commands(&reports),
+        AnalyzeFormat::Rdjson => {
+            serde_json::to_string_pretty(&ci_medic_core::output::rdjson::to_rdjson(&reports))
+                .expect("rdjson serialises")
                 + "\n"
         }
         AnalyzeFormat::FixPacket => {

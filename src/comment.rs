@@ -99,6 +99,37 @@ pub async fn publish_check_run(
     reports: &[BugReport],
     comment_url: Option<&str>,
 ) -> Result<u64, GitHubError> {
+    publish_check_run_with(
+        gh,
+        inst,
+        repo,
+        head_sha,
+        external_id,
+        existing,
+        view,
+        reports,
+        comment_url,
+        true,
+    )
+    .await
+}
+
+/// [`publish_check_run`]; without `existing`, `look_first: false` creates the run without
+/// looking for one with the same external id first, for a caller that knows it never asked
+/// for one (its intent is recorded before the request, `FixRun::creations`).
+#[allow(clippy::too_many_arguments)]
+pub async fn publish_check_run_with(
+    gh: &dyn GitHubApi,
+    inst: InstallationId,
+    repo: &RepoRef,
+    head_sha: &str,
+    external_id: &str,
+    existing: Option<u64>,
+    view: &CommentView,
+    reports: &[BugReport],
+    comment_url: Option<&str>,
+    look_first: bool,
+) -> Result<u64, GitHubError> {
     let out = check_run_output(view, comment_url);
     let output = |annotations: Vec<NewAnnotation>| CheckRunOutputRequest {
         title: out.title.clone(),
@@ -130,14 +161,16 @@ pub async fn publish_check_run(
             reports.len() as u64
         };
         (id, held)
-    } else if let Some(found) = gh
+    } else if let Some(found) = match look_first {
         // A create whose answer was lost may have landed: find it by its external id first,
         // among every run of the name (another check failing on this commit has a newer one).
-        .list_all_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
-        .await?
-        .into_iter()
-        .find(|r| r.external_id.as_deref() == Some(external_id))
-    {
+        true => gh
+            .list_all_check_runs_for_ref(inst, repo, head_sha, Some(CHECK_RUN_NAME))
+            .await?
+            .into_iter()
+            .find(|r| r.external_id.as_deref() == Some(external_id)),
+        false => None,
+    } {
         refresh(found.id).await?;
         (found.id, found.output.annotations_count)
     } else {

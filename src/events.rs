@@ -57,6 +57,12 @@ struct MinCheckRun {
 struct PrLink {
     number: u64,
     base: Option<PrLinkBase>,
+    #[serde(default)]
+    head: Option<PrLinkHead>,
+}
+#[derive(Deserialize)]
+struct PrLinkHead {
+    sha: Option<String>,
 }
 #[derive(Deserialize)]
 struct PrLinkBase {
@@ -205,6 +211,9 @@ pub struct CheckRunCompleted {
     /// This repository's pull requests GitHub links the run to (a fork's pull request is not
     /// among them: GitHub leaves it out; other repositories' ones are dropped here).
     pub pull_requests: Vec<u64>,
+    /// The head sha each linked pull request had when GitHub sent the event (GitHub links an
+    /// open pull request by its head sha or its head branch, so a head may have moved on).
+    pub pull_request_heads: Vec<(u64, String)>,
 }
 
 impl CheckRunCompleted {
@@ -234,6 +243,8 @@ impl CheckRunCompleted {
             details_url: run.details_url.clone(),
             completed_at: run.completed_at.clone(),
             pull_requests: vec![pr_number],
+            // The API's view names no heads: the pull request is read.
+            pull_request_heads: Vec::new(),
         }
     }
 }
@@ -419,6 +430,14 @@ impl Event {
                         p.repository.as_ref().and_then(|r| r.id),
                     )
                     .collect(),
+                    pull_request_heads: cr
+                        .pull_requests
+                        .iter()
+                        .filter_map(|l| {
+                            let sha = l.head.as_ref()?.sha.clone()?;
+                            Some((l.number, sha))
+                        })
+                        .collect(),
                 }))
             }
             "issue_comment" if action == "created" => {
@@ -514,6 +533,23 @@ mod tests {
             route("star", b"{}").unwrap().0,
             Route::Ignore { .. }
         ));
+    }
+
+    #[test]
+    fn the_linked_pull_requests_heads_are_kept() {
+        // `check_run.pull_requests` as in GitHub's example `check_run.completed` delivery
+        // (`shared/github/webhooks/check_run/completed.payload.json`).
+        let cr = br#"{"action":"completed","repository":{"full_name":"Codertocat/Hello-World","id":186853002},
+            "check_run":{"id":128620228,"name":"Octocoders-linter","head_sha":"ec26c3e57ca3a959ca5aad62de7213c562f8c821","conclusion":"success",
+              "pull_requests":[{"url":"https://api.github.com/repos/Codertocat/Hello-World/pulls/2","id":279147437,"number":2,"head":{"ref":"changes","sha":"ec26c3e57ca3a959ca5aad62de7213c562f8c821","repo":{"id":186853002,"url":"https://api.github.com/repos/Codertocat/Hello-World","name":"Hello-World"}},"base":{"ref":"master","sha":"f95f852bd8fca8fcc58a9a2d6c842781e32a215e","repo":{"id":186853002,"url":"https://api.github.com/repos/Codertocat/Hello-World","name":"Hello-World"}}}]}}"#;
+        let Event::CheckRunCompleted(e) = Event::parse("check_run", cr).unwrap() else {
+            panic!("check run event");
+        };
+        assert_eq!(e.pull_requests, vec![2]);
+        assert_eq!(
+            e.pull_request_heads,
+            vec![(2, "ec26c3e57ca3a959ca5aad62de7213c562f8c821".to_string())]
+        );
     }
 
     #[test]

@@ -47,17 +47,19 @@ pub enum LogSource {
 impl LogSource {
     /// Picks the source from a check run (API answer or webhook `check_run` object).
     pub fn detect(run: &CheckRun) -> Self {
-        let is_actions = run
-            .app
-            .as_ref()
-            .and_then(|a| a.slug.as_deref())
-            .is_some_and(|slug| slug == GITHUB_ACTIONS_SLUG);
-        if is_actions {
-            Self::ActionsJob { job_id: run.id }
-        } else {
-            Self::CheckRunOutput {
-                check_run_id: run.id,
+        Self::of(run.app.as_ref().and_then(|a| a.slug.as_deref()), run.id)
+    }
+
+    /// The same from the owning App's slug and the run's id, as a `check_run` webhook carries
+    /// them: no need to read the check run again.
+    pub fn of(app_slug: Option<&str>, check_run_id: u64) -> Self {
+        if app_slug == Some(GITHUB_ACTIONS_SLUG) {
+            // An Actions check run's id is its job's id.
+            Self::ActionsJob {
+                job_id: check_run_id,
             }
+        } else {
+            Self::CheckRunOutput { check_run_id }
         }
     }
 }

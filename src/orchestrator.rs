@@ -31,7 +31,7 @@ mod fix_loop;
 use crate::events::{
     CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
 };
-use crate::github::{GitHubApi, GitHubError, InstallationId, PullRequest, RepoRef};
+use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
@@ -244,11 +244,11 @@ impl Orchestrator {
         };
         let repo = cr.repo.clone();
 
-        let Some(pr) = self.open_pull_request_for(inst, &repo, &cr).await? else {
+        let Some(pr_number) = self.open_pull_request_for(inst, &repo, &cr).await? else {
             info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
             return Ok(());
         };
-        let _held = ctx.pr_locks.lock(&project, pr.number).await;
+        let _held = ctx.pr_locks.lock(&project, pr_number).await;
         let (config, config_error) = self.repo_config(inst, &repo).await?;
         if !config.enabled {
             info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
@@ -258,17 +258,26 @@ impl Orchestrator {
             info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
             return Ok(());
         }
-        self.analyse(inst, &repo, &pr, &cr, &config, config_error)
+        self.analyse(inst, &repo, pr_number, &cr, &config, config_error)
             .await
     }
 
-    /// The open pull request whose head is the check's commit.
+    /// The number of the open pull request whose head is the check's commit.
     async fn open_pull_request_for(
         &self,
         inst: InstallationId,
         repo: &RepoRef,
         cr: &CheckRunCompleted,
-    ) -> Result<Option<PullRequest>, JobError> {
+    ) -> Result<Option<u64>, JobError> {
+        // GitHub lists in the check run the open pull requests whose head sha or branch is the
+        // check's, each with its head sha: one whose head is this commit needs no read.
+        if let Some((n, _)) = cr
+            .pull_request_heads
+            .iter()
+            .find(|(n, sha)| *sha == cr.head_sha && cr.pull_requests.contains(n))
+        {
+            return Ok(Some(*n));
+        }
         let gh = &self.ctx.github;
         let mut numbers = cr.pull_requests.clone();
         if numbers.is_empty() {
@@ -288,7 +297,7 @@ impl Orchestrator {
                 Err(e) => return Err(gh_err("reading the pull request", e)),
             };
             if pr.state == "open" && pr.head.sha == cr.head_sha {
-                return Ok(Some(pr));
+                return Ok(Some(pr.number));
             }
         }
         Ok(None)
@@ -308,12 +317,9 @@ impl Orchestrator {
             return Ok((c.config.clone(), c.error.clone()));
         }
         let gh = &self.ctx.github;
-        let info = gh
-            .get_repository(inst, repo)
-            .await
-            .map_err(|e| gh_err("reading the repository", e))?;
+        // No `ref`: the default branch, without a request to learn its name.
         let file = gh
-            .get_file_content(inst, repo, CONFIG_PATH, &info.default_branch)
+            .get_file_content(inst, repo, CONFIG_PATH, "")
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
         let mut cache = self.ctx.config_cache.lock().await;

@@ -11,11 +11,18 @@ use std::time::Duration;
 use common::world::*;
 use fake_github::CheckOutput;
 
-/// The most requests the whole loop may send: what it costs today (42 before the repository
-/// configuration was cached for a minute, the fix agent read the tree in one recursive request,
-/// the fix commit reused that tree and the fix job took where to push from the approval), so
-/// any added request fails this test. The target is 20 (conditional requests would get closer).
-const BUDGET: usize = 31;
+/// The most requests the whole loop may send (304s apart): what it costs today, so any added
+/// request fails this test. 31 before: the pull request is not read when the check run's
+/// event names it with this head, the repository is no longer read to learn its default
+/// branch (the contents API reads it when no `ref` is given), the check run is no longer read
+/// back (the webhook names its App), the tree is read by the commit's sha (GitHub resolves
+/// it) without reading the commit, the fix's text goes inside the tree request instead of a
+/// blob request per file, and a comment, check run or reply never asked for is created without
+/// listing the existing ones first (`FixRun::creations`, the reply intents; `lost_answers.rs`
+/// shows a lost answer still found). The target is 20; what is
+/// left above it is listed in the issue note. One of these requests (`GET /_logs/…`) goes to
+/// the log host GitHub redirects to, not to the API.
+const BUDGET: usize = 23;
 
 /// Waits until the binary has sent no request for half a second: its jobs are done.
 async fn quiet(w: &World) {
@@ -53,7 +60,9 @@ fn take(w: &World) -> BTreeMap<String, usize> {
                 }
             })
             .collect();
-        *out.entry(format!("{} {}", r.method, path.join("/")))
+        // A 304 answers a conditional request and costs no rate limit: shown apart.
+        let not_modified = if r.status == 304 { " → 304" } else { "" };
+        *out.entry(format!("{} {}{not_modified}", r.method, path.join("/")))
             .or_default() += 1;
     }
     out
@@ -92,16 +101,25 @@ async fn a_handled_failure_stays_within_its_github_api_budget() {
     quiet(&w).await;
     phases.push(("verdict", take(&w)));
 
-    let mut total = 0;
+    let (mut total, mut total_304) = (0, 0);
     for (phase, calls) in &phases {
-        let n: usize = calls.values().sum();
+        let free: usize = calls
+            .iter()
+            .filter(|(c, _)| c.ends_with("→ 304"))
+            .map(|(_, n)| n)
+            .sum();
+        let n: usize = calls.values().sum::<usize>() - free;
         total += n;
-        println!("{phase}: {n} requests");
+        total_304 += free;
+        println!("{phase}: {n} requests, {free} answered 304 Not Modified");
         for (call, count) in calls {
             println!("  {count:>3}  {call}");
         }
     }
-    println!("whole loop: {total} requests (budget {BUDGET})");
+    println!(
+        "whole loop: {total} requests counted against the rate limit (budget {BUDGET}), \
+         {total_304} conditional requests answered 304"
+    );
     assert!(
         total <= BUDGET,
         "the loop sent {total} GitHub API requests, over its budget of {BUDGET}"

@@ -106,6 +106,7 @@ fn propose(
                 read_from: None,
                 pushed_at: None,
                 previous_attempt: None,
+                creations: None,
                 updated_at: Utc::now(),
             })
             .unwrap();

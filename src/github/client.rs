@@ -198,9 +198,19 @@ impl RestClient {
         result
     }
 
+    /// A conditional `GET` (`etag`): a repeated read of an unchanged object costs GitHub a
+    /// 304, which does not count against the rate limit.
     async fn get<T: DeserializeOwned>(&self, inst: InstallationId, url: Url) -> Result<T> {
-        let call = self.http.json_call(Method::GET, url, None);
-        decode_json(self.send(inst, &call).await?).await
+        let fetched = self
+            .http
+            .etags
+            .get(&url, |tag| {
+                let mut call = self.http.json_call(Method::GET, url.clone(), None);
+                call.if_none_match = tag;
+                async move { self.send(inst, &call).await }
+            })
+            .await?;
+        serde_json::from_slice(&fetched.body).map_err(|e| GitHubError::Decode(e.to_string()))
     }
 
     async fn write<T: DeserializeOwned>(
@@ -268,6 +278,7 @@ impl RestClient {
                 body: None,
                 idempotent: true,
                 timeout: self.http.config.download_timeout,
+                if_none_match: None,
             };
             let resp = self.http.execute(&hop, Auth::None).await?;
             if resp.status().is_redirection() {
@@ -612,7 +623,9 @@ impl GitHubApi for RestClient {
         git_ref: &str,
     ) -> Result<Option<FileContent>> {
         let mut url = self.repo_url(repo, &["contents", path])?;
-        url.query_pairs_mut().append_pair("ref", git_ref);
+        if !git_ref.is_empty() {
+            url.query_pairs_mut().append_pair("ref", git_ref);
+        }
         let value: serde_json::Value = match self.get(inst, url).await {
             Ok(v) => v,
             Err(GitHubError::NotFound) => return Ok(None),

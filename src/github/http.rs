@@ -14,7 +14,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, LINK, LOCATION, RETRY_AFTER};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue, IF_NONE_MATCH, LOCATION, RETRY_AFTER,
+};
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
@@ -117,6 +119,8 @@ pub(crate) struct Call<'a> {
     /// is then returned, never retried. Rate limits are still waited out: GitHub refused those.
     pub idempotent: bool,
     pub timeout: Duration,
+    /// The `ETag` of the last answer for this URL, for a conditional `GET` (`super::etag`).
+    pub if_none_match: Option<HeaderValue>,
 }
 
 /// The shared HTTP machinery (one connection pool for the whole process).
@@ -125,6 +129,8 @@ pub(crate) struct Transport {
     client: reqwest::Client,
     base: Url,
     pub(crate) config: GitHubClientConfig,
+    /// The `ETag`s and bodies of earlier `GET`s, for conditional requests.
+    pub(crate) etags: super::etag::EtagCache,
 }
 
 impl Transport {
@@ -160,6 +166,7 @@ impl Transport {
             client,
             base,
             config,
+            etags: super::etag::EtagCache::default(),
         })
     }
 
@@ -208,6 +215,7 @@ impl Transport {
             body,
             idempotent,
             timeout: self.config.request_timeout,
+            if_none_match: None,
         }
     }
 
@@ -237,6 +245,9 @@ impl Transport {
             }
             if let Some(body) = call.body {
                 req = req.json(body);
+            }
+            if let Some(tag) = &call.if_none_match {
+                req = req.header(IF_NONE_MATCH, tag.clone());
             }
             let (err, wait) = match req.send().await {
                 Err(e) => {
@@ -374,13 +385,19 @@ impl Transport {
                     url.path()
                 )));
             }
-            let call = self.json_call(Method::GET, url, None);
-            let resp = self.execute(&call, auth).await?;
-            next = match resp.headers().get(LINK).and_then(|v| v.to_str().ok()) {
+            let fetched = self
+                .etags
+                .get(&url, |tag| {
+                    let mut call = self.json_call(Method::GET, url.clone(), None);
+                    call.if_none_match = tag;
+                    async move { self.execute(&call, auth).await }
+                })
+                .await?;
+            next = match fetched.link.as_deref() {
                 Some(link) => match next_link(link) {
                     Some(href) => {
-                        let url = resp
-                            .url()
+                        let url = fetched
+                            .final_url
                             .join(&href)
                             .map_err(|e| GitHubError::Decode(format!("bad Link URL: {e}")))?;
                         if !self.same_origin(&url) {
@@ -395,7 +412,8 @@ impl Transport {
                 },
                 None => None,
             };
-            let page: serde_json::Value = decode_json(resp).await?;
+            let page: serde_json::Value = serde_json::from_slice(&fetched.body)
+                .map_err(|e| GitHubError::Decode(e.to_string()))?;
             let array = match field {
                 None => page,
                 Some(f) => match page {

@@ -15,6 +15,7 @@ pub mod app_auth;
 pub mod app_hook;
 pub mod client;
 pub mod error;
+mod etag;
 mod http;
 pub mod models;
 
@@ -235,7 +236,9 @@ pub trait GitHubApi: Send + Sync {
     ) -> Result<CollaboratorPermission>;
 
     /// `GET /repos/{o}/{r}/contents/{path}?ref=`: the file decoded; `None` when absent (404).
-    /// Files over 1 MB (served without content) are read through the blob API.
+    /// Files over 1 MB (served without content) are read through the blob API. An empty
+    /// `git_ref` sends no `ref`: GitHub then reads the default branch, with no need to read
+    /// the repository first to learn its name.
     async fn get_file_content(
         &self,
         inst: InstallationId,

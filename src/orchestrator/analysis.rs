@@ -19,7 +19,7 @@ use ci_medic_parser::{BugReport, ParseOptions};
 use super::apply::Replay;
 use super::{Orchestrator, gh_err, store_err};
 use crate::events::CheckRunCompleted;
-use crate::github::{InstallationId, PullRequest, RepoRef};
+use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
 use crate::store::registry::RegistryError;
@@ -31,12 +31,12 @@ impl Orchestrator {
         &self,
         inst: InstallationId,
         repo: &RepoRef,
-        pr: &PullRequest,
+        pr_number: u64,
         cr: &CheckRunCompleted,
         config: &RepoConfig,
         config_error: Option<ConfigError>,
     ) -> Result<(), JobError> {
-        self.analyse_with_source(inst, repo, pr, cr, config, config_error, None)
+        self.analyse_with_source(inst, repo, pr_number, cr, config, config_error, None)
             .await
     }
 
@@ -47,7 +47,7 @@ impl Orchestrator {
         &self,
         inst: InstallationId,
         repo: &RepoRef,
-        pr: &PullRequest,
+        pr_number: u64,
         cr: &CheckRunCompleted,
         config: &RepoConfig,
         config_error: Option<ConfigError>,
@@ -66,20 +66,20 @@ impl Orchestrator {
 
         let mut run = match ctx
             .runs
-            .get(&project, pr.number, &cr.name)
+            .get(&project, pr_number, &cr.name)
             .map_err(store_err)?
         {
             Some(r) => r,
             None => FixRun {
                 repo: project.clone(),
-                pr_number: pr.number,
+                pr_number,
                 check_name: cr.name.clone(),
                 installation_id: inst.0,
                 comment_id: None,
                 comment_url: None,
                 check_run_id: None,
                 check_run_sha: None,
-                state: RunState::new(&cr.name, pr.number, &cr.head_sha),
+                state: RunState::new(&cr.name, pr_number, &cr.head_sha),
                 reports: Vec::new(),
                 pending_commit: None,
                 push_target: None,
@@ -87,15 +87,13 @@ impl Orchestrator {
                 pushed_at: None,
                 previous_attempt: None,
                 updated_at: now,
+                // A new run has asked for nothing yet.
+                creations: Some(Default::default()),
             },
         };
 
-        // Logs.
-        let check_run = gh
-            .get_check_run(inst, repo, cr.check_run_id)
-            .await
-            .map_err(|e| gh_err("reading the check run", e))?;
-        let log_source = LogSource::detect(&check_run);
+        // Logs: where they are follows from the run's App, which the event names.
+        let log_source = LogSource::of(cr.app_slug.as_deref(), cr.check_run_id);
         // The parser reads the log as it downloads, to its end, however long it is; only an
         // excerpt of it is kept in memory.
         let (tee, parsing) = crate::parser::spawn_streaming(ParseOptions::default());
@@ -134,7 +132,7 @@ impl Orchestrator {
             None => {
                 // The failed DDS: the pull request's changed files are its scope.
                 let files = gh
-                    .list_pull_request_files(inst, repo, pr.number)
+                    .list_pull_request_files(inst, repo, pr_number)
                     .await
                     .map_err(|e| gh_err("listing the pull request's files", e))?;
                 let changed_files: Vec<String> = files.into_iter().map(|f| f.filename).collect();
@@ -144,7 +142,7 @@ impl Orchestrator {
                             project: project.clone(),
                             check_name: cr.name.clone(),
                             head_sha: cr.head_sha.clone(),
-                            pr_number: Some(pr.number),
+                            pr_number: Some(pr_number),
                             changed_files,
                             failed_at,
                         },

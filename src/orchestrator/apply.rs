@@ -107,17 +107,28 @@ impl Orchestrator {
         ctx.runs.put(run).map_err(store_err)?;
         let view = run.state.view();
         let body = render_comment(&view);
-        let comment = crate::comment::upsert_comment(
-            ctx.github.as_ref(),
-            inst,
-            repo,
-            run.pr_number,
-            &run.check_name,
-            ctx.app_id,
-            run.comment_id,
-            &body,
-        )
-        .await
+        let comment = if run.comment_id.is_none() && !run.comment_may_exist() {
+            // Never asked for: recorded first, then created without looking for it.
+            if let Some(c) = run.creations.as_mut() {
+                c.comment = true;
+            }
+            ctx.runs.put(run).map_err(store_err)?;
+            ctx.github
+                .create_issue_comment(inst, repo, run.pr_number, &body)
+                .await
+        } else {
+            crate::comment::upsert_comment(
+                ctx.github.as_ref(),
+                inst,
+                repo,
+                run.pr_number,
+                &run.check_name,
+                ctx.app_id,
+                run.comment_id,
+                &body,
+            )
+            .await
+        }
         .map_err(|e| gh_err("posting the comment", e))?;
         if run.comment_id != Some(comment.id) {
             run.comment_id = Some(comment.id);
@@ -134,7 +145,14 @@ impl Orchestrator {
                 None
             };
             let external_id = format!("{}#{}:{}", run.repo, run.pr_number, view.dds_id);
-            let id = crate::comment::publish_check_run(
+            let look_first = existing.is_some() || run.check_run_may_exist(&external_id);
+            if !look_first {
+                if let Some(c) = run.creations.as_mut() {
+                    c.check_runs.push(external_id.clone());
+                }
+                ctx.runs.put(run).map_err(store_err)?;
+            }
+            let id = crate::comment::publish_check_run_with(
                 ctx.github.as_ref(),
                 inst,
                 repo,
@@ -144,6 +162,7 @@ impl Orchestrator {
                 &view,
                 &run.reports,
                 run.comment_url.as_deref(),
+                look_first,
             )
             .await
             .map_err(|e| gh_err("publishing annotations", e))?;

@@ -99,18 +99,35 @@ impl Orchestrator {
             .await
             .map_err(|e| gh_err("reacting to the comment", e))?;
         if !replies.is_empty() {
-            // One reply per comment. A retried job must not post it twice: the reply quotes the
-            // comment's URL, and an existing reply with it is reused.
+            // One reply per comment. A retried job must not post it twice: the reply carries
+            // a marker naming the comment, and when a reply was asked for before (its answer
+            // may have been lost) an existing one with the marker is reused. A reply never
+            // asked for is recorded, then posted without listing the comments.
             let marker = format!("<!-- ci-medic:reply-to={} -->", c.comment_id);
-            let existing = gh
-                .list_issue_comments(inst, &repo, c.pr_number)
-                .await
-                .map_err(|e| gh_err("listing comments", e))?;
-            // Only our own comment counts: anyone can type the marker.
-            if !existing.iter().any(|x| {
-                crate::comment::is_ours(x, self.ctx.app_id)
-                    && x.body.as_deref().is_some_and(|b| b.contains(&marker))
-            }) {
+            let project = repo.full_name();
+            let asked = self
+                .ctx
+                .runs
+                .reply_asked(&project, c.comment_id)
+                .map_err(store_err)?;
+            let exists = asked && {
+                let existing = gh
+                    .list_issue_comments(inst, &repo, c.pr_number)
+                    .await
+                    .map_err(|e| gh_err("listing comments", e))?;
+                // Only our own comment counts: anyone can type the marker.
+                existing.iter().any(|x| {
+                    crate::comment::is_ours(x, self.ctx.app_id)
+                        && x.body.as_deref().is_some_and(|b| b.contains(&marker))
+                })
+            };
+            if !exists {
+                if !asked {
+                    self.ctx
+                        .runs
+                        .mark_reply_asked(&project, c.comment_id)
+                        .map_err(store_err)?;
+                }
                 let body = format!("{marker}\n{}", replies.join("\n\n---\n\n"));
                 gh.create_issue_comment(inst, &repo, c.pr_number, &body)
                     .await
@@ -383,7 +400,8 @@ impl Orchestrator {
                 replies.push(text::retry_not_failing_reply(&run.check_name, &pr.head.sha));
                 continue;
             };
-            self.analyse(inst, repo, &pr, &cr, config, None).await?;
+            self.analyse(inst, repo, pr.number, &cr, config, None)
+                .await?;
             replies.push(text::retry_reply(&cr.name));
         }
         if replies.is_empty() {

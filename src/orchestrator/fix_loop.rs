@@ -21,7 +21,7 @@ use super::{Orchestrator, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::fix_agent::Proposal;
 use crate::git_agent::{
-    GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry, whole_tree,
+    GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry,
 };
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
@@ -252,16 +252,15 @@ impl Orchestrator {
         // Files left alone, each with why: a maintainer reads these on the comment.
         let mut declined: Vec<String> = Vec::new();
         let mut modes = Vec::new();
-        let tree = gh
-            .get_git_commit(inst, read_from, run.proposed_for_sha())
-            .await
-            .map_err(|e| gh_err("reading the proposal's commit", e))?
-            .tree
-            .sha;
-        // The whole tree in one request, rather than one per directory of every path.
-        let listing = whole_tree(gh, inst, read_from, &tree)
+        // The whole tree in one request, rather than one per directory of every path. GitHub
+        // resolves a commit sha given as the tree (any tree-ish, as `git` does) and answers
+        // with the tree's own sha: no request to read the commit first.
+        let whole = gh
+            .get_git_tree_recursive(inst, read_from, run.proposed_for_sha())
             .await
             .map_err(|e| gh_err("reading the tree of the files to fix", e))?;
+        let tree = whole.sha;
+        let listing = (!whole.truncated).then_some(whole.tree);
         for (path, mut reports) in by_file {
             // Links, submodules and directories first, from the tree: the contents API would
             // answer for a link's target, and the fix would replace the link with a copy.
@@ -486,8 +485,16 @@ impl Orchestrator {
                     .get_pull_request(inst, repo, run.pr_number)
                     .await
                     .map_err(|e| gh_err("reading the pull request", e))?;
-                self.analyse_with_source(inst, repo, &pr, cr, config, None, Some(DdsId(source)))
-                    .await?;
+                self.analyse_with_source(
+                    inst,
+                    repo,
+                    pr.number,
+                    cr,
+                    config,
+                    None,
+                    Some(DdsId(source)),
+                )
+                .await?;
             }
         }
         Ok(())

@@ -50,9 +50,39 @@ pub struct FixRun {
     #[serde(default)]
     pub previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
     pub updated_at: DateTime<Utc>,
+    /// The comment and check-run creations this run asked GitHub for, stored (and flushed)
+    /// before each request. A creation whose answer was lost may have landed; only then is
+    /// GitHub searched for it (by marker, by external id) before creating, so a run that never
+    /// asked creates at once, without listing. Records older than this field say nothing
+    /// about their creations (`None`): every creation of theirs searches first.
+    #[serde(default)]
+    pub creations: Option<Creations>,
+}
+
+/// What [`FixRun::creations`] records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Creations {
+    /// A comment was asked for.
+    #[serde(default)]
+    pub comment: bool,
+    /// The external ids of the check runs asked for.
+    #[serde(default)]
+    pub check_runs: Vec<String>,
 }
 
 impl FixRun {
+    /// Whether the run's comment may exist on GitHub without its id being stored here.
+    pub fn comment_may_exist(&self) -> bool {
+        self.creations.as_ref().is_none_or(|c| c.comment)
+    }
+
+    /// Whether a check run with this external id may exist without its id being stored here.
+    pub fn check_run_may_exist(&self, external_id: &str) -> bool {
+        self.creations
+            .as_ref()
+            .is_none_or(|c| c.check_runs.iter().any(|x| x == external_id))
+    }
+
     pub fn key(repo: &str, pr_number: u64, check_name: &str) -> String {
         format!("{repo}#{pr_number}\u{0}{check_name}")
     }
@@ -119,6 +149,8 @@ mod legacy {
         #[serde(default)]
         previous_attempt: Option<ci_medic_core::fix_check::PreviousAttempt>,
         updated_at: DateTime<Utc>,
+        #[serde(default)]
+        creations: Option<super::Creations>,
     }
 
     impl From<RunRecord> for FixRun {
@@ -151,6 +183,7 @@ mod legacy {
                 pushed_at: r.pushed_at,
                 previous_attempt: r.previous_attempt,
                 updated_at: r.updated_at,
+                creations: r.creations,
             }
         }
     }
@@ -245,6 +278,8 @@ mod legacy {
 pub struct RunStore {
     runs: sled::Tree,
     pushed: sled::Tree,
+    /// `owner/repo#comment_id` of each command comment ci-medic asked GitHub to reply to.
+    replies: sled::Tree,
 }
 
 impl RunStore {
@@ -252,7 +287,25 @@ impl RunStore {
         Ok(RunStore {
             runs: store.db().open_tree("runs")?,
             pushed: store.db().open_tree("runs_by_pushed_commit")?,
+            replies: store.db().open_tree("reply_intents")?,
         })
+    }
+
+    /// Whether a reply to this command comment was asked for before (its answer may have been
+    /// lost, so it may exist).
+    pub fn reply_asked(&self, repo: &str, comment_id: u64) -> Result<bool, StoreError> {
+        Ok(self
+            .replies
+            .contains_key(format!("{repo}#{comment_id}").as_bytes())?)
+    }
+
+    /// Records, flushed, that a reply to this command comment is being asked for: stored
+    /// before the request, so a retry after a lost answer looks for the reply first.
+    pub fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError> {
+        self.replies
+            .insert(format!("{repo}#{comment_id}").as_bytes(), &[])?;
+        self.replies.flush()?;
+        Ok(())
     }
 
     pub fn get(&self, repo: &str, pr: u64, check: &str) -> Result<Option<FixRun>, StoreError> {

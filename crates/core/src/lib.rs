@@ -15,12 +15,16 @@
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
 //! | [`redelivery`] | which missed webhook deliveries to ask GitHub to send again |
 //! | [`status`] | the status page's figures: fix rates, medians, per-day series, the SVG chart |
+//! | [`output`] | reports as GitHub workflow commands and reviewdog's rdjson |
+//! | [`progress`] | the progress line `analyze` shows on a terminal |
 
 pub mod commands;
 pub mod comment;
 pub mod fix_check;
 pub mod formatter;
 pub mod ids;
+pub mod output;
+pub mod progress;
 pub mod proposal;
 pub mod redelivery;
 pub mod repo_config;

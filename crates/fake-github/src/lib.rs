@@ -8,9 +8,12 @@
 //! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
 //! SHA-1 object store), tarballs, App-manifest conversions, the App's webhook delivery log
 //! (every delivery attempt with its status, listed and redelivered on request), and sign-in with
-//! GitHub (the OAuth web flow and the user-token installation lists, `oauth.rs`). Tests drive and
-//! inspect it through the Rust control API below (not over HTTP), inject faults, send signed
-//! webhooks, and script CI.
+//! GitHub (the OAuth web flow and the user-token installation lists, `oauth.rs`). Every
+//! successful `GET` carries an `ETag`, and a matching `If-None-Match` gets `304 Not Modified`
+//! with no body, not counted against the rate limit (`conditional.rs`). Tests drive and inspect
+//! it through the Rust control API below (not over HTTP), inject faults (before a request is
+//! handled, or after it, to lose the answer of a creation that landed), send signed webhooks,
+//! and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
 //! hold its state lock across an `.await`.
@@ -50,6 +53,7 @@
 #![recursion_limit = "512"]
 
 mod ci;
+mod conditional;
 pub mod git;
 mod hook_deliveries;
 pub mod json;
@@ -684,6 +688,20 @@ impl FakeGitHub {
                 .map(|(k, v)| ((*k).into(), (*v).into()))
                 .collect(),
             remaining: count,
+            after_handling: false,
+        });
+    }
+
+    /// The next `count` matching requests are carried out, then answered with a 502: what a
+    /// client sees when GitHub stored a comment or check run and failed before saying so.
+    pub fn lose_answer_next(&self, method: &str, path_prefix: &str, count: u32) {
+        self.st().faults.push(Fault {
+            method: method.into(),
+            path_prefix: path_prefix.into(),
+            status: 502,
+            headers: Vec::new(),
+            remaining: count,
+            after_handling: true,
         });
     }
 

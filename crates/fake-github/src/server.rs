@@ -208,7 +208,7 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
         let mut pushes = Vec::new();
         let resp = if rel.is_empty() {
             not_found()
-        } else if let Some(fault) = take_fault(&mut st, method.as_str(), &rel) {
+        } else if let Some(fault) = take_fault(&mut st, method.as_str(), &rel, false) {
             fault
         } else {
             let segs: Vec<String> = rel.trim_matches('/').split('/').map(pct_decode).collect();
@@ -223,9 +223,26 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
                 had_auth,
                 rel: &rel,
             };
-            route(&mut st, &ctx, &mut pushes)
+            let handled = route(&mut st, &ctx, &mut pushes);
+            take_fault(&mut st, method.as_str(), &rel, true).unwrap_or(handled)
         };
-        st.rate_used += 1;
+        let mut resp = resp;
+        let mut not_modified = false;
+        if method == Method::GET && resp.status == 200 {
+            let tag = crate::conditional::etag(&resp.body);
+            not_modified = headers
+                .get(header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| crate::conditional::matches(v, &tag));
+            if not_modified {
+                resp.status = 304;
+                resp.body.clear();
+            }
+            resp.headers.push(("etag".into(), tag));
+        }
+        if !not_modified {
+            st.rate_used += 1;
+        }
         st.requests.push(RequestRecord {
             method: method.to_string(),
             path: rel_with_query,
@@ -274,9 +291,10 @@ fn into_response(r: Resp, (used, reset): (u64, i64)) -> Response {
         .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-fn take_fault(st: &mut State, method: &str, rel: &str) -> Option<Resp> {
+fn take_fault(st: &mut State, method: &str, rel: &str, after_handling: bool) -> Option<Resp> {
     let idx = st.faults.iter().position(|f| {
         f.remaining > 0
+            && f.after_handling == after_handling
             && (f.method == "*" || f.method.eq_ignore_ascii_case(method))
             && rel.starts_with(&f.path_prefix)
     })?;

@@ -149,6 +149,9 @@ pub struct Fault {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub remaining: u32,
+    /// The request is carried out first and only its answer replaced: GitHub stored the
+    /// comment (or check run…) but the caller never learnt it.
+    pub after_handling: bool,
 }
 
 /// Signature of the scripted CI: given the files at the pushed commit, returns the conclusion
