@@ -3,10 +3,11 @@
 //!
 //! `FakeGitHub::start()` binds an ephemeral loopback port and serves, with the real API's JSON
 //! shapes (checked against GitHub's OpenAPI in `tests/schema.rs`): installation tokens, repos,
-//! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
-//! host that rejects an `Authorization` header), issue comments + reactions, collaborator
-//! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, and App-manifest conversions. Tests drive and inspect it through
+//! pulls (+ files, `?head=`), check runs + annotations, Actions runs with attempts, jobs with
+//! steps and re-runs ([`actions`]), job logs (302 to a no-auth log host that rejects an
+//! `Authorization` header), issue comments + reactions, collaborator permission, contents, git
+//! data (refs with fast-forward checks, commits, trees, blobs over a real SHA-1 object store),
+//! tarballs, and App-manifest conversions. Tests drive and inspect it through
 //! the Rust control API below (not over HTTP), inject faults, send signed webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
@@ -46,6 +47,7 @@
 
 #![recursion_limit = "512"]
 
+pub mod actions;
 mod ci;
 pub mod git;
 pub mod json;
@@ -60,6 +62,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+pub use actions::{NewJob, NewRun, RerunKind, RerunRequest};
 pub use server::{MAX_ANNOTATIONS_PER_REQUEST, MAX_COMMENT_CHARS};
 pub use state::{CheckRun, Fault, IssueComment, Permission, Reaction, RequestRecord};
 

@@ -202,6 +202,8 @@ pub struct State {
     pub deliveries: HashMap<String, StoredDelivery>,
     pub delivery_order: Vec<String>,
     pub ci_scripts: Vec<(String, String, CiScript)>,
+    /// Workflow runs, their attempts and jobs' steps, and the re-runs requested.
+    pub actions: crate::actions::Actions,
     pub rate_used: u64,
     /// Wall clock used for timestamps; tests may move it.
     pub clock_offset: chrono::Duration,
@@ -235,6 +237,7 @@ impl State {
             deliveries: HashMap::new(),
             delivery_order: Vec::new(),
             ci_scripts: Vec::new(),
+            actions: crate::actions::Actions::default(),
             rate_used: 0,
             clock_offset: chrono::Duration::zero(),
         }
