@@ -1,0 +1,355 @@
+//! The log scan: splits a log (fed in arbitrary chunks) into lines, cleans each line of what the
+//! CI system added (BOM, Actions timestamp, ANSI escapes, `\r` overwrites, `##[error]`), and
+//! keeps, per failure kind, a bounded sample of the lines the log rules matched.
+//!
+//! It never keeps more than [`MAX_LINE`] bytes of a line, [`MAX_EVIDENCE`] evidence lines per
+//! kind or [`MAX_EVIDENCE_CHARS`] characters per evidence line: its memory does not grow with the
+//! log. It never decides a kind; that is `lib.rs`'s job.
+
+use std::collections::VecDeque;
+
+use crate::rules;
+use crate::{Evidence, FailureKind};
+
+/// A line is looked at up to its first 16 KiB, like the parser does.
+pub const MAX_LINE: usize = 16 * 1024;
+/// Evidence lines kept per kind (half from the start of the log, half from its end).
+pub const MAX_EVIDENCE: usize = 10;
+/// Characters kept of one evidence line.
+pub const MAX_EVIDENCE_CHARS: usize = 500;
+
+/// What the log said for one kind.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct KindHits {
+    /// Matching lines, in total.
+    pub count: usize,
+    /// 1-based number of the last matching line.
+    pub last_line: usize,
+    /// Ids of the rules that matched, in first-match order.
+    pub rules: Vec<&'static str>,
+    pub first: Vec<Evidence>,
+    pub last: VecDeque<Evidence>,
+}
+
+impl KindHits {
+    fn push(&mut self, rule: &'static str, e: Evidence) {
+        self.count += 1;
+        if !self.rules.contains(&rule) {
+            self.rules.push(rule);
+        }
+        self.last_line = e.line;
+        // A retry loop prints the same error many times; one copy says it.
+        if self
+            .first
+            .iter()
+            .chain(&self.last)
+            .any(|k| k.text == e.text)
+        {
+            return;
+        }
+        if self.first.len() < MAX_EVIDENCE / 2 {
+            self.first.push(e);
+        } else {
+            if self.last.len() == MAX_EVIDENCE / 2 {
+                self.last.pop_front();
+            }
+            self.last.push_back(e);
+        }
+    }
+
+    /// The kept evidence, in log order.
+    pub fn evidence(&self) -> Vec<Evidence> {
+        self.first.iter().chain(&self.last).cloned().collect()
+    }
+}
+
+/// Streaming scanner over a log.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    partial: Vec<u8>,
+    /// The partial line was longer than [`MAX_LINE`]; the rest of it is skipped.
+    overlong: bool,
+    line_no: usize,
+    pub(crate) hits: [KindHits; 4],
+}
+
+pub(crate) fn slot(kind: FailureKind) -> usize {
+    match kind {
+        FailureKind::Code => 0,
+        FailureKind::Infrastructure => 1,
+        FailureKind::Flaky => 2,
+        FailureKind::Configuration => 3,
+    }
+}
+
+impl Scanner {
+    /// Feeds the next chunk of the log; chunks may split lines anywhere.
+    pub fn feed(&mut self, mut chunk: &[u8]) {
+        while let Some(nl) = memchr::memchr(b'\n', chunk) {
+            let (head, rest) = chunk.split_at(nl);
+            chunk = &rest[1..];
+            if self.partial.is_empty() && !self.overlong {
+                self.line(head);
+            } else {
+                self.append(head);
+                let line = std::mem::take(&mut self.partial);
+                self.line(&line);
+                self.partial = line;
+                self.partial.clear();
+            }
+            self.overlong = false;
+        }
+        self.append(chunk);
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.partial.len());
+        if bytes.len() > room {
+            self.overlong = true;
+        }
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Ends the log (a last line without a newline counts).
+    pub(crate) fn finish(&mut self) {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line);
+        }
+    }
+
+    fn line(&mut self, raw: &[u8]) {
+        self.line_no += 1;
+        let raw = &raw[..raw.len().min(MAX_LINE)];
+        let Some(text) = clean(raw) else { return };
+        if text.is_empty() {
+            return;
+        }
+        let set = rules::set();
+        let matches = set.matches(&text);
+        if !matches.matched_any() {
+            return;
+        }
+        let shown = shown(&text);
+        let mut seen = [false; 4];
+        for i in matches.iter() {
+            let Some(rule) = rules::log_rule(i) else {
+                continue;
+            };
+            let s = slot(rule.kind);
+            // One line is one piece of evidence per kind, under its first rule.
+            if std::mem::replace(&mut seen[s], true) {
+                continue;
+            }
+            self.hits[s].push(
+                rule.id,
+                Evidence {
+                    line: self.line_no,
+                    text: shown.clone(),
+                    rule: rule.id.to_string(),
+                },
+            );
+        }
+    }
+}
+
+/// The line as a tool printed it, or `None` for lines the runner adds that are never evidence
+/// (`##[warning]`, `##[debug]`, `##[command]`, `##[group]`). A warning is not why a job failed:
+/// retry warnings of a step that later succeeded must not make a failure look like a network
+/// one.
+pub(crate) fn clean(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut line = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+    if line.last() == Some(&b'\r') {
+        line = &line[..line.len() - 1];
+    }
+    if let Some(cr) = memchr::memrchr(b'\r', line) {
+        line = &line[cr + 1..];
+    }
+    line = strip_timestamp(line);
+    let mut out = if memchr::memchr(0x1b, line).is_some() {
+        strip_ansi(line)
+    } else {
+        line.to_vec()
+    };
+    // The timestamp may sit behind escapes, or escapes behind it.
+    let stamp = out.len() - strip_timestamp(&out).len();
+    out.drain(..stamp);
+    if let Some(rest) = out.strip_prefix(b"##[") {
+        if let Some(rest) = rest.strip_prefix(b"error]") {
+            return Some(rest.to_vec());
+        }
+        if [
+            &b"warning]"[..],
+            b"debug]",
+            b"command]",
+            b"group]",
+            b"endgroup]",
+        ]
+        .iter()
+        .any(|p| rest.starts_with(p))
+        {
+            return None;
+        }
+    }
+    let trimmed = out.trim_ascii_start();
+    if [
+        &b"npm WARN "[..],
+        b"npm warn ",
+        b"warning: spurious",
+        b"Warning: ",
+        b"WARNING: Retrying",
+        b"WARN ",
+    ]
+    .iter()
+    .any(|p| trimmed.starts_with(p))
+    {
+        return None;
+    }
+    Some(out)
+}
+
+/// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fff]Z ` (the GitHub Actions timestamp).
+fn strip_timestamp(line: &[u8]) -> &[u8] {
+    let digits = |r: std::ops::Range<usize>| line[r].iter().all(u8::is_ascii_digit);
+    if line.len() < 21
+        || !digits(0..4)
+        || line[4] != b'-'
+        || !digits(5..7)
+        || line[7] != b'-'
+        || !digits(8..10)
+        || line[10] != b'T'
+        || !digits(11..13)
+        || line[13] != b':'
+        || !digits(14..16)
+        || line[16] != b':'
+        || !digits(17..19)
+    {
+        return line;
+    }
+    let mut i = 19;
+    if line.get(i) == Some(&b'.') {
+        i += 1;
+        while line.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    if line.get(i) == Some(&b'Z') {
+        i += 1;
+    }
+    if line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    &line[i..]
+}
+
+/// Removes CSI (`ESC [ … final`) and two-byte escapes.
+fn strip_ansi(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] == 0x1b {
+            i += 1;
+            if line.get(i) == Some(&b'[') {
+                i += 1;
+                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) {
+                    i += 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        out.push(line[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The evidence text: lossy UTF-8, trimmed, at most [`MAX_EVIDENCE_CHARS`] characters.
+fn shown(text: &[u8]) -> String {
+    let s = String::from_utf8_lossy(text);
+    let s = s.trim();
+    match s.char_indices().nth(MAX_EVIDENCE_CHARS) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(log: &[u8]) -> Scanner {
+        let mut s = Scanner::default();
+        s.feed(log);
+        s.finish();
+        s
+    }
+
+    #[test]
+    fn cleans_actions_wrapping() {
+        assert_eq!(
+            clean(b"2024-01-02T03:04:05.1234567Z ##[error]\x1b[31mNo space left on device\x1b[0m"),
+            Some(b"No space left on device".to_vec())
+        );
+        assert_eq!(clean(b"##[warning]ETIMEDOUT"), None);
+        assert_eq!(
+            clean(b"npm WARN retry will retry, error on last attempt: Error: ETIMEDOUT"),
+            None
+        );
+        assert_eq!(clean(b"progress 10%\rENOSPC"), Some(b"ENOSPC".to_vec()));
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_scan() {
+        let log = b"ok\n2024-01-02T03:04:05Z Error: connect ETIMEDOUT 1.2.3.4:443\nx\nNo space left on device";
+        let whole = scan(log);
+        for size in 1..8 {
+            let mut s = Scanner::default();
+            for c in log.chunks(size) {
+                s.feed(c);
+            }
+            s.finish();
+            assert_eq!(
+                s.hits[1].evidence(),
+                whole.hits[1].evidence(),
+                "chunks of {size}"
+            );
+        }
+        let ev = whole.hits[1].evidence();
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].line, 2);
+        assert_eq!(ev[0].text, "Error: connect ETIMEDOUT 1.2.3.4:443");
+        assert_eq!(ev[1].line, 4);
+        assert_eq!(ev[1].rule, "infra.disk");
+    }
+
+    #[test]
+    fn evidence_is_bounded_and_deduplicated() {
+        let mut log = Vec::new();
+        for i in 0..1000 {
+            log.extend_from_slice(format!("Error: ETIMEDOUT try {i}\n").as_bytes());
+            log.extend_from_slice(b"Error: ETIMEDOUT\n");
+        }
+        log.extend_from_slice(format!("ENOSPC {}\n", "x".repeat(5000)).as_bytes());
+        let s = scan(&log);
+        let ev = s.hits[1].evidence();
+        assert_eq!(ev.len(), MAX_EVIDENCE);
+        assert_eq!(s.hits[1].count, 2001);
+        assert_eq!(ev[0].text, "Error: ETIMEDOUT try 0");
+        assert_eq!(ev[1].text, "Error: ETIMEDOUT");
+        let last = ev.last().map(|e| e.text.chars().count());
+        assert_eq!(last, Some(MAX_EVIDENCE_CHARS + 1));
+    }
+
+    #[test]
+    fn overlong_lines_are_cut_not_buffered() {
+        let mut s = Scanner::default();
+        s.feed(&vec![b'a'; MAX_LINE]);
+        s.feed(&vec![b'b'; MAX_LINE]);
+        assert!(s.partial.len() <= MAX_LINE);
+        s.feed(b"\nNo space left on device\n");
+        s.finish();
+        assert_eq!(s.hits[1].evidence()[0].line, 2);
+    }
+}
