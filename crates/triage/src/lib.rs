@@ -48,9 +48,9 @@
 //! 2. **No report**: a check conclusion of `cancelled` or `timed_out` is `infrastructure`;
 //!    `startup_failure`/`action_required` is `configuration`. Otherwise the log rules decide:
 //!    when both infrastructure and configuration lines matched, the kind of the later line
-//!    wins (the failure is near the end of a log). Then a pass of the same check elsewhere on
-//!    the commit is `flaky`, and a failed `Set up job`/`Initialize containers` step is
-//!    `infrastructure`.
+//!    wins (the failure is near the end of a log). Then, in this order: an `Unexpected input(s)`
+//!    warning is `configuration`, a pass of the same check elsewhere on the commit is `flaky`,
+//!    and a failed `Set up job`/`Initialize containers` step is `infrastructure`.
 //! 3. Nothing matched: `code` with no evidence (the caller stays silent when there are no
 //!    reports either).
 //!
@@ -76,11 +76,12 @@
 //! | `infra.cancelled` | infrastructure | log line | The job was cancelled: `The operation was canceled.`, `Canceling since a higher priority waiting request…` |
 //! | `infra.service` | infrastructure | log line | A service container or daemon was not ready: `Service container … failed`, `… is unhealthy`, `the database system is starting up`, `Can't connect to MySQL server`, `Cannot connect to the Docker daemon` |
 //! | `infra.github_api` | infrastructure | log line | GitHub itself failed or throttled: `API rate limit exceeded for …`, `secondary rate limit`, `The requested URL returned error: 500` |
-//! | `config.inputs` | configuration | log line | An action was given wrong inputs or used a disabled command: `Unexpected input(s) 'x'`, `Input required and not supplied: token`, `The set-env command is disabled` |
+//! | `config.inputs` | configuration | log line | An action was given wrong or missing inputs or used a disabled command: `Input required and not supplied: token`, setup-* `Some specified paths were not resolved, unable to cache dependencies`, `The set-env command is disabled` |
 //! | `config.workflow` | configuration | log line | The workflow file or an action reference is wrong: `Invalid workflow file`, `Unable to resolve action`, `Can't find 'action.yml'`, a tool version setup-* cannot find, a deprecated `actions/*` version GitHub refuses |
 //! | `config.missing_script` | configuration | log line | The workflow runs a script the project does not define: `npm ERR! Missing script: "lint"`, `ERR_PNPM_NO_SCRIPT`, yarn `Couldn't find a script named`, Gradle `Task 'x' not found` |
 //! | `config.secret` | configuration | log line | A secret or token is missing or empty (e.g. on a fork): `Bad credentials`, `Parameter token or opts.auth is required`, `Credentials could not be loaded`, `no basic auth credentials`, `npm ERR! code ENEEDAUTH` |
 //! | `config.permission` | configuration | log line | The job's token may not do what the workflow asks: `Resource not accessible by integration`, `Permission to o/r denied to github-actions[bot]`, `The requested URL returned error: 403`, `denied: requested access to the resource is denied` |
+//! | `config.unexpected_input` | configuration | warning line | Only a warning line (`Warning: Unexpected input(s) 'x', valid inputs are [...]`): a misspelt action input, used only when no report and no other rule explains the failure |
 //! | `check.timed_out` | infrastructure | check run / job | The check run's conclusion is `timed_out` (and the parser found no report) |
 //! | `check.cancelled` | infrastructure | check run / job | The check run's conclusion is `cancelled` (and the parser found no report) |
 //! | `check.startup_failure` | configuration | check run / job | The check run's conclusion is `startup_failure` or `action_required`: the workflow never ran its steps |
@@ -437,6 +438,10 @@ fn decide(
         (_, true) => return from_log(FailureKind::Configuration, None),
         (true, false) => return from_log(FailureKind::Infrastructure, None),
         (false, false) => {}
+    }
+    if scan.weak.count > 0 {
+        let rules = scan.weak.rules.iter().map(|s| s.to_string()).collect();
+        return out(FailureKind::Configuration, rules, scan.weak.evidence());
     }
     if !attempts.is_empty() {
         return out(

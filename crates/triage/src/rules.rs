@@ -17,6 +17,10 @@ use crate::FailureKind;
 pub enum Source {
     /// A regular expression over each cleaned log line.
     Log(&'static str),
+    /// A regular expression over warning lines (`##[warning]`, `Warning:`), which are never
+    /// evidence for the other rules: weak evidence, used only when nothing else explains the
+    /// failure.
+    Warning(&'static str),
     /// What GitHub says about the check run or the job (conclusion, steps, other attempts).
     Check,
     /// The per-test outcomes ci-medic has recorded.
@@ -35,7 +39,7 @@ pub struct Rule {
 }
 
 use FailureKind::{Configuration, Flaky, Infrastructure};
-use Source::{Check, History, Log};
+use Source::{Check, History, Log, Warning};
 
 /// Every rule, log rules first (their index is their index in the compiled set).
 pub const RULES: &[Rule] = &[
@@ -115,9 +119,9 @@ pub const RULES: &[Rule] = &[
         id: "config.inputs",
         kind: Configuration,
         source: Log(
-            r"Unexpected input\(s\) '|Input required and not supplied: |Unrecognized named-value: '|Unexpected value '|Required property is missing: |Unable to process command '::set-output|The `set-output` command is disabled|The `add-path` command is disabled|The `set-env` command is disabled",
+            r"Input required and not supplied: |Some specified paths were not resolved, unable to cache dependencies|Unrecognized named-value: '|Unexpected value '|Required property is missing: |Unable to process command '::set-output|The `set-output` command is disabled|The `add-path` command is disabled|The `set-env` command is disabled",
         ),
-        needs: "An action was given wrong inputs or used a disabled command: `Unexpected input(s) 'x'`, `Input required and not supplied: token`, `The set-env command is disabled`",
+        needs: "An action was given wrong or missing inputs or used a disabled command: `Input required and not supplied: token`, setup-* `Some specified paths were not resolved, unable to cache dependencies`, `The set-env command is disabled`",
     },
     Rule {
         id: "config.workflow",
@@ -147,9 +151,15 @@ pub const RULES: &[Rule] = &[
         id: "config.permission",
         kind: Configuration,
         source: Log(
-            r"Resource not accessible by integration|Resource not accessible by personal access token|remote: Permission to \S+ denied to|Permission to \S+ denied to |refusing to allow a GitHub App to create or update workflow|refusing to allow an OAuth App to create or update workflow|protected branch hook declined|GH006: Protected branch update failed|The requested URL returned error: 403|denied: requested access to the resource is denied|denied: permission_denied|HttpError: Must have admin rights|403 Forbidden.*(?:ghcr\.io|docker|npm|registry)|npm (?:ERR!|error) code E403",
+            r"(?i:Resource not accessible by integration)|Resource not accessible by personal access token|remote: Permission to \S+ denied to|Permission to \S+ denied to |refusing to allow a GitHub App to create or update workflow|refusing to allow an OAuth App to create or update workflow|protected branch hook declined|GH006: Protected branch update failed|The requested URL returned error: 403|denied: requested access to the resource is denied|denied: permission_denied|HttpError: Must have admin rights|403 Forbidden.*(?:ghcr\.io|docker|npm|registry)|npm (?:ERR!|error) code E403",
         ),
         needs: "The job's token may not do what the workflow asks: `Resource not accessible by integration`, `Permission to o/r denied to github-actions[bot]`, `The requested URL returned error: 403`, `denied: requested access to the resource is denied`",
+    },
+    Rule {
+        id: "config.unexpected_input",
+        kind: Configuration,
+        source: Warning(r"Unexpected inputs? ?\(?s?\)? '[^']+'(?:, '[^']+')*, valid inputs are"),
+        needs: "Only a warning line (`Warning: Unexpected input(s) 'x', valid inputs are [...]`): a misspelt action input, used only when no report and no other rule explains the failure",
     },
     Rule {
         id: "check.timed_out",
@@ -206,6 +216,24 @@ pub(crate) fn set() -> &'static RegexSet {
     })
 }
 
+/// The warning rule (its regex and the rule).
+pub(crate) fn warning_rule() -> &'static (regex::bytes::Regex, &'static Rule) {
+    static RULE: OnceLock<(regex::bytes::Regex, &'static Rule)> = OnceLock::new();
+    RULE.get_or_init(|| {
+        let (rule, p) = RULES
+            .iter()
+            .find_map(|r| match r.source {
+                Warning(p) => Some((r, p)),
+                _ => None,
+            })
+            .expect("the table has a warning rule");
+        (
+            regex::bytes::Regex::new(p).expect("the warning rule is a valid regular expression"),
+            rule,
+        )
+    })
+}
+
 /// The log rules by set index.
 pub(crate) fn log_rule(i: usize) -> Option<&'static Rule> {
     log_rules().nth(i).map(|(r, _)| r)
@@ -222,6 +250,7 @@ pub fn table() -> String {
     for r in RULES {
         let source = match r.source {
             Log(_) => "log line",
+            Warning(_) => "warning line",
             Check => "check run / job",
             History => "test history",
         };
@@ -246,8 +275,32 @@ mod tests {
         assert_eq!(ids.len(), RULES.len());
     }
 
+    /// `CI_MEDIC_BLESS_TRIAGE_DOCS=1` rewrites the table in lib.rs from [`RULES`].
     #[test]
     fn documentation_table_is_the_rule_table() {
+        if std::env::var_os("CI_MEDIC_BLESS_TRIAGE_DOCS").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs");
+            let text = std::fs::read_to_string(path).expect("lib.rs is readable");
+            let mut out = String::new();
+            let mut in_table = false;
+            for line in text.lines() {
+                if line.starts_with("//! | rule | kind |") {
+                    in_table = true;
+                    for row in table().lines() {
+                        out.push_str(&format!("//! {row}\n"));
+                    }
+                    continue;
+                }
+                if in_table && line.starts_with("//! |") {
+                    continue;
+                }
+                in_table = false;
+                out.push_str(line);
+                out.push('\n');
+            }
+            std::fs::write(path, out).expect("lib.rs is writable");
+            return;
+        }
         let docs = include_str!("lib.rs");
         for line in table().lines().skip(2) {
             assert!(
@@ -293,10 +346,6 @@ mod tests {
                 "infra.timeout",
             ),
             ("The operation was canceled.", "infra.cancelled"),
-            (
-                "Warning: Unexpected input(s) 'node_version', valid inputs are ['node-version']",
-                "config.inputs",
-            ),
             ("npm ERR! Missing script: \"lint\"", "config.missing_script"),
             (
                 "Error: Resource not accessible by integration",
@@ -306,6 +355,20 @@ mod tests {
         ] {
             assert!(hits(line).contains(&id), "{line:?} → {:?}", hits(line));
         }
+    }
+
+    #[test]
+    fn unexpected_input_warnings_hit_the_warning_rule() {
+        let (re, rule) = warning_rule();
+        assert_eq!(rule.id, "config.unexpected_input");
+        for line in [
+            "  Warning: Unexpected input(s) 'file', valid inputs are ['entryPoint', 'args']",
+            "##[warning]Unexpected input 'args', valid inputs are ['']",
+            "Warning: Unexpected input(s) 'issue-close-message', 'closed-issues-label', valid inputs are ['github-token']",
+        ] {
+            assert!(re.is_match(line.as_bytes()), "{line}");
+        }
+        assert!(!re.is_match(b"Warning: unexpected end of input"));
     }
 
     #[test]

@@ -71,6 +71,19 @@ pub struct Scanner {
     overlong: bool,
     line_no: usize,
     pub(crate) hits: [KindHits; 4],
+    /// Warning lines the warning rule matched (weak configuration evidence).
+    pub(crate) weak: KindHits,
+}
+
+/// A cleaned line.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Line {
+    /// What a tool printed.
+    Text(Vec<u8>),
+    /// A warning: never evidence for the log rules.
+    Warning(Vec<u8>),
+    /// A runner line that is never evidence (`##[debug]`, `##[group]`…).
+    Skip,
 }
 
 pub(crate) fn slot(kind: FailureKind) -> usize {
@@ -122,7 +135,24 @@ impl Scanner {
     fn line(&mut self, raw: &[u8]) {
         self.line_no += 1;
         let raw = &raw[..raw.len().min(MAX_LINE)];
-        let Some(text) = clean(raw) else { return };
+        let text = match clean(raw) {
+            Line::Text(t) => t,
+            Line::Warning(w) => {
+                let (re, rule) = rules::warning_rule();
+                if re.is_match(&w) {
+                    self.weak.push(
+                        rule.id,
+                        Evidence {
+                            line: self.line_no,
+                            text: shown(&w),
+                            rule: rule.id.to_string(),
+                        },
+                    );
+                }
+                return;
+            }
+            Line::Skip => return,
+        };
         if text.is_empty() {
             return;
         }
@@ -154,11 +184,11 @@ impl Scanner {
     }
 }
 
-/// The line as a tool printed it, or `None` for lines the runner adds that are never evidence
-/// (`##[warning]`, `##[debug]`, `##[command]`, `##[group]`). A warning is not why a job failed:
-/// retry warnings of a step that later succeeded must not make a failure look like a network
-/// one.
-pub(crate) fn clean(raw: &[u8]) -> Option<Vec<u8>> {
+/// The line as a tool printed it, told apart from warnings (`##[warning]`, `npm WARN`,
+/// `Warning:`) and from runner lines that are never evidence (`##[debug]`, `##[command]`,
+/// `##[group]`). A warning is not why a job failed: retry warnings of a step that later
+/// succeeded must not make a failure look like a network one.
+pub(crate) fn clean(raw: &[u8]) -> Line {
     let mut line = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     if line.last() == Some(&b'\r') {
         line = &line[..line.len() - 1];
@@ -177,19 +207,16 @@ pub(crate) fn clean(raw: &[u8]) -> Option<Vec<u8>> {
     out.drain(..stamp);
     if let Some(rest) = out.strip_prefix(b"##[") {
         if let Some(rest) = rest.strip_prefix(b"error]") {
-            return Some(rest.to_vec());
+            return Line::Text(rest.to_vec());
         }
-        if [
-            &b"warning]"[..],
-            b"debug]",
-            b"command]",
-            b"group]",
-            b"endgroup]",
-        ]
-        .iter()
-        .any(|p| rest.starts_with(p))
+        if let Some(rest) = rest.strip_prefix(b"warning]") {
+            return Line::Warning(rest.to_vec());
+        }
+        if [&b"debug]"[..], b"command]", b"group]", b"endgroup]"]
+            .iter()
+            .any(|p| rest.starts_with(p))
         {
-            return None;
+            return Line::Skip;
         }
     }
     let trimmed = out.trim_ascii_start();
@@ -204,9 +231,9 @@ pub(crate) fn clean(raw: &[u8]) -> Option<Vec<u8>> {
     .iter()
     .any(|p| trimmed.starts_with(p))
     {
-        return None;
+        return Line::Warning(out);
     }
-    Some(out)
+    Line::Text(out)
 }
 
 /// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fff]Z ` (the GitHub Actions timestamp).
@@ -290,14 +317,21 @@ mod tests {
     fn cleans_actions_wrapping() {
         assert_eq!(
             clean(b"2024-01-02T03:04:05.1234567Z ##[error]\x1b[31mNo space left on device\x1b[0m"),
-            Some(b"No space left on device".to_vec())
+            Line::Text(b"No space left on device".to_vec())
         );
-        assert_eq!(clean(b"##[warning]ETIMEDOUT"), None);
         assert_eq!(
-            clean(b"npm WARN retry will retry, error on last attempt: Error: ETIMEDOUT"),
-            None
+            clean(b"##[warning]ETIMEDOUT"),
+            Line::Warning(b"ETIMEDOUT".to_vec())
         );
-        assert_eq!(clean(b"progress 10%\rENOSPC"), Some(b"ENOSPC".to_vec()));
+        assert!(matches!(
+            clean(b"npm WARN retry will retry, error on last attempt: Error: ETIMEDOUT"),
+            Line::Warning(_)
+        ));
+        assert_eq!(clean(b"##[debug]ETIMEDOUT"), Line::Skip);
+        assert_eq!(
+            clean(b"progress 10%\rENOSPC"),
+            Line::Text(b"ENOSPC".to_vec())
+        );
     }
 
     #[test]

@@ -364,3 +364,24 @@ proptest! {
         prop_assert_eq!(t.finish(&[], &CheckFacts::default(), &[]), whole);
     }
 }
+
+#[test]
+fn unexpected_input_warning_is_weak_configuration_evidence() {
+    // The line of LedgerHQ/speculos#176, as the runner printed it.
+    let warning = b"  Warning: Unexpected input(s) 'file', valid inputs are ['entryPoint', 'args', 'username', 'password', 'registry', 'repository', 'tags']\nError: Process completed with exit code 1.\n";
+    let t = triage(warning, &[], &facts(), &[]);
+    assert_eq!(t.kind, FailureKind::Configuration);
+    assert_eq!(t.rules, ["config.unexpected_input"]);
+    assert_eq!(t.evidence[0].line, 1);
+    // Anything stronger wins: a network error, or a report.
+    let mut log = warning.to_vec();
+    log.extend_from_slice(b"npm ERR! code ECONNRESET\n");
+    assert_eq!(
+        triage(&log, &[], &facts(), &[]).kind,
+        FailureKind::Infrastructure
+    );
+    assert_eq!(
+        triage(warning, &[report(None)], &facts(), &[]).kind,
+        FailureKind::Code
+    );
+}
