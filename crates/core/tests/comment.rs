@@ -31,6 +31,7 @@ fn view(status: ProposalStatusView) -> CommentView {
         log_excerpt: Some(
             "src/app.py:3:1: F401 [*] `os` imported but unused\nFound 1 error.".into(),
         ),
+        triage: None,
     }
 }
 
