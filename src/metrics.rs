@@ -29,6 +29,18 @@ pub struct StageLabels {
     pub outcome: &'static str,
 }
 
+/// A failure's kind as the triage named it (four values).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: &'static str,
+}
+
+/// What asked for a re-run: a maintainer's `/rerun` (`command`) or `triage.auto_rerun` (`auto`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TriggerLabels {
+    pub trigger: &'static str,
+}
+
 /// One installation; its id is GitHub's, so the label set grows only with installations.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct InstallationLabels {
@@ -47,6 +59,8 @@ pub struct Metrics {
     pub job_failures: Family<JobLabels, Counter>,
     pub stages: Family<StageLabels, Counter>,
     pub github_rate_remaining: Family<InstallationLabels, Gauge>,
+    pub failures: Family<KindLabels, Counter>,
+    pub reruns_requested: Family<TriggerLabels, Counter>,
 }
 
 /// Known event names; anything else is counted as `other` so a hostile sender cannot grow the
@@ -127,8 +141,22 @@ impl Metrics {
             "GitHub API requests left in the current rate-limit window, per installation (x-ratelimit-remaining of its last answer)",
             github_rate_remaining.clone(),
         );
+        let failures = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "failures",
+            "Failed checks analysed, by the kind the triage found (code, infrastructure, flaky, configuration)",
+            failures.clone(),
+        );
+        let reruns_requested = Family::<TriggerLabels, Counter>::default();
+        registry.register(
+            "reruns_requested",
+            "Re-runs of failed GitHub Actions jobs ci-medic requested, by trigger (command, auto)",
+            reruns_requested.clone(),
+        );
         Metrics {
             registry: Arc::new(registry),
+            failures,
+            reruns_requested,
             github_rate_remaining,
             deliveries,
             queue_depth,
@@ -159,6 +187,18 @@ impl Metrics {
     pub fn stage(&self, stage: &'static str, outcome: &'static str) {
         self.stages
             .get_or_create(&StageLabels { stage, outcome })
+            .inc();
+    }
+
+    /// Counts one analysed failure of `kind` (`code`, `infrastructure`, `flaky`, `configuration`).
+    pub fn failure(&self, kind: &'static str) {
+        self.failures.get_or_create(&KindLabels { kind }).inc();
+    }
+
+    /// Counts one re-run requested, by `/rerun` (`command`) or automatically (`auto`).
+    pub fn rerun_requested(&self, trigger: &'static str) {
+        self.reruns_requested
+            .get_or_create(&TriggerLabels { trigger })
             .inc();
     }
 

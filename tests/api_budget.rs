@@ -14,8 +14,9 @@ use fake_github::CheckOutput;
 /// The most requests the whole loop may send: what it costs today (42 before the repository
 /// configuration was cached for a minute, the fix agent read the tree in one recursive request,
 /// the fix commit reused that tree and the fix job took where to push from the approval), so
-/// any added request fails this test. The target is 20 (conditional requests would get closer).
-const BUDGET: usize = 31;
+/// any added request fails this test; then one more for failure triage, which reads the Actions
+/// job's steps and run attempt). The target is 20 (conditional requests would get closer).
+const BUDGET: usize = 32;
 
 /// Waits until the binary has sent no request for half a second: its jobs are done.
 async fn quiet(w: &World) {

@@ -212,6 +212,13 @@ mod legacy {
             V::Stale { head_sha } => Stage::PushStale { head_sha },
             V::AnalysisFailed { reason } => Stage::NothingFound { reason },
             V::LogsUnavailable { reason } => Stage::LogsUnavailable { reason },
+            // Written only by versions with the state machine: never in an old record.
+            V::NotCode
+            | V::RerunRequested { .. }
+            | V::RerunPassed { .. }
+            | V::RerunFailed { .. } => Stage::NothingFound {
+                reason: "this failure was recorded in a shape ci-medic cannot read again; `/retry` analyses it anew".into(),
+            },
         };
         let dds = serde_json::from_value::<CodeFixDds>(view.dds_json).ok();
         let packet = serde_json::from_value::<FixPacket>(view.fix_packet_json).ok();
@@ -239,11 +246,14 @@ mod legacy {
     }
 }
 
-/// The `runs` tree, plus an index from pushed commits to runs (for the CI monitor).
+/// The `runs` tree, plus indexes from pushed commits and from re-run commits to runs (for the
+/// CI monitor).
 #[derive(Clone)]
 pub struct RunStore {
     runs: sled::Tree,
     pushed: sled::Tree,
+    /// `repo @ sha \0 check` → run key, for checks whose failed jobs are being re-run.
+    rerun: sled::Tree,
 }
 
 impl RunStore {
@@ -251,6 +261,7 @@ impl RunStore {
         Ok(RunStore {
             runs: store.db().open_tree("runs")?,
             pushed: store.db().open_tree("runs_by_pushed_commit")?,
+            rerun: store.db().open_tree("runs_by_rerun_commit")?,
         })
     }
 
@@ -272,6 +283,13 @@ impl RunStore {
                 key.as_bytes(),
             )?;
         }
+        let rerun_key = format!("{}@{}\u{0}{}", run.repo, run.state.head_sha, run.check_name);
+        if let Phase::RerunRequested { .. } = run.phase() {
+            self.rerun.insert(rerun_key.as_bytes(), key.as_bytes())?;
+        } else {
+            // Only a re-run under way is looked up, so the index stays as small as they are few.
+            self.rerun.remove(rerun_key.as_bytes())?;
+        }
         self.runs.flush()?;
         Ok(())
     }
@@ -279,6 +297,22 @@ impl RunStore {
     /// The run whose fix commit is `sha`, if ci-medic pushed it.
     pub fn by_pushed_commit(&self, repo: &str, sha: &str) -> Result<Option<FixRun>, StoreError> {
         match self.pushed.get(format!("{repo}@{sha}").as_bytes())? {
+            Some(key) => get_json(&self.runs, &key),
+            None => Ok(None),
+        }
+    }
+
+    /// The run whose failed `check` is being re-run on `sha`, if one is.
+    pub fn by_rerun(
+        &self,
+        repo: &str,
+        sha: &str,
+        check: &str,
+    ) -> Result<Option<FixRun>, StoreError> {
+        match self
+            .rerun
+            .get(format!("{repo}@{sha}\u{0}{check}").as_bytes())?
+        {
             Some(key) => get_json(&self.runs, &key),
             None => Ok(None),
         }
@@ -295,13 +329,17 @@ impl RunStore {
         Ok(out)
     }
 
-    /// Runs that still need the loop to move them (approved, or waiting for CI).
+    /// Runs that still need the loop to move them (approved, waiting for CI on a fix, or for
+    /// a re-run's result).
     pub fn active(&self) -> Result<Vec<FixRun>, StoreError> {
         let mut out = Vec::new();
         for item in self.runs.iter() {
             let (k, v) = item?;
             let run: FixRun = decode(&k, &v)?;
-            if matches!(run.phase(), Phase::Approved { .. } | Phase::Pushed { .. }) {
+            if matches!(
+                run.phase(),
+                Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
+            ) {
                 out.push(run);
             }
         }
@@ -399,6 +437,7 @@ mod tests {
                 text: "proposed".into(),
             }],
             log_excerpt: None,
+            triage: None,
         };
         json!({
             "repo": "o/r", "pr_number": 7, "check_name": "lint", "installation_id": 1,
