@@ -374,7 +374,7 @@ fn route(st: &mut State, cx: &Ctx<'_>, pushes: &mut Vec<Push>) -> Resp {
                 json!({
                     "token": token,
                     "expires_at": expires.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-                    "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "read"},
+                    "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "write"},
                     "repository_selection": "all",
                 }),
             )

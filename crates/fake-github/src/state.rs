@@ -880,7 +880,7 @@ impl State {
             "client_id": format!("Iv1.{:016x}", self.app_id),
             "target_id": json::stable_id(account),
             "target_type": "User",
-            "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "read"},
+            "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "write"},
             "events": ["check_run", "issue_comment", "pull_request"],
             "created_at": "2024-01-01T00:00:00Z",
             "updated_at": "2024-01-01T00:00:00Z",
