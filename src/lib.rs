@@ -25,8 +25,8 @@
 //! re-runs its failed Actions jobs; the CI monitor reports the re-run's verdict.
 //!
 //! The pure stages live in crates with no I/O dependencies at all, re-exported here:
-//! `ci-medic-parser` ([`parser`]), `ci-medic-triage`, and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
-//! the checks of [`fix_agent`], [`repo_config`]).
+//! `ci-medic-parser` ([`parser`]), `ci-medic-triage`, and `ci-medic-core` ([`proposal`],
+//! [`comment`], [`commands`], the checks of [`fix_agent`], [`repo_config`]).
 
 pub mod backoff;
 pub mod capped_log;

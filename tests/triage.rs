@@ -256,3 +256,31 @@ async fn auto_rerun_re_runs_once_per_commit() {
         "{m}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_from_another_ci_is_triaged_but_not_offered_a_rerun() {
+    let w = world(&[]).await;
+    // Another CI's check run whose output holds the same real job log.
+    let log = String::from_utf8_lossy(&oom_log()).into_owned();
+    let id = w.fake.add_check_run(
+        REPO,
+        &w.head,
+        "ci/circleci: build",
+        "circleci-checks",
+        "failure",
+        fake_github::CheckOutput {
+            title: Some("Build failed".into()),
+            summary: Some("The build job failed.".into()),
+            text: Some(log),
+        },
+    );
+    deliver_check(&w, id).await;
+    let body = wait_comment(&w, |b| b.contains("**Kind:**")).await;
+    assert!(body.contains("**Kind:** `infrastructure`"), "{body}");
+    assert!(body.contains("not a GitHub Actions job"), "{body}");
+    assert!(!body.contains("`/rerun` re-runs"), "{body}");
+    let c = say(&w, "maintainer", "/rerun").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(reply.contains("not a GitHub Actions job"), "{reply}");
+    assert!(w.fake.rerun_requests().is_empty());
+}

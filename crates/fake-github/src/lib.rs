@@ -455,8 +455,11 @@ impl FakeGitHub {
         let now = st.now_str();
         let app_id = if app_slug == "github-actions" {
             15368
-        } else {
+        } else if app_slug == st.app_slug {
             st.app_id
+        } else {
+            // Another CI's App (CircleCI, Buildkite…), with an id of its own.
+            json::stable_id(app_slug)
         };
         st.check_runs.insert(
             id,
