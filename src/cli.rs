@@ -86,6 +86,9 @@ pub enum AnalyzeFormat {
     FixPacket,
     /// The code_fix DDS v2 with its failed source DDS.
     Dds,
+    /// The failure's kind (code, infrastructure, flaky, configuration), its evidence lines and
+    /// the bug reports, as JSON.
+    Triage,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -115,6 +118,27 @@ pub struct AnalyzeArgs {
     /// A `.github/ci-medic.yml` whose constraints feed the Fix Packet and DDS.
     #[arg(long)]
     pub config: Option<std::path::PathBuf>,
+    /// The check run's conclusion as GitHub gives it (`failure`, `timed_out`, `cancelled`,
+    /// `startup_failure`…), for the triage (`text` and `triage` formats).
+    #[arg(long)]
+    pub conclusion: Option<String>,
+}
+
+/// Hands every byte the parser reads to the triage scan too, so the log is read once, however
+/// large, and never held whole in memory.
+struct TeeToTriage<R> {
+    inner: R,
+    triager: Option<ci_medic_triage::Triager>,
+}
+
+impl<R: std::io::Read> std::io::Read for TeeToTriage<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(t) = &mut self.triager {
+            t.feed(&buf[..n]);
+        }
+        Ok(n)
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -350,14 +374,20 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     let opts = ParseOptions {
         workspace: args.workspace.clone(),
     };
-    let result = match args.file.as_deref() {
-        None => parse_reader_parsed(std::io::stdin().lock(), &opts),
-        Some(p) if p.as_os_str() == "-" => parse_reader_parsed(std::io::stdin().lock(), &opts),
+    let wants_triage = matches!(args.format, AnalyzeFormat::Text | AnalyzeFormat::Triage);
+    let tee = |inner: Box<dyn std::io::Read>| TeeToTriage {
+        inner,
+        triager: wants_triage.then(ci_medic_triage::Triager::new),
+    };
+    let mut input = match args.file.as_deref() {
+        None => tee(Box::new(std::io::stdin().lock())),
+        Some(p) if p.as_os_str() == "-" => tee(Box::new(std::io::stdin().lock())),
         Some(p) => match std::fs::File::open(p) {
-            Ok(f) => parse_reader_parsed(std::io::BufReader::new(f), &opts),
+            Ok(f) => tee(Box::new(std::io::BufReader::new(f))),
             Err(e) => return usage_error(format!("cannot read {}: {e}", p.display())),
         },
     };
+    let result = parse_reader_parsed(&mut input, &opts);
     let reports = match result {
         Ok(parsed) => {
             // On stderr, so every output format stays as it is.
@@ -392,9 +422,44 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
             }
         },
     };
+    let facts = ci_medic_triage::CheckFacts {
+        conclusion: args
+            .conclusion
+            .as_deref()
+            .map(ci_medic_triage::Conclusion::parse),
+        ..Default::default()
+    };
+    let triage = input
+        .triager
+        .take()
+        .map(|t| t.finish(&reports, &facts, &[]));
     let out = match args.format {
+        AnalyzeFormat::Triage => {
+            let t = triage.as_ref().expect("the triage format scans the log");
+            // A struct, not `json!`, so the keys keep this order.
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                kind: ci_medic_triage::FailureKind,
+                evidence: &'a [ci_medic_triage::Evidence],
+                rules: &'a [String],
+                reports: &'a [ci_medic_parser::BugReport],
+            }
+            let doc = Doc {
+                kind: t.kind,
+                evidence: &t.evidence,
+                rules: &t.rules,
+                reports: &reports,
+            };
+            serde_json::to_string_pretty(&doc).expect("triage serialises") + "\n"
+        }
         AnalyzeFormat::Text => {
             let mut s = String::new();
+            if let Some(t) = &triage {
+                s.push_str(&format!("kind: {}\n", t.kind));
+                for e in &t.evidence {
+                    s.push_str(&format!("    line {}: {}\n", e.line, e.text));
+                }
+            }
             for r in &reports {
                 s.push_str(&ci_medic_core::formatter::format_report_line(r));
                 s.push('\n');

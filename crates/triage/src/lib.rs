@@ -154,8 +154,8 @@ impl std::str::FromStr for FailureKind {
 pub struct Evidence {
     /// 1-based line number in the log as given (before any cleaning).
     pub line: usize,
-    /// The line without timestamp, ANSI escapes or `##[error]`, trimmed, at most
-    /// [`MAX_EVIDENCE_CHARS`] characters (then `…`). Not redacted: callers that publish it
+    /// The line without timestamp, ANSI escapes or `##[error]`, trimmed; of a longer line, the
+    /// [`MAX_EVIDENCE_CHARS`] characters around where the rule matched, with `…` where it was cut. Not redacted: callers that publish it
     /// redact it like any other log text.
     pub text: String,
     /// The id of the rule that matched (a row of [`RULES`]).

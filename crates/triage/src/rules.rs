@@ -1,6 +1,6 @@
-//! The triage rules: one table of every rule (id, kind, the evidence it needs), the log rules'
-//! regular expressions compiled once into a [`regex::RegexSet`], and the cheap byte test that lets
-//! most lines of a log skip the set altogether.
+//! The triage rules: one table of every rule (id, kind, the evidence it needs), and the log
+//! rules' regular expressions compiled once into one ASCII, multi-line [`RegexSet`] that `scan`
+//! runs over batches of cleaned lines.
 //!
 //! It must never hold state about a log (that is `scan`), and never grow a rule whose pattern
 //! also matches what a failing test or compiler prints about the repository's own code: a rule
@@ -111,7 +111,7 @@ pub const RULES: &[Rule] = &[
         id: "infra.github_api",
         kind: Infrastructure,
         source: Log(
-            r"API rate limit exceeded for|You have exceeded a secondary rate limit|secondary rate limit|remote: Internal Server Error|The requested URL returned error: (?:429|50[0234])|GitHub is having trouble|Unicorn! · GitHub",
+            r"API rate limit exceeded for|You have exceeded a secondary rate limit|secondary rate limit|remote: Internal Server Error|The requested URL returned error: (?:429|50[0234])|GitHub is having trouble",
         ),
         needs: "GitHub itself failed or throttled: `API rate limit exceeded for …`, `secondary rate limit`, `The requested URL returned error: 500`",
     },
@@ -211,7 +211,12 @@ pub(crate) fn log_rules() -> impl Iterator<Item = (&'static Rule, &'static str)>
 pub(crate) fn set() -> &'static RegexSet {
     static SET: OnceLock<RegexSet> = OnceLock::new();
     SET.get_or_init(|| {
-        RegexSet::new(log_rules().map(|(_, p)| p))
+        // ASCII classes and word boundaries: Unicode `\b` makes the lazy DFA give up and fall
+        // back to a much slower engine on every line, and every phrase here is ASCII.
+        regex::bytes::RegexSetBuilder::new(log_rules().map(|(_, p)| p))
+            .unicode(false)
+            .multi_line(true)
+            .build()
             .expect("the triage rules are valid regular expressions")
     })
 }
@@ -228,10 +233,31 @@ pub(crate) fn warning_rule() -> &'static (regex::bytes::Regex, &'static Rule) {
             })
             .expect("the table has a warning rule");
         (
-            regex::bytes::Regex::new(p).expect("the warning rule is a valid regular expression"),
+            regex::bytes::RegexBuilder::new(p)
+                .unicode(false)
+                .build()
+                .expect("the warning rule is a valid regular expression"),
             rule,
         )
     })
+}
+
+/// The log rules compiled one by one, by set index: only to find where a line matched, so a
+/// long line's evidence shows the part that matters.
+pub(crate) fn log_regex(i: usize) -> Option<&'static regex::bytes::Regex> {
+    static ONE_BY_ONE: OnceLock<Vec<regex::bytes::Regex>> = OnceLock::new();
+    ONE_BY_ONE
+        .get_or_init(|| {
+            log_rules()
+                .map(|(_, p)| {
+                    regex::bytes::RegexBuilder::new(p)
+                        .unicode(false)
+                        .build()
+                        .expect("the triage rules are valid regular expressions")
+                })
+                .collect()
+        })
+        .get(i)
 }
 
 /// The log rules by set index.

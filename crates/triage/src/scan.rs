@@ -1,10 +1,11 @@
 //! The log scan: splits a log (fed in arbitrary chunks) into lines, cleans each line of what the
-//! CI system added (BOM, Actions timestamp, ANSI escapes, `\r` overwrites, `##[error]`), and
+//! CI system added (BOM, Actions timestamp, ANSI escapes, `\r` overwrites, `##[error]`), sets
+//! warnings aside, searches the rest in batches of about 32 KiB with the rules' regex set, and
 //! keeps, per failure kind, a bounded sample of the lines the log rules matched.
 //!
-//! It never keeps more than [`MAX_LINE`] bytes of a line, [`MAX_EVIDENCE`] evidence lines per
-//! kind or [`MAX_EVIDENCE_CHARS`] characters per evidence line: its memory does not grow with the
-//! log. It never decides a kind; that is `lib.rs`'s job.
+//! It never keeps more than [`MAX_LINE`] bytes of a line, one batch, [`MAX_EVIDENCE`] evidence
+//! lines per kind or [`MAX_EVIDENCE_CHARS`] characters per evidence line: its memory does not
+//! grow with the log. It never decides a kind; that is `lib.rs`'s job.
 
 use std::collections::VecDeque;
 
@@ -73,15 +74,25 @@ pub struct Scanner {
     pub(crate) hits: [KindHits; 4],
     /// Warning lines the warning rule matched (weak configuration evidence).
     pub(crate) weak: KindHits,
+    /// Cleaned lines waiting for the regex set, joined by `\n`: one search over many lines
+    /// costs far less than one per line, and most batches of a log match nothing.
+    batch: Vec<u8>,
+    /// `(line number, start, end)` of each line in `batch`.
+    batch_lines: Vec<(usize, usize, usize)>,
+    /// Where a line with escapes is cleaned into.
+    scratch: Vec<u8>,
 }
 
-/// A cleaned line.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Line {
+/// Bytes of cleaned lines searched at once.
+const BATCH: usize = 32 * 1024;
+
+/// What a cleaned line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
     /// What a tool printed.
-    Text(Vec<u8>),
+    Text,
     /// A warning: never evidence for the log rules.
-    Warning(Vec<u8>),
+    Warning,
     /// A runner line that is never evidence (`##[debug]`, `##[group]`…).
     Skip,
 }
@@ -130,38 +141,78 @@ impl Scanner {
             let line = std::mem::take(&mut self.partial);
             self.line(&line);
         }
+        self.flush();
+    }
+
+    /// Searches the batch; only when something in it matches are its lines looked at one by
+    /// one. The set is multi-line, so a pattern matches a line inside the batch exactly when
+    /// it matches the line alone (or the batch matches across lines, which only costs the
+    /// per-line pass).
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let lines = std::mem::take(&mut self.batch_lines);
+        if rules::set().is_match(&batch) {
+            for &(no, start, end) in &lines {
+                self.text_line(no, &batch[start..end]);
+            }
+        }
+        self.batch = batch;
+        self.batch.clear();
+        self.batch_lines = lines;
+        self.batch_lines.clear();
     }
 
     fn line(&mut self, raw: &[u8]) {
         self.line_no += 1;
         let raw = &raw[..raw.len().min(MAX_LINE)];
-        let text = match clean(raw) {
-            Line::Text(t) => t,
-            Line::Warning(w) => {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let (kind, text) = clean(raw, &mut scratch);
+        match kind {
+            Kind::Text if !text.is_empty() => {
+                let start = self.batch.len();
+                self.batch.extend_from_slice(text);
+                self.batch_lines
+                    .push((self.line_no, start, self.batch.len()));
+                self.batch.push(b'\n');
+            }
+            Kind::Warning => {
                 let (re, rule) = rules::warning_rule();
-                if re.is_match(&w) {
+                if re.is_match(text) {
                     self.weak.push(
                         rule.id,
                         Evidence {
                             line: self.line_no,
-                            text: shown(&w),
+                            text: shown(text),
                             rule: rule.id.to_string(),
                         },
                     );
                 }
-                return;
             }
-            Line::Skip => return,
-        };
-        if text.is_empty() {
-            return;
+            Kind::Text | Kind::Skip => {}
         }
-        let set = rules::set();
-        let matches = set.matches(&text);
+        self.scratch = scratch;
+        if self.batch.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// One cleaned line of a batch that matched.
+    fn text_line(&mut self, line_no: usize, text: &[u8]) {
+        let matches = rules::set().matches(text);
         if !matches.matched_any() {
             return;
         }
-        let shown = shown(&text);
+        // Where the first rule matched, so a long line is shown around it.
+        let at = matches
+            .iter()
+            .next()
+            .and_then(rules::log_regex)
+            .and_then(|re| re.find(text))
+            .map_or(0, |m| m.start());
+        let shown = shown_at(text, at);
         let mut seen = [false; 4];
         for i in matches.iter() {
             let Some(rule) = rules::log_rule(i) else {
@@ -175,7 +226,7 @@ impl Scanner {
             self.hits[s].push(
                 rule.id,
                 Evidence {
-                    line: self.line_no,
+                    line: line_no,
                     text: shown.clone(),
                     rule: rule.id.to_string(),
                 },
@@ -188,7 +239,7 @@ impl Scanner {
 /// `Warning:`) and from runner lines that are never evidence (`##[debug]`, `##[command]`,
 /// `##[group]`). A warning is not why a job failed: retry warnings of a step that later
 /// succeeded must not make a failure look like a network one.
-pub(crate) fn clean(raw: &[u8]) -> Line {
+pub(crate) fn clean<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> (Kind, &'a [u8]) {
     let mut line = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
     if line.last() == Some(&b'\r') {
         line = &line[..line.len() - 1];
@@ -197,26 +248,28 @@ pub(crate) fn clean(raw: &[u8]) -> Line {
         line = &line[cr + 1..];
     }
     line = strip_timestamp(line);
-    let mut out = if memchr::memchr(0x1b, line).is_some() {
-        strip_ansi(line)
+    // Borrowed unless there are escapes to take out: most lines are copied nowhere.
+    let mut out: &[u8] = if memchr::memchr(0x1b, line).is_some() {
+        scratch.clear();
+        strip_ansi(line, scratch);
+        scratch
     } else {
-        line.to_vec()
+        line
     };
     // The timestamp may sit behind escapes, or escapes behind it.
-    let stamp = out.len() - strip_timestamp(&out).len();
-    out.drain(..stamp);
+    out = strip_timestamp(out);
     if let Some(rest) = out.strip_prefix(b"##[") {
         if let Some(rest) = rest.strip_prefix(b"error]") {
-            return Line::Text(rest.to_vec());
+            return (Kind::Text, rest);
         }
         if let Some(rest) = rest.strip_prefix(b"warning]") {
-            return Line::Warning(rest.to_vec());
+            return (Kind::Warning, rest);
         }
         if [&b"debug]"[..], b"command]", b"group]", b"endgroup]"]
             .iter()
             .any(|p| rest.starts_with(p))
         {
-            return Line::Skip;
+            return (Kind::Skip, out);
         }
     }
     let trimmed = out.trim_ascii_start();
@@ -231,9 +284,9 @@ pub(crate) fn clean(raw: &[u8]) -> Line {
     .iter()
     .any(|p| trimmed.starts_with(p))
     {
-        return Line::Warning(out);
+        return (Kind::Warning, out);
     }
-    Line::Text(out)
+    (Kind::Text, out)
 }
 
 /// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fff]Z ` (the GitHub Actions timestamp).
@@ -270,9 +323,8 @@ fn strip_timestamp(line: &[u8]) -> &[u8] {
     &line[i..]
 }
 
-/// Removes CSI (`ESC [ … final`) and two-byte escapes.
-fn strip_ansi(line: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len());
+/// Removes CSI (`ESC [ … final`) and two-byte escapes, appending the rest to `out`.
+fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < line.len() {
         if line[i] == 0x1b {
@@ -289,17 +341,41 @@ fn strip_ansi(line: &[u8]) -> Vec<u8> {
         out.push(line[i]);
         i += 1;
     }
-    out
 }
 
 /// The evidence text: lossy UTF-8, trimmed, at most [`MAX_EVIDENCE_CHARS`] characters.
 fn shown(text: &[u8]) -> String {
+    shown_at(text, 0)
+}
+
+/// Characters of a long line kept before the place a rule matched.
+const LEAD: usize = 200;
+
+/// Like [`shown`], but a line longer than [`MAX_EVIDENCE_CHARS`] is shown from a little before
+/// byte `at` (where a rule matched), with `…` where it was cut: at most
+/// [`MAX_EVIDENCE_CHARS`] characters of the line plus the two marks.
+fn shown_at(text: &[u8], at: usize) -> String {
+    let lead = text.len() - text.trim_ascii_start().len();
     let s = String::from_utf8_lossy(text);
     let s = s.trim();
-    match s.char_indices().nth(MAX_EVIDENCE_CHARS) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
+    if s.chars().nth(MAX_EVIDENCE_CHARS).is_none() {
+        return s.to_string();
     }
+    // `at` counts bytes of the raw line; lossy decoding only grows invalid bytes, so the
+    // character index found here is at or after the match's and the window still holds it
+    // when the line is valid UTF-8, the common case.
+    let at = at.saturating_sub(lead);
+    let at_char = s.char_indices().take_while(|(i, _)| *i < at).count();
+    let first = at_char.saturating_sub(LEAD);
+    let mut out = String::new();
+    if first > 0 {
+        out.push('…');
+    }
+    out.extend(s.chars().skip(first).take(MAX_EVIDENCE_CHARS));
+    if s.chars().nth(first + MAX_EVIDENCE_CHARS).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -315,23 +391,29 @@ mod tests {
 
     #[test]
     fn cleans_actions_wrapping() {
+        let c = |raw: &[u8]| {
+            let mut scratch = Vec::new();
+            let (kind, text) = clean(raw, &mut scratch);
+            (kind, text.to_vec())
+        };
         assert_eq!(
-            clean(b"2024-01-02T03:04:05.1234567Z ##[error]\x1b[31mNo space left on device\x1b[0m"),
-            Line::Text(b"No space left on device".to_vec())
+            c(b"2024-01-02T03:04:05.1234567Z ##[error]\x1b[31mNo space left on device\x1b[0m"),
+            (Kind::Text, b"No space left on device".to_vec())
         );
         assert_eq!(
-            clean(b"##[warning]ETIMEDOUT"),
-            Line::Warning(b"ETIMEDOUT".to_vec())
+            c(b"\x1b[36m2024-01-02T03:04:05Z\x1b[0m ENOSPC"),
+            (Kind::Text, b"ENOSPC".to_vec())
         );
-        assert!(matches!(
-            clean(b"npm WARN retry will retry, error on last attempt: Error: ETIMEDOUT"),
-            Line::Warning(_)
-        ));
-        assert_eq!(clean(b"##[debug]ETIMEDOUT"), Line::Skip);
         assert_eq!(
-            clean(b"progress 10%\rENOSPC"),
-            Line::Text(b"ENOSPC".to_vec())
+            c(b"##[warning]ETIMEDOUT"),
+            (Kind::Warning, b"ETIMEDOUT".to_vec())
         );
+        assert_eq!(
+            c(b"npm WARN retry will retry, error on last attempt: Error: ETIMEDOUT").0,
+            Kind::Warning
+        );
+        assert_eq!(c(b"##[debug]ETIMEDOUT").0, Kind::Skip);
+        assert_eq!(c(b"progress 10%\rENOSPC"), (Kind::Text, b"ENOSPC".to_vec()));
     }
 
     #[test]
@@ -374,6 +456,19 @@ mod tests {
         assert_eq!(ev[1].text, "Error: ETIMEDOUT");
         let last = ev.last().map(|e| e.text.chars().count());
         assert_eq!(last, Some(MAX_EVIDENCE_CHARS + 1));
+    }
+
+    #[test]
+    fn long_lines_are_shown_around_the_match() {
+        let line = format!(
+            "[ERROR] {} Could not transfer artifact a:b:pom:1 from/to central (https://repo.maven.apache.org/maven2): Connection reset",
+            "x -> ".repeat(200)
+        );
+        let s = scan(line.as_bytes());
+        let ev = s.hits[1].evidence();
+        assert!(ev[0].text.starts_with('…'), "{}", ev[0].text);
+        assert!(ev[0].text.contains("Could not transfer artifact"));
+        assert!(ev[0].text.chars().count() <= MAX_EVIDENCE_CHARS + 2);
     }
 
     #[test]

@@ -232,7 +232,7 @@ fn history_makes_a_failing_test_flaky() {
 
 #[test]
 fn history_that_is_not_flaky_leaves_code() {
-    let test = "test_parse_empty_config";
+    let test = "test_unsorted_indices";
     let r = [report(Some(test))];
     for h in [
         // Only failures.
@@ -384,4 +384,28 @@ fn unexpected_input_warning_is_weak_configuration_evidence() {
         triage(warning, &[report(None)], &facts(), &[]).kind,
         FailureKind::Code
     );
+}
+
+/// A real data race report (apache/incubator-horaedb-meta#110, in the parser's corpus) whose
+/// test passed on the same commit in ci-medic's history: flaky, naming the test.
+#[test]
+fn real_race_report_with_a_pass_on_the_same_commit_is_flaky() {
+    let log =
+        include_bytes!("../../../fixtures/corpus/real/go/nat-issues/ceresmeta-110-data-race.log");
+    let reports = parse_bytes(log, &ParseOptions::default());
+    let tests = failed_tests(&reports);
+    assert_eq!(tests, ["TestWatchLeaderSingle"]);
+    let history = [
+        outcome("TestWatchLeaderSingle", "0b1c2d3e", true, true),
+        outcome("TestWatchLeaderSingle", SHA, false, true),
+    ];
+    let t = triage(log, &reports, &facts(), &history);
+    assert_eq!(t.kind, FailureKind::Flaky);
+    assert_eq!(t.flaky.len(), 1);
+    assert_eq!(
+        t.flaky[0].to_string(),
+        "`TestWatchLeaderSingle` passed on this same commit 4f2a9c1 before"
+    );
+    // Without the history it is the code's fault, as before.
+    assert_eq!(triage(log, &reports, &facts(), &[]).kind, FailureKind::Code);
 }
