@@ -159,13 +159,7 @@ impl Orchestrator {
             Err(r) => {
                 ctx.metrics.stage("approval", "refused_permission");
                 info!(user = %c.author, refusal = ?r, "command refused");
-                return Ok(Outcome::Refused(match r {
-                    Refusal::Permission { has, needs } => {
-                        text::not_permitted_reply(&c.author, has, needs)
-                    }
-                    Refusal::NotListed => text::not_an_approver_reply(&c.author),
-                    Refusal::Author => text::author_not_allowed_reply(),
-                }));
+                return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
             }
         }
 
@@ -362,13 +356,7 @@ impl Orchestrator {
         {
             ctx.metrics.stage("rerun", "refused_permission");
             info!(user = %c.author, refusal = ?r, "/rerun refused");
-            return Ok(Outcome::Refused(match r {
-                Refusal::Permission { has, needs } => {
-                    text::not_permitted_reply(&c.author, has, needs)
-                }
-                Refusal::NotListed => text::not_an_approver_reply(&c.author),
-                Refusal::Author => text::author_not_allowed_reply(),
-            }));
+            return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
         }
         let runs: Vec<FixRun> = ctx
             .runs
@@ -442,13 +430,7 @@ impl Orchestrator {
             .await
             .map_err(|e| gh_err("reading the commenter's permission", e))?
         {
-            return Ok(Outcome::Refused(match r {
-                Refusal::Permission { has, needs } => {
-                    text::not_permitted_reply(&c.author, has, needs)
-                }
-                Refusal::NotListed => text::not_an_approver_reply(&c.author),
-                Refusal::Author => text::author_not_allowed_reply(),
-            }));
+            return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
         }
         let runs = ctx
             .runs
@@ -487,6 +469,15 @@ impl Orchestrator {
             return Ok(Outcome::Refused(text::nothing_to_retry_reply()));
         }
         Ok(Outcome::Accepted(Some(replies.join("\n"))))
+    }
+}
+
+/// The reply to a command from someone who may not give it.
+fn refusal_reply(author: &str, r: Refusal) -> String {
+    match r {
+        Refusal::Permission { has, needs } => text::not_permitted_reply(author, has, needs),
+        Refusal::NotListed => text::not_an_approver_reply(author),
+        Refusal::Author => text::author_not_allowed_reply(),
     }
 }
 
