@@ -284,3 +284,49 @@ async fn a_check_from_another_ci_is_triaged_but_not_offered_a_rerun() {
     assert!(reply.contains("not a GitHub Actions job"), "{reply}");
     assert!(w.fake.rerun_requests().is_empty());
 }
+
+/// The re-run's result reaches ci-medic by polling when its webhook does not (here: the
+/// process was down when it was sent); the start-up reconcile finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missed_rerun_webhook_is_made_up_for_by_polling() {
+    let w = world(&[]).await;
+    failed_job(&w, &oom_log()).await;
+    wait_comment(&w, |b| b.contains("**Kind:**")).await;
+    say(&w, "maintainer", "/rerun").await;
+    let reruns = wait_reruns(&w, 1).await;
+    wait_comment(&w, |b| status_line(b).contains("re-run requested")).await;
+
+    let dir = w.server.data_dir.clone();
+    let w = {
+        let World {
+            fake,
+            server,
+            _dir,
+            base,
+            head,
+        } = w;
+        server.kill();
+        // Delivered to nobody: the server is down.
+        let sent = fake
+            .finish_job(reruns[0].new_job_ids[0], "success", STEPS, b"")
+            .await;
+        assert!(sent.is_err(), "{sent:?}");
+        let server = common::Server::start(common::ServerOptions {
+            data_dir: &dir,
+            workers: 2,
+            github_api_url: &fake.base_url(),
+            extra_env: vec![],
+        });
+        fake.set_webhook(&server.url("/api/github/webhooks"), common::SECRET);
+        World {
+            fake,
+            server,
+            _dir,
+            base,
+            head,
+        }
+    };
+    let done = wait_comment(&w, |b| status_line(b).contains("re-run passed")).await;
+    assert!(done.contains("passed on"), "{done}");
+    assert_eq!(w.fake.rerun_requests().len(), 1);
+}
