@@ -223,7 +223,13 @@ impl Orchestrator {
                 .get(&project, found.pr_number, &found.check_name)
                 .map_err(store_err)?
                 .unwrap_or(found);
-            if matches!(run.phase(), Phase::RerunRequested { .. }) {
+            // An index entry left by an earlier re-run on another commit is not this one.
+            if run.check_name == cr.name
+                && run.phase()
+                    == (Phase::RerunRequested {
+                        commit_sha: cr.head_sha.clone(),
+                    })
+            {
                 let inst = InstallationId(run.installation_id);
                 let repo = cr.repo.clone();
                 let (config, _) = self.repo_config(inst, &repo).await?;

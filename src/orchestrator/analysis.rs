@@ -161,9 +161,7 @@ impl Orchestrator {
             }
             return Ok(());
         }
-        if !reports.is_empty() {
-            ctx.metrics.failure(FailureKind::Code.as_str());
-        }
+        ctx.metrics.failure(FailureKind::Code.as_str());
 
         if reports.is_empty() {
             ctx.metrics.stage("analysis", "no_errors_found");

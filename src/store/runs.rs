@@ -287,7 +287,8 @@ impl RunStore {
         if let Phase::RerunRequested { .. } = run.phase() {
             self.rerun.insert(rerun_key.as_bytes(), key.as_bytes())?;
         } else {
-            // Only a re-run under way is looked up, so the index stays as small as they are few.
+            // Only a re-run under way is looked up, so the index stays as small as they are few
+            // (an entry of an older commit is dropped by `by_rerun` when it is read).
             self.rerun.remove(rerun_key.as_bytes())?;
         }
         self.runs.flush()?;
@@ -309,13 +310,22 @@ impl RunStore {
         sha: &str,
         check: &str,
     ) -> Result<Option<FixRun>, StoreError> {
-        match self
-            .rerun
-            .get(format!("{repo}@{sha}\u{0}{check}").as_bytes())?
-        {
-            Some(key) => get_json(&self.runs, &key),
-            None => Ok(None),
+        let index_key = format!("{repo}@{sha}\u{0}{check}");
+        let Some(key) = self.rerun.get(index_key.as_bytes())? else {
+            return Ok(None);
+        };
+        let run: Option<FixRun> = get_json(&self.runs, &key)?;
+        let current = run.filter(|r| {
+            r.phase()
+                == Phase::RerunRequested {
+                    commit_sha: sha.to_string(),
+                }
+        });
+        if current.is_none() {
+            // The run moved to another commit since: the entry is stale.
+            self.rerun.remove(index_key.as_bytes())?;
         }
+        Ok(current)
     }
 
     /// Every run of a pull request (all its checks).
@@ -480,5 +490,62 @@ mod tests {
         // And a current record reads back as it was written.
         let again: FixRun = serde_json::from_value(serde_json::to_value(&run).unwrap()).unwrap();
         assert_eq!(again.state, run.state);
+    }
+
+    /// The re-run index finds a run only while its re-run is under way on that commit.
+    #[test]
+    fn the_rerun_index_follows_the_run() {
+        use ci_medic_core::proposal::machine::{Event, NotCode, RunState, step};
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(dir.path()).unwrap();
+        let runs = super::RunStore::open(&store).unwrap();
+        let at = Utc.with_ymd_and_hms(2026, 2, 2, 15, 30, 0).unwrap();
+        let not_code = |sha: &str, id: u64| Event::NotCode {
+            head_sha: sha.into(),
+            not_code: Box::new(NotCode {
+                kind: ci_medic_triage::FailureKind::Infrastructure,
+                evidence: vec![],
+                flaky: vec![],
+                rules: vec!["check.cancelled".into()],
+                check_run_id: id,
+                actions_run_id: Some(9),
+            }),
+            config_error: None,
+        };
+        let mut state = RunState::new("test", 7, "aaa");
+        state = step(&state, not_code("aaa", 1), at).unwrap().0;
+        let rerun = Event::RerunRequested {
+            by: None,
+            comment_url: None,
+            pr_head_sha: "aaa".into(),
+        };
+        state = step(&state, rerun, at).unwrap().0;
+        let mut run = FixRun {
+            repo: "o/r".into(),
+            pr_number: 7,
+            check_name: "test".into(),
+            installation_id: 1,
+            comment_id: None,
+            comment_url: None,
+            check_run_id: None,
+            check_run_sha: None,
+            state,
+            reports: vec![],
+            pending_commit: None,
+            push_target: None,
+            read_from: None,
+            pushed_at: None,
+            previous_attempt: None,
+            updated_at: at,
+        };
+        runs.put(&run).unwrap();
+        assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_some());
+        assert!(runs.by_rerun("o/r", "aaa", "lint").unwrap().is_none());
+        assert!(runs.by_rerun("o/r", "bbb", "test").unwrap().is_none());
+        // A new failure on another commit: the old commit's entry no longer leads anywhere.
+        run.state = step(&run.state, not_code("bbb", 2), at).unwrap().0;
+        runs.put(&run).unwrap();
+        assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_none());
+        assert!(runs.rerun.is_empty(), "the stale entry is dropped");
     }
 }
