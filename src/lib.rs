@@ -5,9 +5,9 @@
 //! Modules follow the data flow, one per stage:
 //!
 //! ```text
-//! intake ─► events ─► log_source ─► parser ─► proposal ─► comment
-//!   (HMAC, dedupe,      (Actions logs      (pure)   (Fix Packet,  (PR comment +
-//!    persist, enqueue)   or check output)            code_fix DDS)  annotations)
+//! intake ─► events ─► log_source ─► parser ─► triage ─► proposal ─► comment
+//!   (HMAC, dedupe,      (Actions logs      (pure)   (pure: is it   (Fix Packet,  (PR comment +
+//!    persist, enqueue)   or check output)            the code's?)   code_fix DDS)  annotations)
 //!
 //! commands (approval) ─► fix_agent ─► executor (optional) ─► git_agent ─► ci_monitor
 //! ```
@@ -22,9 +22,13 @@
 //! [`redelivery`] (asks GitHub to send again the webhooks it could not deliver while the service
 //! was down).
 //!
-//! The pure stages live in two crates with no I/O dependencies at all, re-exported here:
-//! `ci-medic-parser` ([`parser`]) and `ci-medic-core` ([`proposal`], [`comment`], [`commands`],
-//! the checks of [`fix_agent`], [`repo_config`]).
+//! A failure the triage (`ci-medic-triage`) finds not to be the code's gets its kind and
+//! evidence on the comment instead of a proposal, and `/rerun` (or `triage.auto_rerun`)
+//! re-runs its failed Actions jobs; the CI monitor reports the re-run's verdict.
+//!
+//! The pure stages live in crates with no I/O dependencies at all, re-exported here:
+//! `ci-medic-parser` ([`parser`]), `ci-medic-triage`, and `ci-medic-core` ([`proposal`],
+//! [`comment`], [`commands`], the checks of [`fix_agent`], [`repo_config`]).
 
 pub mod backoff;
 pub mod capped_log;

@@ -29,6 +29,18 @@ pub struct StageLabels {
     pub outcome: &'static str,
 }
 
+/// A failure's kind as the triage named it (four values).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: &'static str,
+}
+
+/// What asked for a re-run: a maintainer's `/rerun` (`command`) or `triage.auto_rerun` (`auto`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TriggerLabels {
+    pub trigger: &'static str,
+}
+
 /// One installation; its id is GitHub's, so the label set grows only with installations.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct InstallationLabels {
@@ -51,6 +63,8 @@ pub struct Metrics {
     pub redeliveries_requested: Counter,
     /// Redelivery requests GitHub refused or could not be asked.
     pub redeliveries_failed: Counter,
+    pub failures: Family<KindLabels, Counter>,
+    pub reruns_requested: Family<TriggerLabels, Counter>,
 }
 
 /// Known event names; anything else is counted as `other` so a hostile sender cannot grow the
@@ -143,10 +157,24 @@ impl Metrics {
             "Redelivery requests GitHub refused or that could not reach it",
             redeliveries_failed.clone(),
         );
+        let failures = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "failures",
+            "Failed checks analysed, by the kind the triage found (code, infrastructure, flaky, configuration)",
+            failures.clone(),
+        );
+        let reruns_requested = Family::<TriggerLabels, Counter>::default();
+        registry.register(
+            "reruns_requested",
+            "Re-runs of failed GitHub Actions jobs ci-medic requested, by trigger (command, auto)",
+            reruns_requested.clone(),
+        );
         Metrics {
             registry: Arc::new(registry),
             redeliveries_requested,
             redeliveries_failed,
+            failures,
+            reruns_requested,
             github_rate_remaining,
             deliveries,
             queue_depth,
@@ -177,6 +205,18 @@ impl Metrics {
     pub fn stage(&self, stage: &'static str, outcome: &'static str) {
         self.stages
             .get_or_create(&StageLabels { stage, outcome })
+            .inc();
+    }
+
+    /// Counts one analysed failure of `kind` (`code`, `infrastructure`, `flaky`, `configuration`).
+    pub fn failure(&self, kind: &'static str) {
+        self.failures.get_or_create(&KindLabels { kind }).inc();
+    }
+
+    /// Counts one re-run requested, by `/rerun` (`command`) or automatically (`auto`).
+    pub fn rerun_requested(&self, trigger: &'static str) {
+        self.reruns_requested
+            .get_or_create(&TriggerLabels { trigger })
             .inc();
     }
 

@@ -61,6 +61,8 @@ pub struct Context {
     pub store: Store,
     pub registry: Registry,
     pub runs: RunStore,
+    /// Per-test outcomes and automatic re-run counters, for failure triage.
+    pub triage: crate::store::triage::TriageStore,
     pub metrics: Metrics,
     /// Our own App id: check runs it owns are ours and never analysed.
     pub app_id: u64,
@@ -109,11 +111,13 @@ impl Context {
             other => StoreError::Flush(other.to_string()),
         })?;
         let runs = RunStore::open(&store)?;
+        let triage = crate::store::triage::TriageStore::open(&store)?;
         Ok(Context {
             github,
             store,
             registry,
             runs,
+            triage,
             metrics,
             app_id,
             log_limits: LogLimits::default(),
@@ -206,8 +210,43 @@ impl Orchestrator {
             info!(check = %cr.name, "our own check run; ignored");
             return Ok(());
         }
-        // CI monitor: the check finished on a commit ci-medic pushed.
         let project = cr.repo.full_name();
+        // CI monitor: the check finished again on a commit whose failed jobs were re-run.
+        if let Some(found) = ctx
+            .runs
+            .by_rerun(&project, &cr.head_sha, &cr.name)
+            .map_err(store_err)?
+        {
+            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
+            let run = ctx
+                .runs
+                .get(&project, found.pr_number, &found.check_name)
+                .map_err(store_err)?
+                .unwrap_or(found);
+            // An index entry left by an earlier re-run on another commit is not this one.
+            if run.check_name == cr.name
+                && run.phase()
+                    == (Phase::RerunRequested {
+                        commit_sha: cr.head_sha.clone(),
+                    })
+            {
+                let inst = InstallationId(run.installation_id);
+                let repo = cr.repo.clone();
+                let (config, _) = self.repo_config(inst, &repo).await?;
+                return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
+            }
+        }
+        if cr.conclusion.as_deref() == Some("success") {
+            // The tests that failed in this check on this commit passed now.
+            let passed = ctx
+                .triage
+                .record_check_passed(&project, &cr.name, &cr.head_sha)
+                .map_err(store_err)?;
+            if passed > 0 {
+                info!(check = %cr.name, tests = passed, "test passes recorded");
+            }
+        }
+        // CI monitor: the check finished on a commit ci-medic pushed.
         if let Some(found) = ctx
             .runs
             .by_pushed_commit(&project, &cr.head_sha)

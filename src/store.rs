@@ -24,6 +24,7 @@ pub mod installations;
 pub mod registry;
 pub mod runs;
 pub mod spool;
+pub mod triage;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};

@@ -105,6 +105,8 @@ fn every_metric_is_documented() {
     let m = ci_medic::metrics::Metrics::new();
     m.delivery("check_run", "accepted");
     m.stage("analysis", "ok");
+    m.failure("infrastructure");
+    m.rerun_requested("command");
     let job = ci_medic::metrics::JobLabels {
         event: "check_run".into(),
     };

@@ -1737,6 +1737,7 @@ fn proposal_view(check: &str, head: &str) -> CommentView {
         out_of_scope_files: vec![],
         history: vec![],
         log_excerpt: None,
+        triage: None,
     }
 }
 

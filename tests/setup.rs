@@ -61,7 +61,7 @@ fn manifest_asks_for_exactly_what_ci_medic_uses() {
         m["default_permissions"],
         json!({
             "checks": "write", "contents": "write", "pull_requests": "write",
-            "issues": "write", "actions": "read", "metadata": "read"
+            "issues": "write", "actions": "write", "metadata": "read"
         })
     );
     let mut events: Vec<&str> = m["default_events"]

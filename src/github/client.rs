@@ -546,6 +546,43 @@ impl GitHubApi for RestClient {
         Ok(capped_stream(resp, max_bytes))
     }
 
+    async fn get_workflow_job(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        job_id: u64,
+    ) -> Result<WorkflowJob> {
+        let url = self.repo_url(repo, &["actions", "jobs", &job_id.to_string()])?;
+        self.get(inst, url).await
+    }
+
+    async fn list_workflow_run_jobs(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> Result<Vec<WorkflowJob>> {
+        let mut url = self.repo_url(repo, &["actions", "runs", &run_id.to_string(), "jobs"])?;
+        url.query_pairs_mut().append_pair("filter", "all");
+        self.paginate(inst, url, Some("jobs")).await
+    }
+
+    async fn rerun_failed_jobs(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> Result<()> {
+        let url = self.repo_url(
+            repo,
+            &["actions", "runs", &run_id.to_string(), "rerun-failed-jobs"],
+        )?;
+        let _: serde_json::Value = self
+            .write(inst, Method::POST, url, &json!({}), false)
+            .await?;
+        Ok(())
+    }
+
     async fn list_issue_comments(
         &self,
         inst: InstallationId,

@@ -190,6 +190,33 @@ pub trait GitHubApi: Send + Sync {
         max_bytes: u64,
     ) -> Result<ByteStream>;
 
+    /// `GET /repos/{o}/{r}/actions/jobs/{job_id}`: the job's run, attempt and steps.
+    async fn get_workflow_job(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        job_id: u64,
+    ) -> Result<WorkflowJob>;
+
+    /// `GET /repos/{o}/{r}/actions/runs/{run_id}/jobs?filter=all`, every page: the jobs of
+    /// every attempt of the run, older attempts included.
+    async fn list_workflow_run_jobs(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> Result<Vec<WorkflowJob>>;
+
+    /// `POST /repos/{o}/{r}/actions/runs/{run_id}/rerun-failed-jobs` (201): a new attempt of
+    /// the run's failed jobs and their dependents. Not retried after a possibly-landed
+    /// failure: a second request while the first attempt runs is refused (403).
+    async fn rerun_failed_jobs(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        run_id: u64,
+    ) -> Result<()>;
+
     /// `GET /repos/{o}/{r}/issues/{number}/comments`, every page.
     async fn list_issue_comments(
         &self,

@@ -646,3 +646,33 @@ mod tests {
         assert!(run.pull_requests.is_empty());
     }
 }
+
+/// An Actions job (`GET /repos/{o}/{r}/actions/jobs/{id}`, and the items of a run's jobs
+/// list): the run and attempt it belongs to, and its steps. Its id is its check run's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowJob {
+    pub id: u64,
+    pub run_id: u64,
+    /// 1 for a run's first attempt; absent on GitHub Enterprise Server before 3.5.
+    #[serde(default)]
+    pub run_attempt: Option<u32>,
+    pub name: String,
+    pub head_sha: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub steps: Vec<WorkflowStep>,
+}
+
+/// One of a job's `steps[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowStep {
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    pub number: u32,
+}

@@ -1,4 +1,8 @@
-//! Maintainer commands on a pull request: `/approve`, `/reject`, `/retry`, `/help`.
+//! Maintainer commands on a pull request: `/approve`, `/reject`, `/retry`, `/rerun`, `/help`.
+//!
+//! `/rerun` is permission-checked exactly like `/approve`, and re-runs the failed GitHub
+//! Actions jobs of failures ci-medic found not to be the code's; the CI monitor reports the new
+//! attempt's result on the same comment.
 //!
 //! A proposal is only ever approved by a human with the configured permission, for the commit
 //! it was made for, while it is still `proposed` (spec: "never auto-approved"). Every accepted
@@ -8,17 +12,18 @@
 
 use tracing::{info, warn};
 
+use chrono::Utc;
 use ci_medic_core::commands::{Command, CommandError, help_text, parse_commands, usage_reply};
 use ci_medic_core::comment as text;
 use ci_medic_core::proposal::DdsStatus;
-use ci_medic_core::proposal::machine::{Effect, Event, MachineError, Stage, decided_in};
+use ci_medic_core::proposal::machine::{Effect, Event, MachineError, Stage, decided_in, step};
 use ci_medic_core::repo_config::RepoConfig;
 
 use super::apply::Replay;
 use super::{Orchestrator, gh_err, store_err};
 use crate::commands::{Refusal, authorize};
 use crate::events::{CheckRunCompleted, PrCommentCreated};
-use crate::github::{InstallationId, ReactionContent, RepoRef};
+use crate::github::{GitHubError, InstallationId, ReactionContent, RepoRef};
 use crate::jobs::JobError;
 use crate::store::runs::{FixRun, Phase};
 
@@ -76,6 +81,7 @@ impl Orchestrator {
                         .await?
                     }
                     Command::Retry => self.retry(inst, &repo, &c, &config).await?,
+                    Command::Rerun => self.rerun(inst, &repo, &c, &config).await?,
                 };
                 match outcome {
                     Outcome::Accepted(reply) => {
@@ -170,13 +176,7 @@ impl Orchestrator {
             Err(r) => {
                 ctx.metrics.stage("approval", "refused_permission");
                 info!(user = %c.author, refusal = ?r, "command refused");
-                return Ok(Outcome::Refused(match r {
-                    Refusal::Permission { has, needs } => {
-                        text::not_permitted_reply(&c.author, has, needs)
-                    }
-                    Refusal::NotListed => text::not_an_approver_reply(&c.author),
-                    Refusal::Author => text::author_not_allowed_reply(),
-                }));
+                return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
             }
         }
 
@@ -344,6 +344,91 @@ impl Orchestrator {
         info!(fix = %fix_id, user = %c.author, phase = ?run.phase(), "proposal decided");
     }
 
+    /// `/rerun`: re-runs the failed Actions jobs of every failure on this pull request that is
+    /// not the code's and waits for a person (the machine says which may be re-run).
+    async fn rerun(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        c: &PrCommentCreated,
+        config: &RepoConfig,
+    ) -> Result<Outcome, JobError> {
+        let ctx = &self.ctx;
+        let gh = ctx.github.as_ref();
+        let pr = gh
+            .get_pull_request(inst, repo, c.pr_number)
+            .await
+            .map_err(|e| gh_err("reading the pull request", e))?;
+        // The same rule as `/approve`: a re-run spends the repository's CI.
+        if let Err(r) = authorize(
+            gh,
+            inst,
+            repo,
+            &config.approvers,
+            &c.author,
+            pr.user.as_ref().map(|u| u.login.as_str()),
+        )
+        .await
+        .map_err(|e| gh_err("reading the commenter's permission", e))?
+        {
+            ctx.metrics.stage("rerun", "refused_permission");
+            info!(user = %c.author, refusal = ?r, "/rerun refused");
+            return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
+        }
+        let runs: Vec<FixRun> = ctx
+            .runs
+            .for_pull_request(&repo.full_name(), c.pr_number)
+            .map_err(store_err)?
+            .into_iter()
+            .filter(|r| r.state.not_code.is_some())
+            .collect();
+        if runs.is_empty() {
+            return Ok(Outcome::Refused(text::nothing_to_rerun_reply()));
+        }
+        let mut accepted = Vec::new();
+        let mut refused = Vec::new();
+        for mut run in runs {
+            let event = Event::RerunRequested {
+                by: Some(c.author.clone()),
+                comment_url: Some(c.html_url.clone()),
+                pr_head_sha: pr.head.sha.clone(),
+            };
+            // Asked of the machine before GitHub: a refused re-run must not reach the API.
+            if let Err(e) = step(&run.state, event.clone(), Utc::now()) {
+                refused.push(text::rerun_refused_reply(&e.to_string()));
+                continue;
+            }
+            let Some(run_id) = run.state.not_code.as_ref().and_then(|n| n.actions_run_id) else {
+                continue;
+            };
+            match gh.rerun_failed_jobs(inst, repo, run_id).await {
+                Ok(()) => {}
+                Err(GitHubError::Forbidden { message }) => {
+                    refused.push(text::rerun_refused_reply(&format!(
+                        "GitHub refused to re-run `{}`: {message}",
+                        run.check_name
+                    )));
+                    continue;
+                }
+                Err(e) => return Err(gh_err("re-running the failed jobs", e)),
+            }
+            ctx.metrics.rerun_requested("command");
+            info!(check = %run.check_name, run_id, user = %c.author, "failed jobs re-run");
+            if let Err(e) = self
+                .apply(inst, repo, &mut run, event, Replay::First)
+                .await?
+            {
+                warn!(check = %run.check_name, error = %e, "re-run not recorded");
+            }
+            accepted.push(text::rerun_reply(&run.check_name));
+        }
+        if accepted.is_empty() {
+            return Ok(Outcome::Refused(refused.join("\n")));
+        }
+        accepted.extend(refused);
+        Ok(Outcome::Accepted(Some(accepted.join("\n"))))
+    }
+
     /// `/retry`: analyse the latest failure of each of this pull request's checks again.
     async fn retry(
         &self,
@@ -362,13 +447,7 @@ impl Orchestrator {
             .await
             .map_err(|e| gh_err("reading the commenter's permission", e))?
         {
-            return Ok(Outcome::Refused(match r {
-                Refusal::Permission { has, needs } => {
-                    text::not_permitted_reply(&c.author, has, needs)
-                }
-                Refusal::NotListed => text::not_an_approver_reply(&c.author),
-                Refusal::Author => text::author_not_allowed_reply(),
-            }));
+            return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
         }
         let runs = ctx
             .runs
@@ -408,6 +487,15 @@ impl Orchestrator {
             return Ok(Outcome::Refused(text::nothing_to_retry_reply()));
         }
         Ok(Outcome::Accepted(Some(replies.join("\n"))))
+    }
+}
+
+/// The reply to a command from someone who may not give it.
+fn refusal_reply(author: &str, r: Refusal) -> String {
+    match r {
+        Refusal::Permission { has, needs } => text::not_permitted_reply(author, has, needs),
+        Refusal::NotListed => text::not_an_approver_reply(author),
+        Refusal::Author => text::author_not_allowed_reply(),
     }
 }
 

@@ -712,8 +712,86 @@ impl Orchestrator {
                 }
                 Ok(())
             }
+            Phase::RerunRequested { commit_sha } => {
+                // The re-run's result, when its webhook did not reach us.
+                let runs = ctx
+                    .github
+                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
+                    .await
+                    .map_err(|e| gh_err("polling check runs", e))?;
+                let failed = run.state.not_code.as_ref().map(|n| n.check_run_id);
+                let done = runs
+                    .iter()
+                    .filter(|c| Some(c.id) != failed)
+                    .find(|c| {
+                        crate::ci_monitor::completed_run(
+                            std::slice::from_ref(*c),
+                            &run.check_name,
+                            &commit_sha,
+                        )
+                        .is_some()
+                    })
+                    .cloned();
+                if let Some(c) = done {
+                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
+                    return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
+    }
+
+    /// CI monitor: the check finished again on the commit whose failed jobs were re-run. A
+    /// pass ends it; a failure is analysed like any other (it may be the code's this time).
+    pub(super) async fn rerun_verdict(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        mut run: FixRun,
+        cr: &CheckRunCompleted,
+        config: &RepoConfig,
+    ) -> Result<(), JobError> {
+        let ctx = &self.ctx;
+        let passed = match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
+            crate::ci_monitor::Verdict::Passed => true,
+            crate::ci_monitor::Verdict::Failed => false,
+            crate::ci_monitor::Verdict::NoVerdict => {
+                info!(conclusion = ?cr.conclusion, "the re-run finished without a verdict; still waiting");
+                return Ok(());
+            }
+        };
+        let event = Event::RerunFinished {
+            check_run_id: cr.check_run_id,
+            passed,
+            run_url: cr.html_url.clone(),
+        };
+        if let Err(e) = self
+            .apply(inst, repo, &mut run, event, Replay::First)
+            .await?
+        {
+            // The failed run itself (a redelivery), or the run moved on.
+            info!(check = %run.check_name, error = %e, "not the re-run's verdict");
+            return Ok(());
+        }
+        ctx.metrics
+            .stage("rerun", if passed { "passed" } else { "failed" });
+        if passed {
+            ctx.triage
+                .record_check_passed(&run.repo, &run.check_name, &cr.head_sha)
+                .map_err(store_err)?;
+            return Ok(());
+        }
+        let pr = ctx
+            .github
+            .get_pull_request(inst, repo, run.pr_number)
+            .await
+            .map_err(|e| gh_err("reading the pull request", e))?;
+        if pr.state != "open" || pr.head.sha != cr.head_sha {
+            info!(check = %run.check_name, "the pull request moved on; the re-run's failure is not analysed");
+            return Ok(());
+        }
+        self.analyse(inst, repo, pr.number, cr, config, None).await
     }
 }
 

@@ -245,6 +245,13 @@ mod legacy {
             V::Stale { head_sha } => Stage::PushStale { head_sha },
             V::AnalysisFailed { reason } => Stage::NothingFound { reason },
             V::LogsUnavailable { reason } => Stage::LogsUnavailable { reason },
+            // Written only by versions with the state machine: never in an old record.
+            V::NotCode
+            | V::RerunRequested { .. }
+            | V::RerunPassed { .. }
+            | V::RerunFailed { .. } => Stage::NothingFound {
+                reason: "this failure was recorded in a shape ci-medic cannot read again; `/retry` analyses it anew".into(),
+            },
         };
         let dds = serde_json::from_value::<CodeFixDds>(view.dds_json).ok();
         let packet = serde_json::from_value::<FixPacket>(view.fix_packet_json).ok();
@@ -273,13 +280,16 @@ mod legacy {
     }
 }
 
-/// The `runs` tree, plus an index from pushed commits to runs (for the CI monitor).
+/// The `runs` tree, plus indexes from pushed commits and from re-run commits to runs (for the
+/// CI monitor).
 #[derive(Clone)]
 pub struct RunStore {
     runs: sled::Tree,
     pushed: sled::Tree,
     /// `owner/repo#comment_id` of each command comment ci-medic asked GitHub to reply to.
     replies: sled::Tree,
+    /// `repo @ sha \0 check` → run key, for checks whose failed jobs are being re-run.
+    rerun: sled::Tree,
 }
 
 impl RunStore {
@@ -288,6 +298,7 @@ impl RunStore {
             runs: store.db().open_tree("runs")?,
             pushed: store.db().open_tree("runs_by_pushed_commit")?,
             replies: store.db().open_tree("reply_intents")?,
+            rerun: store.db().open_tree("runs_by_rerun_commit")?,
         })
     }
 
@@ -326,6 +337,14 @@ impl RunStore {
                 key.as_bytes(),
             )?;
         }
+        let rerun_key = format!("{}@{}\u{0}{}", run.repo, run.state.head_sha, run.check_name);
+        if let Phase::RerunRequested { .. } = run.phase() {
+            self.rerun.insert(rerun_key.as_bytes(), key.as_bytes())?;
+        } else {
+            // Only a re-run under way is looked up, so the index stays as small as they are few
+            // (an entry of an older commit is dropped by `by_rerun` when it is read).
+            self.rerun.remove(rerun_key.as_bytes())?;
+        }
         self.runs.flush()?;
         Ok(())
     }
@@ -336,6 +355,31 @@ impl RunStore {
             Some(key) => get_json(&self.runs, &key),
             None => Ok(None),
         }
+    }
+
+    /// The run whose failed `check` is being re-run on `sha`, if one is.
+    pub fn by_rerun(
+        &self,
+        repo: &str,
+        sha: &str,
+        check: &str,
+    ) -> Result<Option<FixRun>, StoreError> {
+        let index_key = format!("{repo}@{sha}\u{0}{check}");
+        let Some(key) = self.rerun.get(index_key.as_bytes())? else {
+            return Ok(None);
+        };
+        let run: Option<FixRun> = get_json(&self.runs, &key)?;
+        let current = run.filter(|r| {
+            r.phase()
+                == Phase::RerunRequested {
+                    commit_sha: sha.to_string(),
+                }
+        });
+        if current.is_none() {
+            // The run moved to another commit since: the entry is stale.
+            self.rerun.remove(index_key.as_bytes())?;
+        }
+        Ok(current)
     }
 
     /// Every run of a pull request (all its checks).
@@ -349,13 +393,17 @@ impl RunStore {
         Ok(out)
     }
 
-    /// Runs that still need the loop to move them (approved, or waiting for CI).
+    /// Runs that still need the loop to move them (approved, waiting for CI on a fix, or for
+    /// a re-run's result).
     pub fn active(&self) -> Result<Vec<FixRun>, StoreError> {
         let mut out = Vec::new();
         for item in self.runs.iter() {
             let (k, v) = item?;
             let run: FixRun = decode(&k, &v)?;
-            if matches!(run.phase(), Phase::Approved { .. } | Phase::Pushed { .. }) {
+            if matches!(
+                run.phase(),
+                Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
+            ) {
                 out.push(run);
             }
         }
@@ -464,6 +512,7 @@ mod tests {
                 text: "proposed".into(),
             }],
             log_excerpt: None,
+            triage: None,
         };
         json!({
             "repo": "o/r", "pr_number": 7, "check_name": "lint", "installation_id": 1,
@@ -506,5 +555,63 @@ mod tests {
         // And a current record reads back as it was written.
         let again: FixRun = serde_json::from_value(serde_json::to_value(&run).unwrap()).unwrap();
         assert_eq!(again.state, run.state);
+    }
+
+    /// The re-run index finds a run only while its re-run is under way on that commit.
+    #[test]
+    fn the_rerun_index_follows_the_run() {
+        use ci_medic_core::proposal::machine::{Event, NotCode, RunState, step};
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(dir.path()).unwrap();
+        let runs = super::RunStore::open(&store).unwrap();
+        let at = Utc.with_ymd_and_hms(2026, 2, 2, 15, 30, 0).unwrap();
+        let not_code = |sha: &str, id: u64| Event::NotCode {
+            head_sha: sha.into(),
+            not_code: Box::new(NotCode {
+                kind: ci_medic_triage::FailureKind::Infrastructure,
+                evidence: vec![],
+                flaky: vec![],
+                rules: vec!["check.cancelled".into()],
+                check_run_id: id,
+                actions_run_id: Some(9),
+            }),
+            config_error: None,
+        };
+        let mut state = RunState::new("test", 7, "aaa");
+        state = step(&state, not_code("aaa", 1), at).unwrap().0;
+        let rerun = Event::RerunRequested {
+            by: None,
+            comment_url: None,
+            pr_head_sha: "aaa".into(),
+        };
+        state = step(&state, rerun, at).unwrap().0;
+        let mut run = FixRun {
+            repo: "o/r".into(),
+            pr_number: 7,
+            check_name: "test".into(),
+            installation_id: 1,
+            comment_id: None,
+            comment_url: None,
+            check_run_id: None,
+            check_run_sha: None,
+            state,
+            reports: vec![],
+            pending_commit: None,
+            push_target: None,
+            read_from: None,
+            pushed_at: None,
+            previous_attempt: None,
+            creations: None,
+            updated_at: at,
+        };
+        runs.put(&run).unwrap();
+        assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_some());
+        assert!(runs.by_rerun("o/r", "aaa", "lint").unwrap().is_none());
+        assert!(runs.by_rerun("o/r", "bbb", "test").unwrap().is_none());
+        // A new failure on another commit: the old commit's entry no longer leads anywhere.
+        run.state = step(&run.state, not_code("bbb", 2), at).unwrap().0;
+        runs.put(&run).unwrap();
+        assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_none());
+        assert!(runs.rerun.is_empty(), "the stale entry is dropped");
     }
 }

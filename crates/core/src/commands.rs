@@ -1,4 +1,5 @@
-//! Slash commands read from pull-request comments: `/approve`, `/reject`, `/retry`, `/help`.
+//! Slash commands read from pull-request comments: `/approve`, `/reject`, `/retry`, `/rerun`,
+//! `/help`.
 //!
 //! [`parse_commands`] is a pure function from a comment body to the commands it holds, in order,
 //! each either a [`Command`] or a [`CommandError`] the caller answers with [`usage_reply`].
@@ -37,6 +38,9 @@ pub enum Command {
     },
     /// Analyse the latest failure of the check again.
     Retry,
+    /// Re-run the failed GitHub Actions jobs of a failure ci-medic found not to be the code's
+    /// fault (infrastructure, flaky).
+    Rerun,
     /// Show the commands.
     Help,
 }
@@ -47,6 +51,7 @@ impl Command {
             Command::Approve { .. } => CommandKind::Approve,
             Command::Reject { .. } => CommandKind::Reject,
             Command::Retry => CommandKind::Retry,
+            Command::Rerun => CommandKind::Rerun,
             Command::Help => CommandKind::Help,
         }
     }
@@ -58,14 +63,15 @@ pub enum CommandKind {
     Approve,
     Reject,
     Retry,
+    Rerun,
     Help,
 }
 
 impl CommandKind {
     /// Every command, in the order help lists them. Built from the private `CommandKind::next`, whose
     /// exhaustive `match` makes a new variant a compile error until it is chained in.
-    pub const ALL: [CommandKind; 4] = {
-        let mut all = [CommandKind::FIRST; 4];
+    pub const ALL: [CommandKind; 5] = {
+        let mut all = [CommandKind::FIRST; 5];
         let mut i = 1;
         while i < all.len() {
             match all[i - 1].next() {
@@ -88,7 +94,8 @@ impl CommandKind {
         match self {
             CommandKind::Approve => Some(CommandKind::Reject),
             CommandKind::Reject => Some(CommandKind::Retry),
-            CommandKind::Retry => Some(CommandKind::Help),
+            CommandKind::Retry => Some(CommandKind::Rerun),
+            CommandKind::Rerun => Some(CommandKind::Help),
             CommandKind::Help => None,
         }
     }
@@ -99,6 +106,7 @@ impl CommandKind {
             CommandKind::Approve => "approve",
             CommandKind::Reject => "reject",
             CommandKind::Retry => "retry",
+            CommandKind::Rerun => "rerun",
             CommandKind::Help => "help",
         }
     }
@@ -109,6 +117,7 @@ impl CommandKind {
             CommandKind::Approve => "/approve [DDS-FIX-YYYYMMDD-NNN]",
             CommandKind::Reject => "/reject [DDS-FIX-YYYYMMDD-NNN] [reason]",
             CommandKind::Retry => "/retry",
+            CommandKind::Rerun => "/rerun",
             CommandKind::Help => "/help",
         }
     }
@@ -123,6 +132,9 @@ impl CommandKind {
                 "drop the proposal, optionally saying why (without an id: the newest open proposal)"
             }
             CommandKind::Retry => "analyse the latest failure of the check again",
+            CommandKind::Rerun => {
+                "re-run the failed GitHub Actions jobs of a failure ci-medic found not to be the code's fault (infrastructure or flaky)"
+            }
             CommandKind::Help => "show this list",
         }
     }
@@ -243,6 +255,7 @@ fn parse_line(line: &str) -> Option<Result<Command, CommandError>> {
         CommandKind::Approve => parse_approve(args),
         CommandKind::Reject => parse_reject(args),
         CommandKind::Retry => no_arguments(kind, args).map(|()| Command::Retry),
+        CommandKind::Rerun => no_arguments(kind, args).map(|()| Command::Rerun),
         CommandKind::Help => no_arguments(kind, args).map(|()| Command::Help),
     })
 }
@@ -383,7 +396,7 @@ pub fn help_text() -> String {
     for kind in CommandKind::ALL {
         // Exhaustive on purpose: a new command must decide how help shows it.
         let note = match kind {
-            CommandKind::Approve | CommandKind::Reject => {
+            CommandKind::Approve | CommandKind::Reject | CommandKind::Rerun => {
                 " — needs the permission set in `.github/ci-medic.yml` (`approvers`)"
             }
             CommandKind::Retry | CommandKind::Help => "",
@@ -488,6 +501,8 @@ mod tests {
             }]
         );
         assert_eq!(ok("/retry"), vec![Command::Retry]);
+        assert_eq!(ok("/rerun"), vec![Command::Rerun]);
+        assert_eq!(ok("/ReRun"), vec![Command::Rerun]);
         assert_eq!(ok("/help"), vec![Command::Help]);
     }
 
@@ -585,6 +600,7 @@ mod tests {
     fn no_argument_commands_refuse_arguments() {
         for (body, kind) in [
             ("/retry now", CommandKind::Retry),
+            ("/rerun all", CommandKind::Rerun),
             ("/help me", CommandKind::Help),
         ] {
             assert_eq!(
@@ -734,7 +750,6 @@ mod tests {
         // Prow, Mergify, Kodiak, Renovate… commands seen on pull requests.
         for word in [
             "retest",
-            "rerun",
             "ready",
             "reply",
             "revert",
@@ -769,6 +784,8 @@ mod tests {
             ("rejet", CommandKind::Reject),
             ("rejected", CommandKind::Reject),
             ("rety", CommandKind::Retry),
+            ("rerunn", CommandKind::Rerun),
+            ("reruns", CommandKind::Rerun),
             ("retry-all", CommandKind::Retry),
             ("hlep", CommandKind::Help),
             ("help_me", CommandKind::Help),
@@ -799,7 +816,7 @@ mod tests {
             assert!(help.contains(kind.usage()), "{kind}");
             assert!(help.contains(kind.description()), "{kind}");
         }
-        assert_eq!(CommandKind::ALL.len(), 4);
+        assert_eq!(CommandKind::ALL.len(), 5);
         for kind in CommandKind::ALL {
             assert_eq!(CommandKind::from_word(kind.name()), Some(kind));
         }

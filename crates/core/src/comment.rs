@@ -395,6 +395,14 @@ pub enum ProposalStatusView {
     AnalysisFailed { reason: String },
     /// The logs could not be fetched (expired, deleted, too large).
     LogsUnavailable { reason: String },
+    /// The failure is not the code's (see [`CommentView::triage`]); nothing is proposed.
+    NotCode,
+    /// The failed jobs are being re-run; `by` is `None` for an automatic re-run.
+    RerunRequested { by: Option<String>, at: String },
+    /// The re-run passed.
+    RerunPassed { run_url: Option<String> },
+    /// The re-run failed too; ci-medic analyses that failure.
+    RerunFailed { run_url: Option<String> },
 }
 
 impl ProposalStatusView {
@@ -415,6 +423,10 @@ impl ProposalStatusView {
             ProposalStatusView::Stale { .. } => "stale",
             ProposalStatusView::AnalysisFailed { .. } => "analysis failed",
             ProposalStatusView::LogsUnavailable { .. } => "logs unavailable",
+            ProposalStatusView::NotCode => "not the code",
+            ProposalStatusView::RerunRequested { .. } => "re-run requested",
+            ProposalStatusView::RerunPassed { .. } => "re-run passed",
+            ProposalStatusView::RerunFailed { .. } => "re-run failed",
         }
     }
 
@@ -453,7 +465,29 @@ pub struct CommentView {
     pub history: Vec<HistoryEntry>,
     /// The part of the log the errors were read from.
     pub log_excerpt: Option<String>,
+    /// Why the failure is not the code's, when it is not.
+    #[serde(default)]
+    pub triage: Option<TriageView>,
 }
+
+/// A failure that is not the code's: its kind, the log lines that say so, and whether
+/// `/rerun` can re-run it. Log text is untrusted: it is cleaned and redacted when rendered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriageView {
+    pub kind: ci_medic_triage::FailureKind,
+    /// `(line number in the log, line)`, at most [`ci_medic_triage::MAX_EVIDENCE`].
+    pub evidence: Vec<(usize, String)>,
+    /// One sentence per piece of flaky evidence (a test or the check, and where it passed).
+    pub flaky: Vec<String>,
+    /// The rules that decided, by id.
+    pub rules: Vec<String>,
+    /// Whether the check is a GitHub Actions job, which `/rerun` can re-run.
+    pub actions_job: bool,
+}
+
+/// Evidence lines shown in a comment; the triage bounds them already, this bounds the comment.
+const EVIDENCE_LINES_SHOWN: usize = 10;
+const EVIDENCE_LINE_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum JsonMode {
@@ -577,13 +611,14 @@ fn render_with(
     let errors = view.report_lines.len();
     let mut out = marker(&view.check_name);
     out.push('\n');
+    let found = match (&view.triage, errors) {
+        (Some(t), _) => format!("A failure that is **not the code's** ({})", t.kind),
+        (None, 0) => "No fixable error found".to_string(),
+        (None, 1) => "**1 error** found".to_string(),
+        (None, n) => format!("**{n} errors** found"),
+    };
     out.push_str(&format!(
-        "### ci-medic: {check} failed on {sha}\n\n{} in check {check} at commit {sha} (pull request #{}).\n\n",
-        match errors {
-            0 => "No fixable error found".to_string(),
-            1 => "**1 error** found".to_string(),
-            n => format!("**{n} errors** found"),
-        },
+        "### ci-medic: {check} failed on {sha}\n\n{found} in check {check} at commit {sha} (pull request #{}).\n\n",
         view.pr_number
     ));
     if let Some(note) = left_out_note(view) {
@@ -591,6 +626,9 @@ fn render_with(
         out.push_str("\n\n");
     }
     out.push_str(&status_section(&view.status, &dds_id));
+    if let Some(t) = &view.triage {
+        out.push_str(&triage_section(t, &view.status));
+    }
 
     if errors > 0 && layout.lines > 0 {
         let shown: Vec<String> = view
@@ -872,11 +910,118 @@ fn status_section(status: &ProposalStatusView, dds_id: &str) -> String {
             ),
             "Re-run the check, then `/retry`.\n".to_string(),
         ),
+        ProposalStatusView::NotCode => (
+            "🔁",
+            "no code fix proposed: this failure does not come from the code.".to_string(),
+            String::new(),
+        ),
+        ProposalStatusView::RerunRequested { by, at } => (
+            "⏳",
+            match by {
+                Some(login) => format!(
+                    "re-run requested by {} at {}; waiting for the new attempt.",
+                    who(login),
+                    escape_inline(at, 40)
+                ),
+                None => format!(
+                    "re-run requested automatically (`triage.auto_rerun`) at {}; waiting for the new attempt.",
+                    escape_inline(at, 40)
+                ),
+            },
+            String::new(),
+        ),
+        ProposalStatusView::RerunPassed { run_url } => (
+            "🎉",
+            format!("the re-run passed{}. Done.", run(run_url)),
+            String::new(),
+        ),
+        ProposalStatusView::RerunFailed { run_url } => (
+            "❌",
+            format!(
+                "the re-run failed too{}; ci-medic analyses the new failure.",
+                run(run_url)
+            ),
+            String::new(),
+        ),
     };
     let mut out = format!("**Status:** {icon} **{}** — {text}\n", status.label());
     if !act.is_empty() {
         out.push('\n');
         out.push_str(&act);
+    }
+    out
+}
+
+/// The kind of a failure that is not the code's, its evidence, and what to do about it.
+fn triage_section(t: &TriageView, status: &ProposalStatusView) -> String {
+    use ci_medic_triage::FailureKind as K;
+    let mut out = format!(
+        "\n**Kind:** `{}` — {}\n",
+        t.kind,
+        match t.kind {
+            K::Infrastructure =>
+                "the CI infrastructure failed (network, registry, runner, memory, disk, time limit or a service), not the code.",
+            K::Flaky => "the same code has passed: the failure does not come back every time.",
+            K::Configuration =>
+                "the workflow or the repository's settings are wrong (inputs, a script, a secret, a permission), not the code.",
+            K::Code => "the code.",
+        }
+    );
+    if !t.evidence.is_empty() {
+        let lines: Vec<String> = t
+            .evidence
+            .iter()
+            .take(EVIDENCE_LINES_SHOWN)
+            .map(|(n, text)| {
+                format!(
+                    "line {n}: {}",
+                    cut(&text.replace(['\r', '\n'], " "), EVIDENCE_LINE_CHARS)
+                )
+            })
+            .collect();
+        out.push_str("\n**Evidence** from the log:\n\n");
+        out.push_str(&code_block(
+            "text",
+            &escape_for_code_block(&lines.join("\n")),
+        ));
+    }
+    if !t.flaky.is_empty() {
+        out.push_str("\n**Flaky evidence:**\n");
+        for sentence in t.flaky.iter().take(EVIDENCE_LINES_SHOWN) {
+            out.push_str(&format!(
+                "- {}\n",
+                escape_inline(sentence, EVIDENCE_LINE_CHARS)
+            ));
+        }
+    }
+    if !t.rules.is_empty() {
+        let rules: Vec<String> = t
+            .rules
+            .iter()
+            .take(20)
+            .map(|r| inline_code(&cut(r, 60)))
+            .collect();
+        out.push_str(&format!("\nRules that matched: {}.\n", rules.join(", ")));
+    }
+    // What to do, while nothing is under way.
+    if matches!(status, ProposalStatusView::NotCode) {
+        let advice = match t.kind {
+            K::Infrastructure => "Re-run the failed jobs; nothing in the code needs to change.",
+            K::Flaky => {
+                "Re-run the failed jobs, and consider fixing or quarantining the flaky test."
+            }
+            K::Configuration => {
+                "Fix the workflow or the repository's settings: a re-run alone will fail the same way."
+            }
+            K::Code => "Fix the code.",
+        };
+        out.push_str(&format!("\n**To act:** {advice}\n"));
+        if t.actions_job {
+            out.push_str("- `/rerun` re-runs this check's failed GitHub Actions jobs (needs the permission set in `.github/ci-medic.yml`, `approvers`); ci-medic reports the new attempt's result here.\n");
+        } else {
+            out.push_str("- This check is not a GitHub Actions job, so ci-medic cannot re-run it: re-run it from its CI's own page.\n");
+        }
+        out.push_str("- `/retry` analyses the latest failure again.\n");
     }
     out
 }
@@ -1136,6 +1281,24 @@ pub fn retry_not_failing_reply(check_name: &str, head_sha: &str) -> String {
         inline_code(&cut(check_name, 200)),
         inline_code(&head_sha.chars().take(7).collect::<String>())
     )
+}
+
+/// `/rerun` accepted: the check's failed jobs are being re-run.
+pub fn rerun_reply(check_name: &str) -> String {
+    format!(
+        "Re-running the failed GitHub Actions jobs of {}; the proposal comment reports the new attempt's result.",
+        inline_code(&cut(check_name, 200))
+    )
+}
+
+/// `/rerun` refused for one check, saying why.
+pub fn rerun_refused_reply(why: &str) -> String {
+    format!("ci-medic did not re-run: {}.", escape_inline(why, 500))
+}
+
+/// `/rerun` when no failure on the pull request is one ci-medic found not to be the code's.
+pub fn nothing_to_rerun_reply() -> String {
+    "There is no failure on this pull request that ci-medic found not to be the code's, so there is nothing for `/rerun` to re-run. A failure in the code gets a proposal to `/approve` instead.".to_string()
 }
 
 /// `/retry` with nothing to analyse.

@@ -25,7 +25,9 @@ pub use dds::{
     build_failed_dds, derive_code_fix, error_text, failed_dds_id, is_failed_dds_id, iso8601,
     parse_iso8601, sanitize_error_message,
 };
-pub use machine::{Effect, Event, MachineError, Phase, Proposal, Record, RunState, Stage, step};
+pub use machine::{
+    Effect, Event, MachineError, NotCode, Phase, Proposal, Record, RunState, Stage, step,
+};
 pub use packet::{
     CheckRef, DEFAULT_GOAL, FIX_PACKET_SCHEMA, FixPacket, Metrics, PacketConstraints, Severity,
     Violation, build_fix_packet, gate_of, instructions_for, severity_of,

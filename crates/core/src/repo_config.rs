@@ -37,6 +37,8 @@ pub struct RepoConfig {
     pub verify: VerifyMode,
     #[serde(deserialize_with = "null_as_default")]
     pub executor: ExecutorConfig,
+    #[serde(deserialize_with = "null_as_default")]
+    pub triage: TriageConfig,
 }
 
 impl Default for RepoConfig {
@@ -49,9 +51,34 @@ impl Default for RepoConfig {
             fix: FixConfig::default(),
             verify: VerifyMode::None,
             executor: ExecutorConfig::default(),
+            triage: TriageConfig::default(),
         }
     }
 }
+
+/// What ci-medic does with a failure that is not the code's fault (infrastructure, flaky).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TriageConfig {
+    /// Re-run the failed GitHub Actions jobs of an infrastructure or flaky failure without
+    /// waiting for a maintainer's `/rerun`.
+    pub auto_rerun: bool,
+    /// Automatic re-runs per commit and check; a maintainer's `/rerun` is not counted.
+    pub max_reruns: u32,
+}
+
+impl Default for TriageConfig {
+    fn default() -> Self {
+        TriageConfig {
+            auto_rerun: false,
+            max_reruns: 1,
+        }
+    }
+}
+
+/// The most automatic re-runs per commit a repository may ask for: each one is a full job on
+/// the repository's CI minutes, and GitHub stops a workflow run after 50 attempts.
+pub const MAX_RERUNS_LIMIT: u32 = 5;
 
 /// Which failing checks ci-medic analyses, by check-run name (globs: `*`, `?`, `[…]`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -383,6 +410,14 @@ impl RepoConfig {
             );
         }
         check(
+            self.triage.max_reruns <= MAX_RERUNS_LIMIT,
+            vec![Seg::Key("triage"), Seg::Key("max_reruns")],
+            format!(
+                "must be between 0 and {MAX_RERUNS_LIMIT}, got {}",
+                self.triage.max_reruns
+            ),
+        );
+        check(
             (1..=3600).contains(&self.executor.timeout_seconds),
             vec![Seg::Key("executor"), Seg::Key("timeout_seconds")],
             format!(
@@ -693,6 +728,16 @@ pub const KEYS: &[ConfigKey] = &[
         default: "300",
         description: "Sandbox time limit in seconds (1 to 3600).",
     },
+    ConfigKey {
+        key: "triage.auto_rerun",
+        default: "false",
+        description: "Re-run the failed GitHub Actions jobs of an `infrastructure` or `flaky` failure on its own, without waiting for a maintainer's `/rerun`. Never for `code` or `configuration` failures.",
+    },
+    ConfigKey {
+        key: "triage.max_reruns",
+        default: "1",
+        description: "Automatic re-runs per commit and check (0 to 5); a maintainer's `/rerun` is not counted.",
+    },
 ];
 
 /// The README's table of keys, generated from [`KEYS`].
@@ -756,4 +801,9 @@ executor:
   image: null             # detected from the project when null
   command: null           # detected from the project when null
   timeout_seconds: 300    # 1 to 3600
+
+# Failures that are not the code's fault (infrastructure, flaky).
+triage:
+  auto_rerun: false       # re-run failed Actions jobs without waiting for /rerun
+  max_reruns: 1           # 0 to 5 automatic re-runs per commit and check
 "#;

@@ -32,6 +32,7 @@ fn view(status: ProposalStatusView) -> CommentView {
         log_excerpt: Some(
             "src/app.py:3:1: F401 [*] `os` imported but unused\nFound 1 error.".into(),
         ),
+        triage: None,
     }
 }
 
@@ -532,4 +533,82 @@ fn findings_left_out_by_the_report_cap_are_announced_whatever_the_size() {
                 locations; ci-medic kept the first 1000 and left 42 further finding(s) out.";
     assert!(body.contains(note), "{}", &body[..2000]);
     assert!(check_run_output(&v, None).summary.contains(note));
+}
+
+/// A failure that is not the code's: its evidence lines are log text like any other, so they
+/// are redacted, cannot ping, cannot break out of their block and are bounded; no proposal,
+/// no JSON block, and `/rerun` is offered only for an Actions job.
+#[test]
+fn not_code_evidence_is_cleaned_bounded_and_offers_rerun_only_for_actions() {
+    let mut v = view(ProposalStatusView::NotCode);
+    v.dds_id = String::new();
+    v.report_lines.clear();
+    v.fix_packet_json = serde_json::Value::Null;
+    v.dds_json = serde_json::Value::Null;
+    v.log_excerpt = None;
+    let token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij";
+    let mut evidence = vec![
+        (
+            12,
+            format!("fatal: could not read from https://x-access-token:{token}@github.com/o/r"),
+        ),
+        (13, "```\n</details><script>x</script> @octocat".to_string()),
+    ];
+    evidence.extend((0..30).map(|i| {
+        (
+            100 + i,
+            format!("npm ERR! network {i} {}", "x".repeat(2000)),
+        )
+    }));
+    v.triage = Some(TriageView {
+        kind: ci_medic_triage::FailureKind::Infrastructure,
+        evidence,
+        flaky: vec!["`test_x` passed on the same commit in attempt 1 (`test`) @octocat".into()],
+        rules: vec!["infra.network".into()],
+        actions_job: true,
+    });
+    let body = render_comment(&v);
+    assert!(body.contains("**Kind:** `infrastructure`"), "{body}");
+    assert!(!body.contains(token), "{body}");
+    assert!(body.contains("[REDACTED]"), "{body}");
+    assert!(!body.contains("@octocat"), "{body}");
+    // The log's markup stays inside the evidence block.
+    let mut html = Vec::new();
+    for event in pulldown_cmark::Parser::new(&body) {
+        if let pulldown_cmark::Event::Html(h) | pulldown_cmark::Event::InlineHtml(h) = event {
+            assert!(!h.contains("<script"), "{h}");
+            html.push(h.to_string());
+        }
+    }
+    let opens = html.iter().filter(|h| h.contains("<details>")).count();
+    let closes = html.iter().filter(|h| h.contains("</details>")).count();
+    assert_eq!(opens, closes, "{html:?}");
+    assert!(json_blocks(&body).is_empty());
+    assert!(body.contains("`/rerun`"), "{body}");
+    assert!(ci_medic_core::commands::parse_commands(&body).is_empty());
+    // At most ten evidence lines of at most 500 characters.
+    assert!(
+        body.contains("line 12:") && !body.contains("line 108:"),
+        "{body}"
+    );
+    assert!(
+        body.lines().all(|l| l.chars().count() < 700),
+        "a line too long"
+    );
+
+    let mut other = v.clone();
+    if let Some(t) = other.triage.as_mut() {
+        t.actions_job = false;
+    }
+    let body = render_comment(&other);
+    assert!(!body.contains("`/rerun` re-runs"), "{body}");
+    assert!(body.contains("not a GitHub Actions job"), "{body}");
+    // Once a re-run is under way, nothing more is asked of anyone.
+    v.status = ProposalStatusView::RerunRequested {
+        by: None,
+        at: "2026-01-01 10:00 UTC".into(),
+    };
+    let body = render_comment(&v);
+    assert!(body.contains("automatically"), "{body}");
+    assert!(!body.contains("**To act:**"), "{body}");
 }

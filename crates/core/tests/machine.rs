@@ -10,8 +10,8 @@ use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::FixDdsId;
 use ci_medic_core::proposal::machine::prose_dds_status;
 use ci_medic_core::proposal::{
-    CheckRef, DdsStatus, DerivedFix, Effect, Event, FailedCheck, MachineError, Phase, Proposal,
-    RunState, Stage, StoredProposal, build_failed_dds, build_fix_packet, derive_code_fix,
+    CheckRef, DdsStatus, DerivedFix, Effect, Event, FailedCheck, MachineError, NotCode, Phase,
+    Proposal, RunState, Stage, StoredProposal, build_failed_dds, build_fix_packet, derive_code_fix,
     failed_dds_id, step,
 };
 use ci_medic_core::repo_config::ConstraintsConfig;
@@ -140,7 +140,10 @@ impl Registry {
 enum Op {
     Logs(usize),
     Nothing(usize),
-    Propose { seq: u16, sha: usize },
+    Propose {
+        seq: u16,
+        sha: usize,
+    },
     Approve(usize),
     Reject(usize, bool),
     Refuse,
@@ -152,6 +155,22 @@ enum Op {
     Close,
     Reopen(usize),
     Uninstall,
+    /// A failure that is not the code's on `sha`, as check run `job`, an Actions job or not.
+    NotCode {
+        sha: usize,
+        job: u64,
+        actions: bool,
+    },
+    /// `/rerun` (or the automatic re-run when `by` is false) against the head `sha`.
+    Rerun {
+        sha: usize,
+        by: bool,
+    },
+    /// The check finished again, as check run `job`.
+    RerunDone {
+        job: u64,
+        passed: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -170,6 +189,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Close),
         1 => (0..2usize).prop_map(Op::Reopen),
         1 => Just(Op::Uninstall),
+        2 => (0..2usize, 1u64..3, any::<bool>()).prop_map(|(sha, job, actions)| Op::NotCode { sha, job, actions }),
+        2 => (0..2usize, any::<bool>()).prop_map(|(sha, by)| Op::Rerun { sha, by }),
+        2 => (1u64..4, any::<bool>()).prop_map(|(job, passed)| Op::RerunDone { job, passed }),
     ]
 }
 
@@ -246,6 +268,40 @@ fn event(op: &Op, reg: &mut Registry) -> Event {
             head_sha: SHAS[s].into(),
         },
         Op::Uninstall => Event::Uninstalled,
+        Op::NotCode { sha, job, actions } => Event::NotCode {
+            head_sha: SHAS[sha].into(),
+            not_code: Box::new(infrastructure(job, actions)),
+            config_error: None,
+        },
+        Op::Rerun { sha, by } => Event::RerunRequested {
+            by: by.then(|| "maintainer".into()),
+            comment_url: by
+                .then(|| "https://github.com/octo-org/shop/pull/7#issuecomment-3".into()),
+            pr_head_sha: SHAS[sha].into(),
+        },
+        Op::RerunDone { job, passed } => Event::RerunFinished {
+            check_run_id: job,
+            passed,
+            run_url: Some(format!(
+                "https://github.com/octo-org/shop/actions/runs/9/job/{job}"
+            )),
+        },
+    }
+}
+
+/// An infrastructure failure of check run `job`, with a real npm network error as evidence
+/// (the line as `ci_medic_triage` returns it from a job log).
+fn infrastructure(job: u64, actions: bool) -> NotCode {
+    let log = b"2024-05-01T10:00:00.0000000Z npm ERR! code ECONNRESET\n";
+    let t = ci_medic_triage::triage(log, &[], &ci_medic_triage::CheckFacts::default(), &[]);
+    assert_eq!(t.kind, ci_medic_triage::FailureKind::Infrastructure);
+    NotCode {
+        kind: t.kind,
+        evidence: t.evidence,
+        flaky: t.flaky,
+        rules: t.rules,
+        check_run_id: job,
+        actions_run_id: actions.then_some(7_000_000 + job),
     }
 }
 
@@ -274,7 +330,28 @@ fn assert_agree(state: &RunState, reg: &Registry) {
             }
         ),
         Stage::Proposed if !state.closed => assert_eq!(phase, Phase::Proposed),
+        Stage::RerunRequested { .. } if !state.closed => assert_eq!(
+            phase,
+            Phase::RerunRequested {
+                commit_sha: state.head_sha.clone()
+            }
+        ),
         _ => assert!(matches!(phase, Phase::Idle | Phase::Finished), "{phase:?}"),
+    }
+    // A failure that is not the code's shows its kind and never a proposal or a DDS.
+    let not_code = matches!(
+        state.stage,
+        Stage::NotCode
+            | Stage::RerunRequested { .. }
+            | Stage::RerunPassed { .. }
+            | Stage::RerunFailed { .. }
+    );
+    assert_eq!(state.not_code.is_some(), not_code, "{state:?}");
+    if not_code {
+        let body = render_comment(&state.view());
+        assert!(body.contains("**Kind:** `infrastructure`"), "{body}");
+        assert!(!body.contains("/approve"), "{body}");
+        assert!(!body.contains("code_fix DDS"), "{body}");
     }
 }
 
@@ -547,6 +624,120 @@ fn illegal_events_are_refused_with_a_typed_error() {
         ),
         Err(MachineError::NoProposal { .. })
     ));
+}
+
+#[test]
+fn a_failure_that_is_not_the_code_is_re_run_and_its_verdict_shown() {
+    let mut run = Run {
+        state: RunState::new(CHECK, 7, SHAS[0]),
+        reg: Registry::default(),
+        at: t0(),
+    };
+    run.op(Op::NotCode {
+        sha: 0,
+        job: 1,
+        actions: true,
+    });
+    assert_eq!(run.state.phase(), Phase::Idle);
+    assert_eq!(published_status(&run.state), None);
+    let body = render_comment(&run.state.view());
+    assert!(body.contains("`/rerun`"), "{body}");
+    assert!(body.contains("npm ERR! code ECONNRESET"), "{body}");
+    insta::assert_snapshot!("machine_not_code", body);
+
+    // Not the code: nothing to approve.
+    assert!(matches!(
+        run.try_go(Op::Approve(0)),
+        Err(MachineError::NoProposal { .. })
+    ));
+    // A re-run against a head that moved on is refused.
+    assert!(matches!(
+        run.try_go(Op::Rerun { sha: 1, by: true }),
+        Err(MachineError::RerunRefused { .. })
+    ));
+    // No verdict before a re-run was asked for.
+    assert!(matches!(
+        run.try_go(Op::RerunDone {
+            job: 2,
+            passed: true
+        }),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    let effects = run.op(Op::Rerun { sha: 0, by: true });
+    assert_eq!(effects, vec![Effect::Publish]);
+    assert_eq!(
+        run.state.phase(),
+        Phase::RerunRequested {
+            commit_sha: SHAS[0].into()
+        }
+    );
+    insta::assert_snapshot!("machine_rerun_requested", render_comment(&run.state.view()));
+    // Twice is refused; the failed run itself is never the verdict.
+    assert!(matches!(
+        run.try_go(Op::Rerun { sha: 0, by: false }),
+        Err(MachineError::RerunRefused { .. })
+    ));
+    assert!(matches!(
+        run.try_go(Op::RerunDone {
+            job: 1,
+            passed: true
+        }),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    // A redelivery of the original failure leaves the re-run where it is.
+    run.op(Op::NotCode {
+        sha: 0,
+        job: 1,
+        actions: true,
+    });
+    assert!(matches!(run.state.stage, Stage::RerunRequested { .. }));
+    run.op(Op::RerunDone {
+        job: 2,
+        passed: true,
+    });
+    assert_eq!(run.state.phase(), Phase::Finished);
+    let body = render_comment(&run.state.view());
+    assert!(body.contains("re-run passed"), "{body}");
+    insta::assert_snapshot!("machine_rerun_passed", body);
+
+    // A check that is not an Actions job: no `/rerun` offered, and refused.
+    let mut other = Run {
+        state: RunState::new(CHECK, 7, SHAS[0]),
+        reg: Registry::default(),
+        at: t0(),
+    };
+    other.op(Op::NotCode {
+        sha: 0,
+        job: 1,
+        actions: false,
+    });
+    let body = render_comment(&other.state.view());
+    assert!(!body.contains("`/rerun`"), "{body}");
+    assert!(body.contains("not a GitHub Actions job"), "{body}");
+    assert!(matches!(
+        other.try_go(Op::Rerun { sha: 0, by: true }),
+        Err(MachineError::RerunRefused { .. })
+    ));
+    // A re-run that fails again: the new failure is analysed next, and may be the code's.
+    let mut again = Run {
+        state: RunState::new(CHECK, 7, SHAS[0]),
+        reg: Registry::default(),
+        at: t0(),
+    };
+    again.op(Op::NotCode {
+        sha: 0,
+        job: 1,
+        actions: true,
+    });
+    again.op(Op::Rerun { sha: 0, by: false });
+    again.op(Op::RerunDone {
+        job: 2,
+        passed: false,
+    });
+    assert_eq!(again.state.phase(), Phase::Idle);
+    again.op(Op::Propose { seq: 1, sha: 0 });
+    assert_eq!(again.state.not_code, None);
+    assert_eq!(published_status(&again.state).as_deref(), Some("proposed"));
 }
 
 #[test]

@@ -125,6 +125,9 @@ executor:
   image: rust:1.85
   command: cargo test
   timeout_seconds: 900
+triage:
+  auto_rerun: true
+  max_reruns: 2
 "#;
     let c = RepoConfig::parse(yaml).unwrap();
     assert!(!c.enabled);
@@ -145,6 +148,8 @@ executor:
     assert_eq!(c.executor.image.as_deref(), Some("rust:1.85"));
     assert_eq!(c.executor.command.as_deref(), Some("cargo test"));
     assert_eq!(c.executor.timeout_seconds, 900);
+    assert!(c.triage.auto_rerun);
+    assert_eq!(c.triage.max_reruns, 2);
 }
 
 #[test]
@@ -319,6 +324,13 @@ fn semantic_checks_with_positions() {
             2,
             3,
             "at least 1",
+        ),
+        (
+            "triage:\n  max_reruns: 6\n",
+            "triage.max_reruns",
+            2,
+            3,
+            "between 0 and 5",
         ),
         (
             "executor:\n  timeout_seconds: 0\n",

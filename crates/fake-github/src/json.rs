@@ -175,7 +175,7 @@ pub fn app(u: &Urls, app_id: u64, slug: &str, owner: &str) -> Value {
         "html_url": format!("{}/apps/{slug}", u.web),
         "created_at": "2024-01-01T00:00:00Z",
         "updated_at": "2024-01-01T00:00:00Z",
-        "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "read"},
+        "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "write"},
         "events": ["check_run", "issue_comment", "pull_request"]
     })
 }

@@ -3,17 +3,17 @@
 //!
 //! `FakeGitHub::start()` binds an ephemeral loopback port and serves, with the real API's JSON
 //! shapes (checked against GitHub's OpenAPI in `tests/schema.rs`): installation tokens, repos,
-//! pulls (+ files, `?head=`), check runs + annotations, Actions jobs + logs (302 to a no-auth log
-//! host that rejects an `Authorization` header), issue comments + reactions, collaborator
-//! permission, contents, git data (refs with fast-forward checks, commits, trees, blobs over a real
-//! SHA-1 object store), tarballs, App-manifest conversions, the App's webhook delivery log
-//! (every delivery attempt with its status, listed and redelivered on request), and sign-in with
-//! GitHub (the OAuth web flow and the user-token installation lists, `oauth.rs`). Every
-//! successful `GET` carries an `ETag`, and a matching `If-None-Match` gets `304 Not Modified`
-//! with no body, not counted against the rate limit (`conditional.rs`). Tests drive and inspect
-//! it through the Rust control API below (not over HTTP), inject faults (before a request is
-//! handled, or after it, to lose the answer of a creation that landed), send signed webhooks,
-//! and script CI.
+//! pulls (+ files, `?head=`), check runs + annotations, Actions runs with attempts, jobs with
+//! steps and re-runs ([`actions`]), job logs (302 to a no-auth log host that rejects an
+//! `Authorization` header), issue comments + reactions, collaborator permission, contents, git
+//! data (refs with fast-forward checks, commits, trees, blobs over a real SHA-1 object store),
+//! tarballs, App-manifest conversions, the App's webhook delivery log (every delivery attempt
+//! with its status, listed and redelivered on request), and sign-in with GitHub (the OAuth web
+//! flow and the user-token installation lists, `oauth.rs`). Every successful `GET` carries an
+//! `ETag`, and a matching `If-None-Match` gets `304 Not Modified` with no body, not counted
+//! against the rate limit (`conditional.rs`). Tests drive and inspect it through the Rust
+//! control API below (not over HTTP), inject faults (before a request is handled, or after it,
+//! to lose the answer of a creation that landed), send signed webhooks, and script CI.
 //!
 //! It must never reach the network beyond loopback and the webhook URL a test gives it, and never
 //! hold its state lock across an `.await`.
@@ -52,6 +52,7 @@
 
 #![recursion_limit = "512"]
 
+pub mod actions;
 mod ci;
 mod conditional;
 pub mod git;
@@ -69,6 +70,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+pub use actions::{NewJob, NewRun, RerunKind, RerunRequest};
 pub use hook_deliveries::HookAttempt;
 pub use server::{MAX_ANNOTATIONS_PER_REQUEST, MAX_COMMENT_CHARS};
 pub use state::{CheckRun, Fault, IssueComment, Permission, Reaction, RequestRecord};
@@ -462,8 +464,11 @@ impl FakeGitHub {
         let now = st.now_str();
         let app_id = if app_slug == "github-actions" {
             15368
-        } else {
+        } else if app_slug == st.app_slug {
             st.app_id
+        } else {
+            // Another CI's App (CircleCI, Buildkite…), with an id of its own.
+            json::stable_id(app_slug)
         };
         st.check_runs.insert(
             id,

@@ -74,6 +74,14 @@ pub fn error(status: u16, message: &str) -> Resp {
     )
 }
 
+/// A re-run's answer: `201 Created` with its body, or GitHub's error.
+fn actions_answer(r: Result<Value, crate::actions::Refusal>) -> Resp {
+    match r {
+        Ok(v) => Resp::json(201, v),
+        Err((status, message)) => error(status, message),
+    }
+}
+
 fn not_found() -> Resp {
     error(404, "Not Found")
 }
@@ -401,7 +409,7 @@ fn route(st: &mut State, cx: &Ctx<'_>, pushes: &mut Vec<Push>) -> Resp {
                 json!({
                     "token": token,
                     "expires_at": expires.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-                    "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "read"},
+                    "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "write"},
                     "repository_selection": "all",
                 }),
             )
@@ -695,21 +703,54 @@ fn repo_route(
             }
         }
         ("GET", ["actions", "jobs", id]) => {
-            match id.parse::<u64>().ok().and_then(|id| st.job_json(repo, id)) {
+            match id
+                .parse()
+                .ok()
+                .and_then(|id| crate::actions::job_json(st, repo, id))
+            {
                 Some(v) => Resp::json(200, v),
                 None => not_found(),
             }
         }
-        ("GET", ["actions", "runs", run, "jobs"]) => {
-            // Each fake run holds one job: run id = job id + RUN_ID_OFFSET.
-            let Some(job) = run
-                .parse::<u64>()
+        ("POST", ["actions", "jobs", id, "rerun"]) => match (id.parse(), cx.json_body()) {
+            (Ok(id), Ok(b)) => actions_answer(crate::actions::rerun_job(st, repo, id, &b)),
+            (_, Err(r)) => r,
+            (Err(_), _) => not_found(),
+        },
+        ("POST", ["actions", "runs", run, "rerun-failed-jobs"]) => {
+            match (run.parse(), cx.json_body()) {
+                (Ok(run), Ok(b)) => {
+                    actions_answer(crate::actions::rerun_failed_jobs(st, repo, run, &b))
+                }
+                (_, Err(r)) => r,
+                (Err(_), _) => not_found(),
+            }
+        }
+        ("GET", ["actions", "runs", run, "attempts", n, "jobs"]) => {
+            let jobs = run
+                .parse()
                 .ok()
-                .and_then(|r| r.checked_sub(crate::state::RUN_ID_OFFSET))
+                .zip(n.parse().ok())
+                .and_then(|(run, n)| crate::actions::attempt_jobs(st, repo, run, n));
+            let Some(jobs) = jobs else {
+                return not_found();
+            };
+            let (page, link) = paginate(st, cx, jobs.clone());
+            let r = Resp::json(200, json!({"total_count": jobs.len(), "jobs": page}));
+            match link {
+                Some(l) => r.header("link", l),
+                None => r,
+            }
+        }
+        ("GET", ["actions", "runs", run, "jobs"]) => {
+            let filter = cx.query.get("filter").map(String::as_str);
+            let Some(jobs) = run
+                .parse()
+                .ok()
+                .and_then(|run| crate::actions::run_jobs(st, repo, run, filter))
             else {
                 return not_found();
             };
-            let jobs: Vec<Value> = st.job_json(repo, job).into_iter().collect();
             let (page, link) = paginate(st, cx, jobs.clone());
             let r = Resp::json(200, json!({"total_count": jobs.len(), "jobs": page}));
             match link {

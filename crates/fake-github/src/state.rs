@@ -207,6 +207,8 @@ pub struct State {
     /// Every delivery attempt, as the App's delivery log lists it.
     pub hook_log: crate::hook_deliveries::HookLog,
     pub ci_scripts: Vec<(String, String, CiScript)>,
+    /// Workflow runs, their attempts and jobs' steps, and the re-runs requested.
+    pub actions: crate::actions::Actions,
     pub rate_used: u64,
     /// Wall clock used for timestamps; tests may move it.
     pub clock_offset: chrono::Duration,
@@ -243,6 +245,7 @@ impl State {
             delivery_order: Vec::new(),
             hook_log: Default::default(),
             ci_scripts: Vec::new(),
+            actions: crate::actions::Actions::default(),
             rate_used: 0,
             clock_offset: chrono::Duration::zero(),
             oauth: Default::default(),
@@ -886,7 +889,7 @@ impl State {
             "client_id": format!("Iv1.{:016x}", self.app_id),
             "target_id": json::stable_id(account),
             "target_type": "User",
-            "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "read"},
+            "permissions": {"checks": "write", "contents": "write", "issues": "write", "metadata": "read", "pull_requests": "write", "actions": "write"},
             "events": ["check_run", "issue_comment", "pull_request"],
             "created_at": "2024-01-01T00:00:00Z",
             "updated_at": "2024-01-01T00:00:00Z",

@@ -301,6 +301,47 @@ async fn every_operation_matches_the_openapi_subset() {
     );
     assert_eq!(s, 302);
 
+    // A workflow run's jobs with steps, and a re-run's queued job (the re-run endpoints are not
+    // in the subset; their answers are checked in tests/actions.rs).
+    let wf = fake
+        .add_workflow_run(
+            REPO,
+            &head,
+            "CI",
+            &[fake_github::NewJob {
+                name: "test (22.x)",
+                conclusion: "failure",
+                steps: &[("Set up job", "success"), ("Run tests", "failure")],
+                log: b"",
+            }],
+        )
+        .unwrap();
+    let wf_job = wf.job_ids[0];
+    let (_, v) = call!(
+        "GET",
+        "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+        format!("/repos/{REPO}/actions/jobs/{wf_job}"),
+        None,
+        &auth
+    );
+    assert_eq!(v["steps"][1]["conclusion"], "failure", "{v}");
+    let rerun = http
+        .post(format!("{api}/repos/{REPO}/actions/jobs/{wf_job}/rerun"))
+        .header("authorization", &auth)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rerun.status().as_u16(), 201);
+    let (_, v) = call!(
+        "GET",
+        "/repos/{owner}/{repo}/actions/runs/{run_id}/jobs",
+        format!("/repos/{REPO}/actions/runs/{}/jobs?filter=all", wf.run_id),
+        None,
+        &auth
+    );
+    assert_eq!(v["total_count"], 2, "{v}");
+    assert_eq!(v["jobs"][1]["status"], "queued", "{v}");
+
     // Comments and reactions.
     let (s, c) = call!(
         "POST",

@@ -10,6 +10,12 @@
 //! rendered from the state every time ([`RunState::view`]), so the published DDS `status` can
 //! never lag behind the prose or the registry.
 //!
+//! A failure that is not the code's ([`NotCode`]: infrastructure, flaky, configuration, as
+//! `ci_medic_triage` classifies it) gets no proposal and no DDS: its stages say what it is,
+//! whether its failed jobs are being re-run (`/rerun`, or `triage.auto_rerun`), and how the
+//! re-run ended. A re-run's verdict comes from a later run of the same check on the same commit,
+//! never from the failed run itself.
+//!
 //! Transitions follow `code-fix-dds-v2.md`: a proposal is `proposed` when made, `approved` after
 //! a maintainer's `/approve` (while the fix is written, pushed and checked), then `executed`
 //! (the check passed on the pushed commit) or `failed` (patch refused, push impossible, check
@@ -22,10 +28,12 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use ci_medic_triage::{Evidence, FailureKind, FlakyEvidence};
+
 use super::dds::{CodeFixDds, DdsStatus};
 use super::packet::FixPacket;
 use super::state::{TransitionError, next_status};
-use crate::comment::{CommentView, HistoryEntry, ProposalStatusView};
+use crate::comment::{CommentView, HistoryEntry, ProposalStatusView, TriageView};
 use crate::repo_config::CONFIG_PATH;
 
 /// Who the service's own transitions are recorded as.
@@ -58,8 +66,29 @@ pub enum Phase {
     Approved { by: String },
     /// One commit is on the branch; waiting for CI on it.
     Pushed { commit_sha: String },
+    /// The failed jobs of a failure that is not the code's are being re-run on `commit_sha`;
+    /// waiting for the check's next result there.
+    RerunRequested { commit_sha: String },
     /// Nothing more will happen for this proposal.
     Finished,
+}
+
+/// A failure that is not the code's, as the triage classified it: what the comment shows in
+/// place of a proposal, and what `/rerun` needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotCode {
+    pub kind: FailureKind,
+    /// The log lines behind the kind (bounded by the triage; redacted when rendered).
+    pub evidence: Vec<Evidence>,
+    pub flaky: Vec<FlakyEvidence>,
+    /// The rules that decided, by id.
+    pub rules: Vec<String>,
+    /// The failed check run (for an Actions job, also the job's id). A later run of the check
+    /// on the same commit is a re-run's verdict; this one never is.
+    pub check_run_id: u64,
+    /// The Actions workflow run of the failed job; `None` when the check is not an Actions
+    /// job, which ci-medic cannot re-run.
+    pub actions_run_id: Option<u64>,
 }
 
 /// The proposal currently shown: the DDS as created (its `status` is always `proposed`; the
@@ -120,13 +149,27 @@ pub enum Stage {
     Stopped { attempts: u32, max_attempts: u32 },
     /// CI never reported on the pushed commit.
     NoVerdict { commit_sha: String, hours: u32 },
+    /// The failure is not the code's ([`RunState::not_code`]); nothing is proposed.
+    NotCode,
+    /// Its failed jobs are being re-run; `by` is `None` for an automatic re-run.
+    RerunRequested { by: Option<String>, at: String },
+    /// The re-run passed.
+    RerunPassed { run_url: Option<String> },
+    /// The re-run failed too; its failure is analysed next.
+    RerunFailed { run_url: Option<String> },
 }
 
 impl Stage {
     /// The code_fix status this stage means; `None` when there is no proposal.
     pub fn dds_status(&self) -> Option<DdsStatus> {
         Some(match self {
-            Stage::New | Stage::LogsUnavailable { .. } | Stage::NothingFound { .. } => {
+            Stage::New
+            | Stage::LogsUnavailable { .. }
+            | Stage::NothingFound { .. }
+            | Stage::NotCode
+            | Stage::RerunRequested { .. }
+            | Stage::RerunPassed { .. }
+            | Stage::RerunFailed { .. } => {
                 return None;
             }
             Stage::Proposed => DdsStatus::Proposed,
@@ -157,6 +200,10 @@ impl Stage {
             Stage::CheckFailed { .. } => "failed",
             Stage::Stopped { .. } => "stopped",
             Stage::NoVerdict { .. } => "no verdict",
+            Stage::NotCode => "not the code",
+            Stage::RerunRequested { .. } => "re-run requested",
+            Stage::RerunPassed { .. } => "re-run passed",
+            Stage::RerunFailed { .. } => "re-run failed",
         }
     }
 }
@@ -182,6 +229,9 @@ pub struct RunState {
     /// The end of the log, when nothing could be located in it.
     #[serde(default)]
     pub log_excerpt: Option<String>,
+    /// Present exactly when the stage is about a failure that is not the code's.
+    #[serde(default)]
+    pub not_code: Option<NotCode>,
 }
 
 /// Something that happened to a check's proposal.
@@ -241,6 +291,27 @@ pub enum Event {
     },
     /// No result for the pushed commit within `hours`.
     NoVerdict { commit_sha: String, hours: u32 },
+    /// The check failed on `head_sha`, and not because of the code.
+    NotCode {
+        head_sha: String,
+        not_code: Box<NotCode>,
+        config_error: Option<String>,
+    },
+    /// The failed jobs of the failure shown are being re-run: by a permitted maintainer's
+    /// `/rerun` (`by`, in the comment at `comment_url`) while the pull request's head was
+    /// `pr_head_sha`, or automatically (`by` `None`).
+    RerunRequested {
+        by: Option<String>,
+        comment_url: Option<String>,
+        pr_head_sha: String,
+    },
+    /// The check finished again on the commit whose jobs were re-run, as check run
+    /// `check_run_id`.
+    RerunFinished {
+        check_run_id: u64,
+        passed: bool,
+        run_url: Option<String>,
+    },
     /// The pull request was closed.
     Closed,
     /// The pull request was reopened with `head_sha` as its head.
@@ -301,6 +372,14 @@ pub enum MachineError {
     },
     #[error("no fix commit {commit} is waiting for CI; the proposal is {stage}")]
     NotWaiting { commit: String, stage: &'static str },
+    #[error(
+        "there is no failure of `{check}` to re-run: ci-medic re-runs only failures that are not the code's"
+    )]
+    NothingToRerun { check: String },
+    #[error("`{check}` cannot be re-run: {why}")]
+    RerunRefused { check: String, why: String },
+    #[error("no re-run of `{check}` is waiting for its result; it is {stage}")]
+    NotRerunning { check: String, stage: &'static str },
     #[error(transparent)]
     Transition(#[from] TransitionError),
 }
@@ -322,7 +401,12 @@ pub fn prose_dds_status(view: &ProposalStatusView) -> Option<DdsStatus> {
         | V::MaxAttemptsReached { .. }
         | V::Stale { .. }
         | V::NoVerdict { .. } => DdsStatus::Failed,
-        V::AnalysisFailed { .. } | V::LogsUnavailable { .. } => return None,
+        V::AnalysisFailed { .. }
+        | V::LogsUnavailable { .. }
+        | V::NotCode
+        | V::RerunRequested { .. }
+        | V::RerunPassed { .. }
+        | V::RerunFailed { .. } => return None,
     })
 }
 
@@ -352,6 +436,7 @@ impl RunState {
             attempts: 0,
             history: Vec::new(),
             log_excerpt: None,
+            not_code: None,
         }
     }
 
@@ -364,7 +449,12 @@ impl RunState {
             Stage::New
             | Stage::LogsUnavailable { .. }
             | Stage::NothingFound { .. }
-            | Stage::CheckFailed { .. } => Phase::Idle,
+            | Stage::CheckFailed { .. }
+            | Stage::NotCode
+            | Stage::RerunFailed { .. } => Phase::Idle,
+            Stage::RerunRequested { .. } => Phase::RerunRequested {
+                commit_sha: self.head_sha.clone(),
+            },
             Stage::Proposed => Phase::Proposed,
             Stage::Approved { by, .. } => Phase::Approved { by: by.clone() },
             Stage::Pushed { commit_sha, .. } => Phase::Pushed {
@@ -375,7 +465,8 @@ impl RunState {
             | Stage::Refused { .. }
             | Stage::PushStale { .. }
             | Stage::Stopped { .. }
-            | Stage::NoVerdict { .. } => Phase::Finished,
+            | Stage::NoVerdict { .. }
+            | Stage::RerunPassed { .. } => Phase::Finished,
         }
     }
 
@@ -460,6 +551,17 @@ impl RunState {
                 commit_sha: commit_sha.clone(),
                 hours: *hours,
             },
+            Stage::NotCode => ProposalStatusView::NotCode,
+            Stage::RerunRequested { by, at } => ProposalStatusView::RerunRequested {
+                by: by.clone(),
+                at: at.clone(),
+            },
+            Stage::RerunPassed { run_url } => ProposalStatusView::RerunPassed {
+                run_url: run_url.clone(),
+            },
+            Stage::RerunFailed { run_url } => ProposalStatusView::RerunFailed {
+                run_url: run_url.clone(),
+            },
         }
     }
 
@@ -499,6 +601,17 @@ impl RunState {
             out_of_scope_files,
             history: self.history.clone(),
             log_excerpt: self.log_excerpt.clone(),
+            triage: self.not_code.as_ref().map(|n| TriageView {
+                kind: n.kind,
+                evidence: n
+                    .evidence
+                    .iter()
+                    .map(|e| (e.line, e.text.clone()))
+                    .collect(),
+                flaky: n.flaky.iter().map(ToString::to_string).collect(),
+                rules: n.rules.clone(),
+                actions_job: n.actions_run_id.is_some(),
+            }),
         }
     }
 
@@ -554,6 +667,7 @@ pub fn step(
             );
             next.stage = Stage::LogsUnavailable { reason };
             next.proposal = None;
+            next.not_code = None;
             next.log_excerpt = None;
             next.head_sha = head_sha;
             next.closed = false;
@@ -572,6 +686,7 @@ pub fn step(
                 reason: "ci-medic read the log but found no error it can locate in a file of this repository".into(),
             };
             next.proposal = None;
+            next.not_code = None;
             next.log_excerpt = Some(excerpt);
             next.head_sha = head_sha;
             next.closed = false;
@@ -629,6 +744,7 @@ pub fn step(
             }
             next.stage = Stage::Proposed;
             next.proposal = Some(*proposal);
+            next.not_code = None;
             next.log_excerpt = None;
             next.head_sha = head_sha;
             next.closed = false;
@@ -798,6 +914,120 @@ pub fn step(
             next.stage = Stage::NoVerdict { commit_sha, hours };
             effects.push(Effect::Publish);
         }
+        Event::NotCode {
+            head_sha,
+            not_code,
+            config_error,
+        } => {
+            let same_failure = state.head_sha == head_sha
+                && state
+                    .not_code
+                    .as_ref()
+                    .is_some_and(|n| n.check_run_id == not_code.check_run_id);
+            if same_failure {
+                // The same failure again (a redelivery, `/retry`): fresh data, and a re-run
+                // under way or done stays where it is.
+                if state.stage == Stage::NotCode {
+                    next.not_code = Some(*not_code);
+                    effects.push(Effect::Publish);
+                }
+            } else {
+                supersede(&mut next, &mut effects, None, &head_sha, at)?;
+                next.note(
+                    at,
+                    format!(
+                        "`{check}` failed on {}, not because of the code: {}",
+                        short(&head_sha),
+                        not_code.kind
+                    ),
+                );
+                if let Some(e) = config_error {
+                    next.note(at, format!("{CONFIG_PATH} is invalid, defaults used: {e}"));
+                }
+                next.stage = Stage::NotCode;
+                next.proposal = None;
+                next.not_code = Some(*not_code);
+                next.log_excerpt = None;
+                next.head_sha = head_sha;
+                next.closed = false;
+                effects.push(Effect::Publish);
+            }
+        }
+        Event::RerunRequested {
+            by,
+            comment_url,
+            pr_head_sha,
+        } => {
+            let refused = |why: String| MachineError::RerunRefused {
+                check: check.clone(),
+                why,
+            };
+            let Some(nc) = &state.not_code else {
+                return Err(MachineError::NothingToRerun { check });
+            };
+            match &state.stage {
+                Stage::NotCode | Stage::RerunFailed { .. } => {}
+                Stage::RerunRequested { .. } => {
+                    return Err(refused("a re-run is already under way".into()));
+                }
+                other => return Err(refused(format!("it is {}", other.name()))),
+            }
+            if nc.actions_run_id.is_none() {
+                return Err(refused(
+                    "it is not a GitHub Actions job; re-run it from its CI's own page".into(),
+                ));
+            }
+            if state.closed {
+                return Err(refused("the pull request is closed".into()));
+            }
+            if state.head_sha != pr_head_sha {
+                return Err(refused(format!(
+                    "it failed on {}, but the pull request's head is now {}",
+                    short(&state.head_sha),
+                    short(&pr_head_sha)
+                )));
+            }
+            let what = match (&by, &comment_url) {
+                (Some(login), Some(url)) => format!("by @{login} ({url})"),
+                (Some(login), None) => format!("by @{login}"),
+                (None, _) => "automatically (`triage.auto_rerun`)".to_string(),
+            };
+            next.note(
+                at,
+                format!(
+                    "re-run of `{check}`'s failed jobs on {} requested {what}",
+                    short(&state.head_sha)
+                ),
+            );
+            next.stage = Stage::RerunRequested { by, at: stamp(at) };
+            effects.push(Effect::Publish);
+        }
+        Event::RerunFinished {
+            check_run_id,
+            passed,
+            run_url,
+        } => {
+            let waiting = matches!(state.stage, Stage::RerunRequested { .. })
+                && state
+                    .not_code
+                    .as_ref()
+                    .is_some_and(|n| n.check_run_id != check_run_id);
+            if !waiting {
+                return Err(MachineError::NotRerunning {
+                    check,
+                    stage: state.stage.name(),
+                });
+            }
+            let sha = short(&state.head_sha).to_string();
+            if passed {
+                next.note(at, format!("`{check}` passed on {sha} when re-run"));
+                next.stage = Stage::RerunPassed { run_url };
+            } else {
+                next.note(at, format!("`{check}` failed again on {sha} when re-run"));
+                next.stage = Stage::RerunFailed { run_url };
+            }
+            effects.push(Effect::Publish);
+        }
         Event::Closed | Event::Uninstalled => {
             next.closed = true;
         }
@@ -811,6 +1041,16 @@ pub fn step(
         }
     }
     debug_assert_eq!(next.proposal.is_some(), next.dds_status().is_some());
+    debug_assert_eq!(
+        next.not_code.is_some(),
+        matches!(
+            next.stage,
+            Stage::NotCode
+                | Stage::RerunRequested { .. }
+                | Stage::RerunPassed { .. }
+                | Stage::RerunFailed { .. }
+        )
+    );
     Ok((next, effects))
 }
 
