@@ -45,8 +45,18 @@ pub enum Command {
     Exec(crate::executor::ExecArgs),
     /// Print the GitHub App manifest for a public URL.
     Manifest(crate::setup::ManifestArgs),
-    /// List the job queue, and put parked jobs back in it (with `serve` stopped).
+    /// List the job queue, and put parked jobs back in it (with `serve` stopped on sled; at
+    /// any time on PostgreSQL).
     Jobs(JobsArgs),
+    /// Apply the PostgreSQL schema's migrations (`serve` applies them at start too).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct MigrateArgs {
+    /// The PostgreSQL database (`postgres://user:password@host/db`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -54,6 +64,10 @@ pub struct JobsArgs {
     /// The directory `serve` keeps its database in.
     #[arg(long, env = "DATA_DIR", default_value = "./data")]
     pub data_dir: std::path::PathBuf,
+    /// The PostgreSQL database `serve` keeps its state in, when it does (`DATA_DIR` is then
+    /// not read).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
     #[command(subcommand)]
     pub action: JobsAction,
 }
@@ -140,6 +154,13 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::Migrate(args) => match runtime().block_on(run_migrate(args)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ci-medic migrate: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Exec(args) => match runtime().block_on(crate::executor::run_exec_command(args)) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -165,10 +186,30 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime starts")
 }
 
-/// `ci-medic jobs`: the operator's view of the queue. Sled lets one process open the
-/// database, so this runs with `serve` stopped; it says so rather than wait.
+/// `ci-medic migrate`: brings the PostgreSQL schema up to this binary's version.
+async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let db = crate::store::pg::PgStore::connect(&args.database_url, 1).await?;
+    let applied = db.migrate().await?;
+    if applied.is_empty() {
+        println!("the database is up to date");
+    } else {
+        for v in applied {
+            println!("applied migration {v}");
+        }
+    }
+    Ok(())
+}
+
+/// `ci-medic jobs`: the operator's view of the queue. On PostgreSQL it talks to the database
+/// while `serve` runs; sled lets one process open the database, so there it runs with
+/// `serve` stopped and says so rather than wait.
 fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
-    use crate::store::{JobState, Requeue};
+    let rt = runtime();
+    if let Some(url) = &args.database_url {
+        let db = rt.block_on(crate::store::pg::PgStore::connect(url, 2))?;
+        let code = rt.block_on(jobs_action(&db, args.action, "any replica takes them now"))?;
+        return Ok(code);
+    }
     if !args.data_dir.join("db").exists() {
         anyhow::bail!(
             "DATA_DIR: no ci-medic database in {}",
@@ -181,14 +222,29 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
             args.data_dir.display()
         )
     })?;
+    let code = rt.block_on(jobs_action(
+        &store,
+        args.action,
+        "they run at the next `ci-medic serve`",
+    ))?;
+    store.flush_blocking()?;
+    Ok(code)
+}
+
+async fn jobs_action(
+    db: &dyn crate::store::backend::Backend,
+    action: JobsAction,
+    when: &str,
+) -> anyhow::Result<ExitCode> {
+    use crate::store::{JobState, Requeue};
     let state = |s: JobState| match s {
         JobState::Queued => "queued",
         JobState::Running => "running",
         JobState::Parked => "parked",
     };
-    let code = match args.action {
+    Ok(match action {
         JobsAction::List => {
-            let jobs = store.jobs()?;
+            let jobs = db.jobs().await?;
             if jobs.is_empty() {
                 println!("no jobs: the queue is empty");
             }
@@ -215,7 +271,7 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
         }
         JobsAction::Retry { ids, parked } => {
             let ids: Vec<u64> = if parked {
-                let all = store.jobs()?;
+                let all = db.jobs().await?;
                 all.iter()
                     .filter(|j| j.state == JobState::Parked)
                     .map(|j| j.id)
@@ -226,7 +282,7 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
             let mut refused = false;
             let mut requeued = 0;
             for id in ids {
-                match store.requeue_parked(id)? {
+                match db.requeue_parked(id).await? {
                     Requeue::Requeued => {
                         requeued += 1;
                         println!("job {id}: queued again");
@@ -241,16 +297,14 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            println!("{requeued} job(s) will run at the next `ci-medic serve`");
+            println!("{requeued} job(s) queued again: {when}");
             if refused {
                 ExitCode::from(2)
             } else {
                 ExitCode::SUCCESS
             }
         }
-    };
-    store.flush_blocking()?;
-    Ok(code)
+    })
 }
 
 fn run_serve(args: ServeArgs) -> ExitCode {

@@ -20,7 +20,9 @@
 //! It must never hold a payload or secret in a log line, and never block the async runtime on a
 //! flush: flushes run on a thread of their own.
 
+pub mod backend;
 pub mod installations;
+pub mod pg;
 pub mod registry;
 pub mod runs;
 pub mod spool;
@@ -50,6 +52,17 @@ pub enum StoreError {
     Flush(String),
     #[error(transparent)]
     Spool(#[from] spool::SpoolError),
+    /// No `#[source]`: the message carries sqlx's, once (sqlx's own chain repeats it).
+    #[error("PostgreSQL (DATABASE_URL): {0}")]
+    Postgres(sqlx::Error),
+    #[error("PostgreSQL migrations (DATABASE_URL): {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError::Postgres(e)
+    }
 }
 
 /// What the intake knows about a delivery when it accepts it.
@@ -203,6 +216,8 @@ struct Inner {
     /// Held across "append to the spool, then insert into sled", so a checkpoint position
     /// taken under it has every record before it already in sled.
     accept_lock: Mutex<()>,
+    /// Held while a worker picks and marks its next job ([`backend::Backend::claim`]).
+    claim_lock: Mutex<()>,
     flush_tx: mpsc::UnboundedSender<oneshot::Sender<Result<(), String>>>,
 }
 
@@ -243,6 +258,7 @@ impl Store {
                 legacy_payloads,
                 jobs,
                 accept_lock: Mutex::new(()),
+                claim_lock: Mutex::new(()),
                 flush_tx,
             }),
         };

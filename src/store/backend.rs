@@ -1,0 +1,216 @@
+//! One interface over the two places state can live: the embedded sled store (the default,
+//! one process) and PostgreSQL (`DATABASE_URL`, any number of replicas).
+//!
+//! The interface is made of domain operations, as [`super::Store`]'s are: accept a delivery
+//! (durable when it returns), claim the next runnable job under a lease, finish, retry or park
+//! it, take a DDS number, hold a named lease. Each operation is atomic on both backends; none
+//! hands out bytes or rows for the caller to interpret. Adding a piece of state means adding
+//! an operation here and implementing it twice, with its test in the shared suite
+//! (`tests/store_backends.rs`) so both backends answer it the same way.
+//!
+//! It must never decide anything about a job's outcome (the worker does) nor log payloads.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::registry::{IdKind, RegistryError};
+use super::{Accepted, DeliveryRecord, JobRecord, JobState, NewJob, Requeue, Store, StoreError};
+
+/// How a claimed job goes back to the queue after a failed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// The run counts against the retry budget (it failed).
+    Spent,
+    /// It does not: the job was told to wait (a rate limit), which is not failing.
+    Refunded,
+}
+
+/// State shared by every replica. Cheap to clone behind an `Arc`.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// `sled` or `postgresql`, for logs and `/readyz`.
+    fn name(&self) -> &'static str;
+
+    /// Records a delivery and its job unless its id is known, durably before it returns: a
+    /// 2xx may follow. A redelivery, to this process or another replica, is a duplicate.
+    async fn accept(
+        &self,
+        delivery: &DeliveryRecord,
+        payload: &[u8],
+        job: Option<NewJob>,
+    ) -> Result<Accepted, StoreError>;
+
+    /// The payload of a delivery that queued a job.
+    async fn payload(&self, delivery_id: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Takes the oldest runnable job: due, the first live job of its key, its key not running
+    /// anywhere. It is marked running for `owner` until `lease` from now, its attempts
+    /// counted. A job whose lease ran out (its replica died) is runnable again.
+    async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<JobRecord>, StoreError>;
+
+    /// Extends the lease of a running job; `false` when `owner` no longer holds it.
+    async fn heartbeat(&self, id: u64, owner: &str, lease: Duration) -> Result<bool, StoreError>;
+
+    /// The job succeeded: it is removed (its delivery id stays, for de-duplication).
+    /// `false` when `owner` no longer held it.
+    async fn finish(&self, id: u64, owner: &str) -> Result<bool, StoreError>;
+
+    /// The run failed or was told to wait: queued again, not before `after` from now.
+    async fn retry_later(
+        &self,
+        id: u64,
+        owner: &str,
+        after: Duration,
+        error: &str,
+        attempt: Attempt,
+    ) -> Result<bool, StoreError>;
+
+    /// The job failed for good: kept with its error, run again only by an operator.
+    async fn park(&self, id: u64, owner: &str, error: &str) -> Result<bool, StoreError>;
+
+    /// Every job, in id order (`ci-medic jobs list`).
+    async fn jobs(&self) -> Result<Vec<JobRecord>, StoreError>;
+
+    /// `ci-medic jobs retry`: a parked job queued again, attempts reset.
+    async fn requeue_parked(&self, id: u64) -> Result<Requeue, StoreError>;
+
+    /// The next per-day DDS number of `kind`: never the same twice, whoever asks at once.
+    async fn next_seq(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError>;
+
+    /// Takes or renews the named lease for `owner` until `ttl` from now; `false` while
+    /// another owner holds it. Singletons (the CI monitor's reconciliation, sweeps) run only
+    /// on the replica holding theirs.
+    async fn try_lease(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, StoreError>;
+
+    /// Forgets delivery ids received before `cutoff` whose job is gone.
+    async fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError>;
+
+    /// The database answers now.
+    async fn healthy(&self) -> bool;
+}
+
+/// Sled: one process holds the database, so "running" needs no lease (a job found running at
+/// start-up was interrupted, and [`Store::requeue_interrupted`] queues it again), `owner`
+/// is not checked, and every named lease is this process's.
+#[async_trait]
+impl Backend for Store {
+    fn name(&self) -> &'static str {
+        "sled"
+    }
+
+    async fn accept(
+        &self,
+        delivery: &DeliveryRecord,
+        payload: &[u8],
+        job: Option<NewJob>,
+    ) -> Result<Accepted, StoreError> {
+        let accepted = self.accept_delivery(delivery, payload, job)?;
+        self.durable().await?;
+        Ok(accepted)
+    }
+
+    async fn payload(&self, delivery_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Store::payload(self, delivery_id)
+    }
+
+    async fn claim(&self, _owner: &str, _lease: Duration) -> Result<Option<JobRecord>, StoreError> {
+        let _held = self.inner.claim_lock.lock().expect("claim lock poisoned");
+        let now = Utc::now();
+        let jobs = self.jobs()?;
+        let mut blocked = std::collections::HashSet::new();
+        for job in &jobs {
+            if job.state == JobState::Running {
+                blocked.insert(job.key.clone());
+            }
+        }
+        for mut job in jobs {
+            if job.state != JobState::Queued || blocked.contains(&job.key) {
+                continue;
+            }
+            // The first live job of a key holds the key, due or not: order is kept.
+            blocked.insert(job.key.clone());
+            if job.not_before.is_some_and(|nb| nb > now) {
+                continue;
+            }
+            job.state = JobState::Running;
+            job.attempts += 1;
+            self.put_job(&job)?;
+            return Ok(Some(job));
+        }
+        Ok(None)
+    }
+
+    async fn heartbeat(&self, id: u64, _owner: &str, _lease: Duration) -> Result<bool, StoreError> {
+        Ok(self.job(id)?.is_some_and(|j| j.state == JobState::Running))
+    }
+
+    async fn finish(&self, id: u64, _owner: &str) -> Result<bool, StoreError> {
+        let held = self.job(id)?.is_some_and(|j| j.state == JobState::Running);
+        if held {
+            self.finish_job(id)?;
+        }
+        Ok(held)
+    }
+
+    async fn retry_later(
+        &self,
+        id: u64,
+        _owner: &str,
+        after: Duration,
+        error: &str,
+        attempt: Attempt,
+    ) -> Result<bool, StoreError> {
+        let Some(mut job) = self.job(id)?.filter(|j| j.state == JobState::Running) else {
+            return Ok(false);
+        };
+        job.state = JobState::Queued;
+        job.not_before = Some(Utc::now() + chrono::Duration::from_std(after).unwrap_or_default());
+        job.last_error = Some(error.to_string());
+        if attempt == Attempt::Refunded {
+            job.attempts = job.attempts.saturating_sub(1);
+        }
+        self.put_job(&job)?;
+        Ok(true)
+    }
+
+    async fn park(&self, id: u64, _owner: &str, error: &str) -> Result<bool, StoreError> {
+        let Some(mut job) = self.job(id)?.filter(|j| j.state == JobState::Running) else {
+            return Ok(false);
+        };
+        job.state = JobState::Parked;
+        job.last_error = Some(error.to_string());
+        self.put_job(&job)?;
+        Ok(true)
+    }
+
+    async fn jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        Store::jobs(self)
+    }
+
+    async fn requeue_parked(&self, id: u64) -> Result<Requeue, StoreError> {
+        Store::requeue_parked(self, id)
+    }
+
+    async fn next_seq(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError> {
+        self.registry()?.next_seq(kind, day)
+    }
+
+    async fn try_lease(
+        &self,
+        _name: &str,
+        _owner: &str,
+        _ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+
+    async fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        Store::prune_deliveries(self, cutoff)
+    }
+
+    async fn healthy(&self) -> bool {
+        self.is_healthy()
+    }
+}
