@@ -85,7 +85,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
     drop(listener);
     let opts = ServeOptions {
         addr,
-        store: store.clone(),
+        state: Arc::new(store.clone()),
         metrics: Metrics::new(),
         secrets: vec![SecretString::from(
             String::from_utf8(SECRET.to_vec()).unwrap(),
@@ -96,6 +96,7 @@ async fn run(payloads: Vec<(&'static str, Vec<u8>)>, seconds: u64, clients: usiz
         http: Default::default(),
         extra_routes: axum::Router::new(),
         announce: false,
+        job_lease: None,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(opts, Arc::new(Noop), async move {

@@ -342,6 +342,17 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 config.data_dir.display()
             )
         })?;
+        let state: Arc<dyn crate::store::backend::Backend> = match &config.database_url {
+            None => Arc::new(store.clone()),
+            Some(url) => {
+                use secrecy::ExposeSecret;
+                // Pool: the workers, the intake's concurrent commits, and the singletons.
+                let size = (config.workers as u32 + 8).min(64);
+                let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
+                db.migrate().await?;
+                Arc::new(db)
+            }
+        };
         let metrics = Metrics::new();
         let mut client_config =
             crate::github::GitHubClientConfig::new(config.github_api_url.clone());
@@ -361,7 +372,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         ctx.executor = connect_executor().await;
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
-            store,
+            state,
             metrics,
             secrets: config.webhook_secrets.clone(),
             workers: config.workers,
@@ -373,6 +384,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             },
             extra_routes: axum::Router::new(),
             announce: true,
+            job_lease: Some(config.job_lease),
         };
         serve(
             opts,

@@ -114,7 +114,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
     let service = tokio::spawn(serve(
         ServeOptions {
             addr,
-            store,
+            state: Arc::new(store),
             metrics,
             secrets: vec![SecretString::from(SECRET.to_string())],
             workers: 2,
@@ -123,6 +123,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             http: Default::default(),
             extra_routes: axum::Router::new(),
             announce: false,
+            job_lease: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

@@ -89,6 +89,28 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The database answers now.
     async fn healthy(&self) -> bool;
+
+    /// Readiness for `/readyz`: the database answers and takes writes. `Err` says why not.
+    async fn ready(&self) -> Result<(), String>;
+
+    /// When a worker pool starts: jobs left running by a dead process are queued again.
+    /// Sled does it here; on PostgreSQL a job is runnable again when its lease runs out, and
+    /// running jobs of other replicas are left alone.
+    async fn requeue_interrupted(&self) -> Result<usize, StoreError>;
+
+    /// Jobs waiting or running, and jobs parked (metrics, `/readyz`).
+    async fn counts(&self) -> Result<JobCounts, StoreError>;
+
+    /// Makes everything durable and lets go of the database (shutdown).
+    async fn close(&self) -> Result<(), StoreError>;
+}
+
+/// What [`Backend::counts`] reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobCounts {
+    /// Queued or running.
+    pub live: u64,
+    pub parked: u64,
 }
 
 /// Sled: one process holds the database, so "running" needs no lease (a job found running at
@@ -212,5 +234,35 @@ impl Backend for Store {
 
     async fn healthy(&self) -> bool {
         self.is_healthy()
+    }
+
+    async fn ready(&self) -> Result<(), String> {
+        let store = self.clone();
+        match tokio::task::spawn_blocking(move || store.can_write()).await {
+            Ok(true) => Ok(()),
+            _ => Err("cannot write to DATA_DIR".into()),
+        }
+    }
+
+    async fn requeue_interrupted(&self) -> Result<usize, StoreError> {
+        Store::requeue_interrupted(self)
+    }
+
+    async fn counts(&self) -> Result<JobCounts, StoreError> {
+        let mut c = JobCounts::default();
+        for job in Store::jobs(self)? {
+            match job.state {
+                JobState::Parked => c.parked += 1,
+                _ => c.live += 1,
+            }
+        }
+        Ok(c)
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.flush_blocking())
+            .await
+            .map_err(|_| StoreError::FlusherGone)?
     }
 }

@@ -27,7 +27,7 @@ use sqlx::Row;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 
-use super::backend::{Attempt, Backend};
+use super::backend::{Attempt, Backend, JobCounts};
 use super::registry::{IdKind, MAX_PER_DAY, RegistryError};
 use super::{Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requeue, StoreError};
 
@@ -419,6 +419,40 @@ impl Backend for PgStore {
             .fetch_one(&self.pool)
             .await
             .is_ok()
+    }
+
+    async fn ready(&self) -> Result<(), String> {
+        // A write, not only a read: a server in recovery or read-only answers SELECT 1.
+        sqlx::query("SELECT pg_current_wal_lsn()")
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("PostgreSQL (DATABASE_URL): {e}"))
+    }
+
+    async fn requeue_interrupted(&self) -> Result<usize, StoreError> {
+        Ok(0)
+    }
+
+    async fn counts(&self) -> Result<JobCounts, StoreError> {
+        let row = sqlx::query(
+            "SELECT count(*) FILTER (WHERE state <> 'parked') AS live, \
+                    count(*) FILTER (WHERE state = 'parked') AS parked FROM jobs",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let live: i64 = row.try_get("live")?;
+        let parked: i64 = row.try_get("parked")?;
+        Ok(JobCounts {
+            live: live.max(0) as u64,
+            parked: parked.max(0) as u64,
+        })
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        // Every write was committed when it returned: nothing to flush.
+        self.pool.close().await;
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 //! signed deliveries, and real payloads read from `../shared/github/webhooks`.
 #![allow(dead_code)]
 
+pub mod pg;
 pub mod world;
 
 use std::io::{BufRead, BufReader};
