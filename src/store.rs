@@ -216,8 +216,9 @@ struct Inner {
     /// Held across "append to the spool, then insert into sled", so a checkpoint position
     /// taken under it has every record before it already in sled.
     accept_lock: Mutex<()>,
-    /// Held while a worker picks and marks its next job ([`backend::Backend::claim`]).
-    claim_lock: Mutex<()>,
+    /// Jobs this process runs (id → key), held while a worker picks and marks its next job
+    /// ([`backend::Backend::claim`]): one process owns sled, so this is every running job.
+    running: Mutex<std::collections::HashMap<u64, String>>,
     flush_tx: mpsc::UnboundedSender<oneshot::Sender<Result<(), String>>>,
 }
 
@@ -258,7 +259,7 @@ impl Store {
                 legacy_payloads,
                 jobs,
                 accept_lock: Mutex::new(()),
-                claim_lock: Mutex::new(()),
+                running: Mutex::default(),
                 flush_tx,
             }),
         };

@@ -113,6 +113,22 @@ pub struct JobCounts {
     pub parked: u64,
 }
 
+impl Store {
+    /// Whether this process runs job `id`; with `forget`, it no longer does.
+    fn release(&self, id: u64, forget: bool) -> bool {
+        let mut running = self
+            .inner
+            .running
+            .lock()
+            .expect("running jobs lock poisoned");
+        if forget {
+            running.remove(&id).is_some()
+        } else {
+            running.contains_key(&id)
+        }
+    }
+}
+
 /// Sled: one process holds the database, so "running" needs no lease (a job found running at
 /// start-up was interrupted, and [`Store::requeue_interrupted`] queues it again), `owner`
 /// is not checked, and every named lease is this process's.
@@ -138,16 +154,18 @@ impl Backend for Store {
     }
 
     async fn claim(&self, _owner: &str, _lease: Duration) -> Result<Option<JobRecord>, StoreError> {
-        let _held = self.inner.claim_lock.lock().expect("claim lock poisoned");
+        let mut running = self
+            .inner
+            .running
+            .lock()
+            .expect("running jobs lock poisoned");
         let now = Utc::now();
-        let jobs = self.jobs()?;
-        let mut blocked = std::collections::HashSet::new();
-        for job in &jobs {
-            if job.state == JobState::Running {
-                blocked.insert(job.key.clone());
-            }
-        }
-        for mut job in jobs {
+        let mut blocked: std::collections::HashSet<String> = running.values().cloned().collect();
+        // In id order, decoding only up to the first runnable job: with a backlog, the
+        // oldest job is usually it.
+        for item in self.inner.jobs.iter() {
+            let (k, v) = item?;
+            let mut job: JobRecord = super::decode(&k, &v)?;
             if job.state != JobState::Queued || blocked.contains(&job.key) {
                 continue;
             }
@@ -159,21 +177,22 @@ impl Backend for Store {
             job.state = JobState::Running;
             job.attempts += 1;
             self.put_job(&job)?;
+            running.insert(job.id, job.key.clone());
             return Ok(Some(job));
         }
         Ok(None)
     }
 
     async fn heartbeat(&self, id: u64, _owner: &str, _lease: Duration) -> Result<bool, StoreError> {
-        Ok(self.job(id)?.is_some_and(|j| j.state == JobState::Running))
+        Ok(self.release(id, false))
     }
 
     async fn finish(&self, id: u64, _owner: &str) -> Result<bool, StoreError> {
-        let held = self.job(id)?.is_some_and(|j| j.state == JobState::Running);
-        if held {
-            self.finish_job(id)?;
+        if !self.release(id, true) {
+            return Ok(false);
         }
-        Ok(held)
+        self.finish_job(id)?;
+        Ok(true)
     }
 
     async fn retry_later(
@@ -194,6 +213,7 @@ impl Backend for Store {
             job.attempts = job.attempts.saturating_sub(1);
         }
         self.put_job(&job)?;
+        self.release(id, true);
         Ok(true)
     }
 
@@ -204,6 +224,7 @@ impl Backend for Store {
         job.state = JobState::Parked;
         job.last_error = Some(error.to_string());
         self.put_job(&job)?;
+        self.release(id, true);
         Ok(true)
     }
 
