@@ -47,9 +47,18 @@ pub enum Command {
     Exec(crate::executor::ExecArgs),
     /// Print the GitHub App manifest for a public URL.
     Manifest(crate::setup::ManifestArgs),
-    /// List the job queue, and put parked jobs back in it (through the running server's admin
-    /// API while `serve` runs).
+    /// List the job queue, and put parked jobs back in it (on PostgreSQL at any time; on sled
+    /// through the running server's admin API while `serve` runs).
     Jobs(JobsArgs),
+    /// Apply the PostgreSQL schema's migrations (`serve` applies them at start too).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct MigrateArgs {
+    /// The PostgreSQL database (`postgres://user:password@host/db`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -64,6 +73,10 @@ pub struct JobsArgs {
     /// The running server's URL; by default the address `serve` wrote in `DATA_DIR`.
     #[arg(long)]
     pub server: Option<String>,
+    /// The PostgreSQL database `serve` keeps its state in, when it does (`DATA_DIR` is then
+    /// not read).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
     #[command(subcommand)]
     pub action: JobsAction,
 }
@@ -180,6 +193,13 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::Migrate(args) => match runtime().block_on(run_migrate(args)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ci-medic migrate: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Exec(args) => match runtime().block_on(crate::executor::run_exec_command(args)) {
             Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => {
@@ -205,10 +225,30 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime starts")
 }
 
-/// `ci-medic jobs`: the operator's view of the queue. Sled lets one process open the
-/// database, so this runs with `serve` stopped; it says so rather than wait.
+/// `ci-medic migrate`: brings the PostgreSQL schema up to this binary's version.
+async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let db = crate::store::pg::PgStore::connect(&args.database_url, 1).await?;
+    let applied = db.migrate().await?;
+    if applied.is_empty() {
+        println!("the database is up to date");
+    } else {
+        for v in applied {
+            println!("applied migration {v}");
+        }
+    }
+    Ok(())
+}
+
+/// `ci-medic jobs`: the operator's view of the queue. On PostgreSQL it talks to the database
+/// while `serve` runs; sled lets one process open the database, so there it runs with
+/// `serve` stopped and says so rather than wait.
 fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
-    use crate::store::{JobState, Requeue};
+    let rt = runtime();
+    if let Some(url) = &args.database_url {
+        let db = rt.block_on(crate::store::pg::PgStore::connect(url, 2))?;
+        let code = rt.block_on(jobs_action(&db, args.action, "any replica takes them now"))?;
+        return Ok(code);
+    }
     if !args.data_dir.join("db").exists() {
         anyhow::bail!(
             "DATA_DIR: no ci-medic database in {}",
@@ -218,12 +258,27 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
     let store = match Store::open(&args.data_dir) {
         Ok(s) => s,
         // sled is single-writer: a running `serve` holds the database, so ask it.
-        Err(e) => return runtime().block_on(remote_jobs(&args, e)),
+        Err(e) => return rt.block_on(remote_jobs(&args, e)),
     };
+    let code = rt.block_on(jobs_action(
+        &store,
+        args.action,
+        "they run at the next `ci-medic serve`",
+    ))?;
+    store.flush_blocking()?;
+    Ok(code)
+}
+
+async fn jobs_action(
+    db: &dyn crate::store::backend::Backend,
+    action: JobsAction,
+    when: &str,
+) -> anyhow::Result<ExitCode> {
+    use crate::store::{JobState, Requeue};
     let state = crate::status::data::state_name;
-    let code = match args.action {
+    Ok(match action {
         JobsAction::List => {
-            let jobs = store.jobs()?;
+            let jobs = db.jobs().await?;
             if jobs.is_empty() {
                 println!("no jobs: the queue is empty");
             }
@@ -232,7 +287,7 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
         }
         JobsAction::Retry { ids, parked } => {
             let ids: Vec<u64> = if parked {
-                let all = store.jobs()?;
+                let all = db.jobs().await?;
                 all.iter()
                     .filter(|j| j.state == JobState::Parked)
                     .map(|j| j.id)
@@ -243,7 +298,7 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
             let mut refused = false;
             let mut requeued = 0;
             for id in ids {
-                match store.requeue_parked(id)? {
+                match db.requeue_parked(id).await? {
                     Requeue::Requeued => {
                         requeued += 1;
                         println!("job {id}: queued again");
@@ -258,16 +313,14 @@ fn run_jobs(args: JobsArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            println!("{requeued} job(s) will run at the next `ci-medic serve`");
+            println!("{requeued} job(s) queued again: {when}");
             if refused {
                 ExitCode::from(2)
             } else {
                 ExitCode::SUCCESS
             }
         }
-    };
-    store.flush_blocking()?;
-    Ok(code)
+    })
 }
 
 fn print_jobs(jobs: &[crate::store::JobRecord]) {
@@ -406,7 +459,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         }
     };
     let config = match crate::config::resolve_with_stored(args.clone(), stored) {
-        Ok(crate::config::ServeMode::Run(c)) => c,
+        Ok(crate::config::ServeMode::Run(c)) => *c,
         Ok(crate::config::ServeMode::Setup(setup)) => {
             let outcome = runtime().block_on(crate::setup::serve_setup(setup, shutdown_signal()));
             return match outcome {
@@ -432,6 +485,17 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 config.data_dir.display()
             )
         })?;
+        let state: Arc<dyn crate::store::backend::Backend> = match &config.database_url {
+            None => Arc::new(store.clone()),
+            Some(url) => {
+                use secrecy::ExposeSecret;
+                // Pool: the workers, the intake's concurrent commits, and the singletons.
+                let size = (config.workers as u32 + 8).min(64);
+                let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
+                db.migrate().await?;
+                Arc::new(db)
+            }
+        };
         let metrics = Metrics::new();
         let mut client_config =
             crate::github::GitHubClientConfig::new(config.github_api_url.clone());
@@ -453,13 +517,13 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             .redelivery_interval
             .map(|interval| crate::redelivery::Redelivery {
                 github,
-                store: store.clone(),
+                state: state.clone(),
                 metrics: metrics.clone(),
                 interval,
             });
         let opts = ServeOptions {
             addr: SocketAddr::new(config.host, config.port),
-            store,
+            state,
             metrics,
             secrets: config.webhook_secrets.clone(),
             workers: config.workers,
@@ -487,6 +551,8 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 public_url: config.public_url.clone(),
             },
             addr_file: Some(config.data_dir.join(crate::status::ADDR_FILE)),
+            job_lease: Some(config.job_lease),
+            store: store.clone(),
         };
         serve(
             opts,

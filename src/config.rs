@@ -76,6 +76,13 @@ pub struct ServeArgs {
     /// Directory of the sled database and stored App credentials.
     #[arg(long, env = "DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
+    /// PostgreSQL for deliveries and the job queue, shared by several replicas
+    /// (`postgres://user:password@host/db`); unset, the sled database in DATA_DIR.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Seconds a running job stays its replica's without a heartbeat (PostgreSQL).
+    #[arg(long, env = "JOB_LEASE_SECONDS", default_value_t = 60)]
+    pub job_lease_seconds: u64,
     /// Number of job workers; 0 accepts and queues deliveries without processing them.
     #[arg(long, env = "WORKERS", default_value_t = 4)]
     pub workers: usize,
@@ -122,6 +129,9 @@ pub struct ServiceConfig {
     pub host: IpAddr,
     pub port: u16,
     pub data_dir: PathBuf,
+    /// `DATABASE_URL`: secret, since it may hold a password.
+    pub database_url: Option<SecretString>,
+    pub job_lease: Duration,
     pub workers: usize,
     pub shutdown_grace: Duration,
     pub public_url: Option<String>,
@@ -295,6 +305,25 @@ impl ServeArgs {
         if self.workers > 256 {
             return Err(config_error("WORKERS", "must be between 0 and 256"));
         }
+        if !(2..=3600).contains(&self.job_lease_seconds) {
+            return Err(config_error(
+                "JOB_LEASE_SECONDS",
+                "must be between 2 and 3600",
+            ));
+        }
+        let database_url = match self.database_url {
+            Some(u) if !u.trim().is_empty() => {
+                let u = u.trim();
+                if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
+                    return Err(config_error(
+                        "DATABASE_URL",
+                        "must be a PostgreSQL URL (postgres://user:password@host/db), or unset for the embedded store",
+                    ));
+                }
+                Some(SecretString::from(u.to_string()))
+            }
+            _ => None,
+        };
         let public_url = match self.public_url {
             Some(u) if !u.trim().is_empty() => {
                 Some(normalize_base_url(&u).map_err(|p| config_error("PUBLIC_URL", p))?)
@@ -309,6 +338,8 @@ impl ServeArgs {
             host,
             port: self.port,
             data_dir: self.data_dir,
+            database_url,
+            job_lease: Duration::from_secs(self.job_lease_seconds),
             workers: self.workers,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_seconds),
             public_url,
@@ -465,7 +496,7 @@ mod tests {
 /// What `ci-medic serve` runs: the service, or the one-time setup flow when no App exists yet.
 #[derive(Debug)]
 pub enum ServeMode {
-    Run(ServiceConfig),
+    Run(Box<ServiceConfig>),
     Setup(crate::setup::SetupConfig),
 }
 
@@ -513,9 +544,9 @@ pub fn resolve_with_stored_from(
                 args.github_client_id = Some(id.clone());
                 args.github_client_secret = Some(secret.expose_secret().to_string());
             }
-            args.validate().map(ServeMode::Run)
+            args.validate().map(|c| ServeMode::Run(Box::new(c)))
         }
-        None if any_given => args.validate().map(ServeMode::Run),
+        None if any_given => args.validate().map(|c| ServeMode::Run(Box::new(c))),
         None => {
             let github_api_url = normalize_base_url(&args.github_api_url)
                 .map_err(|p| config_error("GITHUB_API_URL", p))?;
@@ -596,6 +627,16 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "DATA_DIR",
         "./data",
         "Directory of the sled database (`db/`), the webhook payload spool (`spool/`) and the stored App credentials. Keep it on a persistent volume.",
+    ),
+    (
+        "DATABASE_URL",
+        "",
+        "PostgreSQL (`postgres://user:password@host/db`) for deliveries and the job queue, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
+    ),
+    (
+        "JOB_LEASE_SECONDS",
+        "60",
+        "With `DATABASE_URL`: seconds a running job stays its replica's without a heartbeat (renewed every third of it); a job whose replica died runs again elsewhere after it.",
     ),
     (
         "WORKERS",

@@ -114,7 +114,8 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
     let service = tokio::spawn(serve(
         ServeOptions {
             addr,
-            store,
+            store: store.clone(),
+            state: Arc::new(store),
             metrics,
             secrets: vec![SecretString::from(SECRET.to_string())],
             workers: 2,
@@ -126,6 +127,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             redelivery: None,
             status: Default::default(),
             addr_file: None,
+            job_lease: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

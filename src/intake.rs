@@ -31,7 +31,8 @@ use tracing::{error, info, warn};
 use crate::events::{Route, route};
 use crate::jobs::Queue;
 use crate::metrics::Metrics;
-use crate::store::{Accepted, DeliveryRecord, NewJob, Store};
+use crate::store::backend::Backend;
+use crate::store::{Accepted, DeliveryRecord, NewJob};
 
 /// GitHub does not deliver payloads larger than this.
 pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
@@ -108,7 +109,8 @@ async fn read_body(
 /// What the intake needs.
 #[derive(Clone)]
 pub struct Intake {
-    pub store: Store,
+    /// Where deliveries and jobs are kept (sled, or PostgreSQL shared by replicas).
+    pub state: Arc<dyn Backend>,
     pub queue: Arc<Queue>,
     pub metrics: Metrics,
     /// Accepted secrets: the current one first, then any previous ones during a rotation.
@@ -302,7 +304,9 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
     let key = job.as_ref().map(|j| j.key.clone());
     drop(_enter);
 
-    let accepted = match intake.store.accept_delivery(&record, &body, job) {
+    // Durable when it returns (the spool's group sync, or PostgreSQL's commit): only then
+    // may a 2xx follow. A database that cannot be reached answers 503, and GitHub redelivers.
+    let accepted = match intake.state.accept(&record, &body, job).await {
         Ok(a) => a,
         Err(e) => {
             intake.metrics.delivery(&event, "error");
@@ -320,14 +324,6 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
             reply(StatusCode::OK, "duplicate delivery; already received")
         }
         Accepted::New { job_id } => {
-            if let Err(e) = intake.store.durable().await {
-                intake.metrics.delivery(&event, "error");
-                error!(parent: &span, error = %e, "cannot make delivery durable");
-                return reply(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "could not persist the delivery; please redeliver",
-                );
-            }
             intake.metrics.delivery(&event, outcome);
             match (&route, job_id, key) {
                 (Route::Ping, _, _) => reply(StatusCode::OK, "pong"),

@@ -1,17 +1,19 @@
 //! Jobs: the durable queue of accepted deliveries and the workers that process them.
 //!
-//! - Jobs live in sled (see [`crate::store`]); this module keeps an in-memory index of them for
-//!   scheduling and is rebuilt from the store at start-up, so a crash loses nothing. Jobs found
-//!   `Running` at start-up were interrupted and run again: every handler must be idempotent.
+//! - Jobs live in the store's backend (sled, or PostgreSQL shared by several replicas; see
+//!   [`crate::store::backend`]), which picks the next runnable job when a worker claims one,
+//!   so a crash loses nothing and no replica keeps scheduling state of its own. A claimed job
+//!   is its worker's under a lease renewed while it runs; a job whose process died runs
+//!   again (at the next start on sled, when its lease ends on PostgreSQL): every handler must
+//!   be idempotent.
 //! - Jobs with the same key (one pull request) run one at a time and in the order they were
-//!   accepted; jobs with different keys run in parallel on the worker pool.
+//!   accepted, across replicas; jobs with different keys run in parallel.
 //! - A failing job is retried with exponential backoff, then parked with its error: logged at
 //!   `error`, counted in metrics, kept in the store, never silently dropped.
 //! - A panicking handler is caught (it runs in its own task) and treated as a failure.
 //!
 //! This module never interprets payloads: the [`JobHandler`] (the orchestrator) does.
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,8 +26,9 @@ use tracing::{Instrument, error, info, warn};
 
 use crate::github::GitHubError;
 use crate::metrics::{JobLabels, Metrics};
+use crate::store::backend::{Attempt, Backend};
 use crate::store::registry::RegistryError;
-use crate::store::{JobKind, JobRecord, JobState, Store, StoreError};
+use crate::store::{JobKind, JobRecord, StoreError};
 
 /// How a job run failed. Whether it is tried again, parked at once or queued again for a
 /// given moment follows from the error ([`JobError::is_permanent`], [`JobError::wait`]).
@@ -126,8 +129,8 @@ pub struct InternalJob {
 }
 
 /// Queues one of the service's own jobs, durably, and makes it visible to the workers.
-/// `Ok(false)` when a job with that id was queued before.
-pub async fn enqueue(store: &Store, queue: &Queue, job: InternalJob) -> Result<bool, StoreError> {
+/// `Ok(false)` when a job with that id was queued before (by any replica).
+pub async fn enqueue(queue: &Queue, job: InternalJob) -> Result<bool, StoreError> {
     let record = crate::store::DeliveryRecord {
         id: job.id,
         event: job.kind.event_name().unwrap_or("delivery").to_string(),
@@ -139,9 +142,8 @@ pub async fn enqueue(store: &Store, queue: &Queue, job: InternalJob) -> Result<b
         key: job.key.clone(),
         kind: job.kind,
     };
-    match store.accept_delivery(&record, b"", Some(new))? {
+    match queue.backend.accept(&record, b"", Some(new)).await? {
         crate::store::Accepted::New { job_id: Some(id) } => {
-            store.durable().await?;
             queue.push(id, job.key);
             Ok(true)
         }
@@ -191,138 +193,113 @@ impl RetryPolicy {
     }
 }
 
-#[derive(Debug, Clone)]
-struct Pending {
-    key: String,
-    not_before: Option<chrono::DateTime<Utc>>,
-}
+/// How long a claimed job is a worker's without a heartbeat. A replica that dies loses its
+/// jobs to the others this long after its last heartbeat.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
-#[derive(Default)]
-struct Index {
-    pending: BTreeMap<u64, Pending>,
-    running_keys: HashSet<String>,
-}
+/// How often an idle worker looks for jobs it was not told about: queued by another replica,
+/// or whose back-off has ended.
+const POLL: Duration = Duration::from_millis(200);
 
-/// The queue: the store plus the scheduling index.
+/// The queue: the backend, where jobs live and are claimed, and this process's wake-ups.
 pub struct Queue {
-    store: Store,
+    backend: Arc<dyn Backend>,
     metrics: Metrics,
-    index: std::sync::Mutex<Index>,
     notify: Notify,
     policy: RetryPolicy,
+    /// This process among the replicas: a random id taken at start, so a restarted replica
+    /// never mistakes its predecessor's leases for its own.
+    replica: String,
+    lease: Duration,
+    depth: std::sync::atomic::AtomicU64,
 }
 
 impl Queue {
-    /// Loads the queue from the store, re-queueing jobs interrupted by a crash.
-    pub fn load(
-        store: Store,
+    /// Opens the queue on `backend`, re-queueing jobs a dead process left running (sled; on
+    /// PostgreSQL their leases run out instead).
+    pub async fn load(
+        backend: Arc<dyn Backend>,
         metrics: Metrics,
         policy: RetryPolicy,
     ) -> Result<Arc<Queue>, StoreError> {
-        let requeued = store.requeue_interrupted()?;
+        let requeued = backend.requeue_interrupted().await?;
         if requeued > 0 {
             warn!(
                 requeued,
                 "re-running jobs interrupted by the previous process"
             );
         }
-        let mut index = Index::default();
-        let mut parked = 0;
-        for job in store.jobs()? {
-            match job.state {
-                JobState::Queued | JobState::Running => {
-                    index.pending.insert(
-                        job.id,
-                        Pending {
-                            key: job.key,
-                            not_before: job.not_before,
-                        },
-                    );
-                }
-                JobState::Parked => parked += 1,
-            }
-        }
-        metrics.queue_depth.set(index.pending.len() as i64);
-        metrics.jobs_parked.set(parked);
-        Ok(Arc::new(Queue {
-            store,
+        let mut id = [0u8; 6];
+        getrandom::fill(&mut id)
+            .map_err(|e| StoreError::Flush(format!("random replica id: {e}")))?;
+        let queue = Arc::new(Queue {
+            backend,
             metrics,
-            index: std::sync::Mutex::new(index),
             notify: Notify::new(),
             policy,
-        }))
+            replica: hex::encode(id),
+            lease: DEFAULT_LEASE,
+            depth: Default::default(),
+        });
+        queue.refresh_counts().await?;
+        Ok(queue)
     }
 
-    /// Makes a job the intake has just made durable visible to the workers.
-    pub fn push(&self, job_id: u64, key: String) {
-        {
-            let mut idx = self.index.lock().expect("queue index lock");
-            idx.pending.insert(
-                job_id,
-                Pending {
-                    key,
-                    not_before: None,
-                },
-            );
-            self.metrics.queue_depth.set(idx.pending.len() as i64);
+    /// A shorter or longer lease than [`DEFAULT_LEASE`] (tests of a dying replica).
+    pub fn with_lease(mut self: Arc<Self>, lease: Duration) -> Arc<Self> {
+        if let Some(q) = Arc::get_mut(&mut self) {
+            q.lease = lease;
         }
+        self
+    }
+
+    /// This process's id among the replicas.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// The backend the queue's jobs live in.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// Reads the queue's size from the backend into the metrics.
+    pub async fn refresh_counts(&self) -> Result<(), StoreError> {
+        let c = self.backend.counts().await?;
+        self.depth
+            .store(c.live, std::sync::atomic::Ordering::Relaxed);
+        self.metrics.queue_depth.set(c.live as i64);
+        self.metrics.jobs_parked.set(c.parked as i64);
+        Ok(())
+    }
+
+    /// Wakes a worker for a job this process has just made durable.
+    pub fn push(&self, _job_id: u64, _key: String) {
+        self.depth
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.metrics.queue_depth.inc();
         self.notify.notify_one();
     }
 
-    /// Puts a parked job back in the queue, attempts reset, and hands it to the running
-    /// workers at once (the operator's re-queue while `serve` runs). Blocking (sled).
-    pub fn requeue_parked(&self, id: u64) -> Result<crate::store::Requeue, StoreError> {
-        let outcome = self.store.requeue_parked(id)?;
-        if outcome == crate::store::Requeue::Requeued
-            && let Some(job) = self.store.job(id)?
-        {
+    /// Puts a parked job back in the queue, attempts reset, and wakes a worker at once (the
+    /// operator's re-queue while `serve` runs).
+    pub async fn requeue_parked(&self, id: u64) -> Result<crate::store::Requeue, StoreError> {
+        let outcome = self.backend.requeue_parked(id).await?;
+        if outcome == crate::store::Requeue::Requeued {
             self.metrics.jobs_parked.dec();
-            self.push(id, job.key);
+            self.push(id, String::new());
         }
         Ok(outcome)
     }
 
+    /// Jobs queued or running, as last counted.
     pub fn depth(&self) -> usize {
-        self.index.lock().expect("queue index lock").pending.len()
+        self.depth.load(std::sync::atomic::Ordering::Relaxed) as usize
     }
 
-    /// Picks the oldest runnable job: due, and first of its key, and its key not running.
-    fn take_ready(&self) -> Result<Option<u64>, Duration> {
-        let now = Utc::now();
-        let mut idx = self.index.lock().expect("queue index lock");
-        let mut blocked: HashSet<&str> = HashSet::new();
-        let mut chosen = None;
-        let mut wait = Duration::from_secs(3600);
-        for (id, p) in idx.pending.iter() {
-            if blocked.contains(p.key.as_str()) || idx.running_keys.contains(&p.key) {
-                blocked.insert(p.key.as_str());
-                continue;
-            }
-            if let Some(nb) = p.not_before
-                && nb > now
-            {
-                // Later jobs of this key must wait for it, to keep order.
-                blocked.insert(p.key.as_str());
-                let d = (nb - now).to_std().unwrap_or_default();
-                wait = wait.min(d);
-                continue;
-            }
-            chosen = Some(*id);
-            break;
-        }
-        match chosen {
-            Some(id) => {
-                let p = idx.pending.remove(&id).expect("chosen job is pending");
-                idx.running_keys.insert(p.key);
-                self.metrics.queue_depth.set(idx.pending.len() as i64);
-                Ok(Some(id))
-            }
-            None => Err(wait),
-        }
-    }
-
-    /// Waits for the next runnable job, or returns `None` once `shutdown` is cancelled.
-    async fn next(&self, shutdown: &CancellationToken) -> Option<u64> {
+    /// Waits for the next runnable job and claims it for `owner`, or returns `None` once
+    /// `shutdown` is cancelled.
+    async fn next(&self, owner: &str, shutdown: &CancellationToken) -> Option<JobRecord> {
         loop {
             // Checked before taking a job, not only while idle: under load a job is always
             // ready, and a worker that kept taking them would spend the whole shutdown grace.
@@ -330,63 +307,40 @@ impl Queue {
                 return None;
             }
             let notified = self.notify.notified();
-            match self.take_ready() {
-                Ok(Some(id)) => return Some(id),
-                Ok(None) => unreachable!("take_ready returns Err when nothing is ready"),
-                Err(wait) => {
-                    tokio::select! {
-                        _ = shutdown.cancelled() => return None,
-                        _ = notified => {}
-                        _ = tokio::time::sleep(wait) => {}
-                    }
-                }
+            match self.backend.claim(owner, self.lease).await {
+                Ok(Some(job)) => return Some(job),
+                Ok(None) => {}
+                Err(e) => warn!(error = %e, "cannot claim a job; trying again"),
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return None,
+                _ = notified => {}
+                _ = tokio::time::sleep(POLL) => {}
             }
         }
     }
 
-    fn release_key(&self, key: &str, requeue: Option<(u64, Pending)>) {
-        {
-            let mut idx = self.index.lock().expect("queue index lock");
-            idx.running_keys.remove(key);
-            if let Some((id, p)) = requeue {
-                idx.pending.insert(id, p);
-            }
-            self.metrics.queue_depth.set(idx.pending.len() as i64);
-        }
-        // Another job of this key, or a job another worker skipped, may now be runnable.
+    /// Another job of this key, or one another worker skipped, may now be runnable.
+    fn wake(&self) {
         self.notify.notify_waiters();
         self.notify.notify_one();
     }
 
-    /// Runs one job to its end (done, retried later, or parked).
-    async fn run_one(&self, id: u64, handler: Arc<dyn JobHandler>) {
-        let Some(mut job) = (match self.store.job(id) {
-            Ok(j) => j,
-            Err(e) => {
-                error!(job_id = id, error = %e, "cannot read job; leaving it for the next start");
-                return;
-            }
-        }) else {
-            return;
-        };
-        let key = job.key.clone();
+    /// Runs one claimed job to its end (done, retried later, or parked), renewing its lease
+    /// while it runs.
+    async fn run_one(&self, owner: &str, mut job: JobRecord, handler: Arc<dyn JobHandler>) {
+        let id = job.id;
         let span = tracing::info_span!("job", delivery = %job.delivery_id, job_id = id, event = %job.event, key = %job.key);
         async {
-            job.state = JobState::Running;
-            job.attempts += 1;
-            if let Err(e) = self.store.put_job(&job) {
-                error!(error = %e, "cannot mark job running");
-            }
-            let payload = match self.store.payload(&job.delivery_id) {
+            let payload = match self.backend.payload(&job.delivery_id).await {
                 Ok(Some(p)) => p,
                 Ok(None) => {
-                    self.park(&mut job, "payload missing from the store".into());
-                    self.release_key(&key, None);
+                    self.park(owner, &mut job, "payload missing from the store".into()).await;
                     return;
                 }
                 Err(e) => {
                     error!(error = %e, "cannot read payload; will retry");
-                    self.release_key(&key, Some((id, Pending { key: key.clone(), not_before: None })));
+                    self.requeue(owner, &mut job, POLL, e.to_string(), Attempt::Refunded).await;
                     return;
                 }
             };
@@ -395,7 +349,8 @@ impl Queue {
             let started = Instant::now();
             let input = JobInput { job: job.clone(), payload };
             let h = handler.clone();
-            let result = tokio::spawn(async move { h.handle(input).await }.in_current_span()).await;
+            let run = tokio::spawn(async move { h.handle(input).await }.in_current_span());
+            let result = self.heartbeat_until(owner, id, run).await;
             self.metrics.jobs_running.dec();
             self.metrics.job_duration.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
             let outcome = match result {
@@ -406,62 +361,99 @@ impl Queue {
             };
             match outcome {
                 Ok(()) => {
-                    if let Err(e) = self.store.finish_job(id) {
-                        error!(error = %e, "cannot remove finished job");
+                    match self.backend.finish(id, owner).await {
+                        Ok(true) => {}
+                        Ok(false) => warn!("the job's lease had passed to another worker; it may run again there"),
+                        Err(e) => error!(error = %e, "cannot remove finished job; it runs again when its lease ends"),
                     }
+                    self.depth_dec();
                     info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
-                    self.release_key(&key, None);
                 }
                 Err(err) if err.wait().is_some() => {
                     let after = err.wait().unwrap_or_default().min(MAX_WAIT);
                     let message = err.to_string();
                     warn!(retry_in_s = after.as_secs_f64(), reason = %message, "job told to wait; queued again");
-                    job.attempts -= 1;
-                    self.requeue(&mut job, after, message);
+                    self.requeue(owner, &mut job, after, message, Attempt::Refunded).await;
                 }
                 Err(err) => {
                     self.metrics.job_failures.get_or_create(&labels).inc();
                     let permanent = err.is_permanent();
                     let msg = err.to_string();
                     if permanent || job.attempts >= self.policy.max_attempts {
-                        self.park(&mut job, msg);
-                        self.release_key(&key, None);
+                        self.park(owner, &mut job, msg).await;
                     } else {
                         let delay = self.policy.backoff(job.attempts);
                         warn!(attempts = job.attempts, retry_in_s = delay.as_secs_f64(), error = %msg, "job failed; will retry");
-                        self.requeue(&mut job, delay, msg);
+                        self.requeue(owner, &mut job, delay, msg, Attempt::Spent).await;
                     }
                 }
             }
         }
         .instrument(span)
-        .await
+        .await;
+        self.wake();
+    }
+
+    /// Waits for the handler, renewing the job's lease every third of it.
+    async fn heartbeat_until(
+        &self,
+        owner: &str,
+        id: u64,
+        mut run: tokio::task::JoinHandle<Result<(), JobError>>,
+    ) -> Result<Result<(), JobError>, tokio::task::JoinError> {
+        let mut tick = tokio::time::interval(self.lease / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                r = &mut run => return r,
+                _ = tick.tick() => match self.backend.heartbeat(id, owner, self.lease).await {
+                    Ok(true) => {}
+                    Ok(false) => warn!("lost the job's lease; another worker may run it too"),
+                    Err(e) => warn!(error = %e, "cannot renew the job's lease"),
+                },
+            }
+        }
+    }
+
+    fn depth_dec(&self) {
+        let _ = self.depth.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |d| Some(d.saturating_sub(1)),
+        );
+        self.metrics.queue_depth.set(self.depth() as i64);
     }
 
     /// Puts `job` back in the queue to run again `after` from now, with `why` as its last error.
-    fn requeue(&self, job: &mut JobRecord, after: Duration, why: String) {
-        let not_before = Utc::now() + chrono::Duration::from_std(after).unwrap_or_default();
-        job.state = JobState::Queued;
-        job.not_before = Some(not_before);
-        job.last_error = Some(why);
-        if let Err(e) = self.store.put_job(job) {
-            error!(error = %e, "cannot record the job's next run");
+    async fn requeue(
+        &self,
+        owner: &str,
+        job: &mut JobRecord,
+        after: Duration,
+        why: String,
+        attempt: Attempt,
+    ) {
+        if let Err(e) = self
+            .backend
+            .retry_later(job.id, owner, after, &why, attempt)
+            .await
+        {
+            error!(error = %e, "cannot record the job's next run; it runs again when its lease ends");
         }
-        let pending = Pending {
-            key: job.key.clone(),
-            not_before: Some(not_before),
-        };
-        self.release_key(&job.key, Some((job.id, pending)));
+        job.last_error = Some(why);
     }
 
-    fn park(&self, job: &mut JobRecord, msg: String) {
+    async fn park(&self, owner: &str, job: &mut JobRecord, msg: String) {
         error!(attempts = job.attempts, error = %msg, "job parked after repeated failure; it runs again only when an operator queues it (`ci-medic jobs retry`)");
-        job.state = JobState::Parked;
-        job.last_error = Some(msg);
-        if let Err(e) = self.store.put_job(job) {
-            error!(error = %e, "cannot record parked job");
+        match self.backend.park(job.id, owner, &msg).await {
+            Ok(_) => {
+                self.metrics.jobs_parked.inc();
+                self.depth_dec();
+            }
+            Err(e) => error!(error = %e, "cannot record parked job"),
         }
-        self.metrics.jobs_parked.inc();
+        job.last_error = Some(msg);
     }
 }
 
@@ -498,9 +490,10 @@ impl Workers {
             let shutdown = shutdown.clone();
             let alive = alive.clone();
             alive.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let owner = format!("{}/{worker}", queue.replica);
             set.spawn(async move {
-                while let Some(id) = queue.next(&shutdown).await {
-                    queue.run_one(id, handler.clone()).await;
+                while let Some(job) = queue.next(&owner, &shutdown).await {
+                    queue.run_one(&owner, job, handler.clone()).await;
                 }
                 alive.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 tracing::debug!(worker, "worker stopped");
@@ -515,7 +508,8 @@ impl Workers {
     }
 
     /// Waits for the workers to finish their current job, up to `grace`. Jobs still running
-    /// then are abandoned in the store as `Running` and re-run at the next start.
+    /// then are abandoned as `Running`: re-run at the next start (sled) or when their lease
+    /// ends (PostgreSQL).
     pub async fn drain(mut self, grace: Duration) {
         let all = async { while self.set.join_next().await.is_some() {} };
         if tokio::time::timeout(grace, all).await.is_err() {
@@ -531,7 +525,8 @@ impl Workers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{DeliveryRecord, NewJob};
+    use crate::store::{DeliveryRecord, JobState, NewJob, Store};
+    use std::collections::HashSet;
     use std::sync::Mutex;
 
     struct Recorder {
@@ -607,7 +602,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let metrics = Metrics::new();
-        let q = Queue::load(store.clone(), metrics.clone(), policy()).unwrap();
+        let q = Queue::load(Arc::new(store.clone()), metrics.clone(), policy())
+            .await
+            .unwrap();
         // More waits than the policy's attempts.
         let limited = Arc::new(Limited {
             calls: Default::default(),
@@ -678,7 +675,9 @@ mod tests {
     async fn the_services_own_jobs_are_typed_queued_once_and_run() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let q = Queue::load(Arc::new(store.clone()), Metrics::new(), policy())
+            .await
+            .unwrap();
         let kind = JobKind::WriteFix {
             repo: "o/r".into(),
             pr: 7,
@@ -689,9 +688,9 @@ mod tests {
             kind: kind.clone(),
             id: "fix-o.r-7-lint-DDS-FIX-20260202-001".into(),
         };
-        assert!(enqueue(&store, &q, job.clone()).await.unwrap());
+        assert!(enqueue(&q, job.clone()).await.unwrap());
         assert!(
-            !enqueue(&store, &q, job).await.unwrap(),
+            !enqueue(&q, job).await.unwrap(),
             "the same id is queued once"
         );
         let stored = store.jobs().unwrap();
@@ -713,14 +712,16 @@ mod tests {
     async fn a_worker_takes_no_new_job_once_shutdown_is_signalled() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let q = Queue::load(Arc::new(store.clone()), Metrics::new(), policy())
+            .await
+            .unwrap();
         let shutdown = CancellationToken::new();
         shutdown.cancel();
         // Jobs are ready (different keys, nothing running), and yet none is taken.
         for i in 0..3 {
             accept(&store, &q, &format!("late-{i}"), &format!("k{i}"));
         }
-        assert_eq!(q.next(&shutdown).await, None);
+        assert!(q.next("w", &shutdown).await.is_none());
         let recorder = Arc::new(Recorder {
             log: Mutex::new(Vec::new()),
             fail_first: Mutex::new(HashSet::new()),
@@ -758,7 +759,9 @@ mod tests {
     async fn same_key_in_order_other_keys_in_parallel_and_retries() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let q = Queue::load(store.clone(), Metrics::new(), policy()).unwrap();
+        let q = Queue::load(Arc::new(store.clone()), Metrics::new(), policy())
+            .await
+            .unwrap();
         let rec = Arc::new(Recorder {
             log: Mutex::new(vec![]),
             fail_first: Mutex::new(["a1".to_string()].into()),
@@ -801,7 +804,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let metrics = Metrics::new();
-        let q = Queue::load(store.clone(), metrics.clone(), policy()).unwrap();
+        let q = Queue::load(Arc::new(store.clone()), metrics.clone(), policy())
+            .await
+            .unwrap();
         let rec = Arc::new(Recorder {
             log: Mutex::new(vec![]),
             fail_first: Mutex::new(HashSet::new()),

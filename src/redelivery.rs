@@ -27,7 +27,8 @@ use tracing::{info, warn};
 use crate::github::RestClient;
 use crate::github::app_hook::HookDeliveryItem;
 use crate::metrics::Metrics;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
+use crate::store::backend::Backend;
 
 /// Pages of 100 attempts read in one pass, at most.
 pub const MAX_PAGES: usize = 10;
@@ -69,7 +70,8 @@ pub struct PassReport {
 /// The periodic redelivery task.
 pub struct Redelivery {
     pub github: RestClient,
-    pub store: Store,
+    /// Where deliveries are recorded (sled or PostgreSQL).
+    pub state: std::sync::Arc<dyn Backend>,
     pub metrics: Metrics,
     pub interval: Duration,
 }
@@ -142,7 +144,7 @@ impl Redelivery {
         let mut held = HashSet::new();
         let guids: HashSet<&DeliveryGuid> = log.iter().map(|a| &a.guid).collect();
         for guid in guids {
-            if self.store.delivery(guid.as_str())?.is_some() {
+            if self.state.has_delivery(guid.as_str()).await? {
                 held.insert(guid.clone());
             }
         }

@@ -24,7 +24,8 @@ use tracing::{error, info};
 use crate::intake::{self, Intake};
 use crate::jobs::{JobHandler, Queue, RetryPolicy, Workers};
 use crate::metrics::Metrics;
-use crate::store::{DELIVERY_RETENTION, Store};
+use crate::store::DELIVERY_RETENTION;
+use crate::store::backend::Backend;
 
 /// Shared state of the HTTP routes.
 #[derive(Clone)]
@@ -54,19 +55,17 @@ pub fn router(state: AppState, extra: Router) -> Router {
 }
 
 async fn readyz(State(s): State<AppState>) -> impl IntoResponse {
-    let store = s.intake.store.clone();
-    let store_ok = tokio::task::spawn_blocking(move || store.can_write())
-        .await
-        .unwrap_or(false);
+    let ready = s.intake.state.ready().await;
+    let store_ok = ready.is_ok();
     let alive = s.workers_alive.load(Ordering::SeqCst);
     let workers_ok = s.workers_configured == 0 || alive > 0;
     let body = format!(
-        "store: {}\nworkers: {alive}/{}\nqueue_depth: {}\n",
-        if store_ok {
-            "open"
-        } else {
-            "unavailable (cannot write to DATA_DIR)"
+        "store: {} ({})\nworkers: {alive}/{}\nqueue_depth: {}\n",
+        match &ready {
+            Ok(()) => "open".to_string(),
+            Err(why) => format!("unavailable ({why})"),
         },
+        s.intake.state.name(),
         s.workers_configured,
         s.intake.queue.depth()
     );
@@ -90,7 +89,8 @@ async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
 /// Everything [`serve`] needs, already validated.
 pub struct ServeOptions {
     pub addr: SocketAddr,
-    pub store: Store,
+    /// Deliveries and jobs: the sled store itself, or PostgreSQL (`DATABASE_URL`).
+    pub state: Arc<dyn Backend>,
     pub metrics: Metrics,
     pub secrets: Vec<SecretString>,
     pub workers: usize,
@@ -107,6 +107,12 @@ pub struct ServeOptions {
     /// Where to write the bound address while serving (`DATA_DIR/serve.addr`), so
     /// `ci-medic jobs` finds the running server's admin API.
     pub addr_file: Option<std::path::PathBuf>,
+    /// The sled store holding the registry, fix runs and installations (the status page
+    /// reads it; with `DATABASE_URL` deliveries and jobs are in `state` instead).
+    pub store: crate::store::Store,
+    /// How long a claimed job stays a worker's without a heartbeat (default
+    /// [`crate::jobs::DEFAULT_LEASE`]).
+    pub job_lease: Option<Duration>,
 }
 
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
@@ -115,13 +121,17 @@ pub async fn serve(
     handler: Arc<dyn JobHandler>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let queue = Queue::load(opts.store.clone(), opts.metrics.clone(), opts.retry.clone())?;
+    let queue = Queue::load(opts.state.clone(), opts.metrics.clone(), opts.retry.clone()).await?;
+    let queue = match opts.job_lease {
+        Some(lease) => queue.with_lease(lease),
+        None => queue,
+    };
     let stop = CancellationToken::new();
     handler.attach(queue.clone());
     let workers = Workers::start(opts.workers, queue.clone(), handler.clone(), stop.clone());
     let state = AppState {
         intake: Intake {
-            store: opts.store.clone(),
+            state: opts.state.clone(),
             queue: queue.clone(),
             metrics: opts.metrics.clone(),
             secrets: Arc::new(opts.secrets),
@@ -133,9 +143,11 @@ pub async fn serve(
         metrics: opts.metrics.clone(),
     };
 
-    // Old delivery ids are pruned hourly; GitHub only redelivers recent deliveries.
-    let prune_store = opts.store.clone();
+    // Old delivery ids are pruned hourly, by one replica; GitHub only redelivers recent
+    // deliveries.
+    let prune_state = opts.state.clone();
     let prune_stop = stop.clone();
+    let prune_owner = queue.replica().to_string();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(3600));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -143,8 +155,11 @@ pub async fn serve(
             tokio::select! {
                 _ = prune_stop.cancelled() => break,
                 _ = tick.tick() => {
+                    if !holds_lease(&*prune_state, "prune", &prune_owner, Duration::from_secs(1800)).await {
+                        continue;
+                    }
                     let cutoff = chrono::Utc::now() - chrono::Duration::from_std(DELIVERY_RETENTION).unwrap_or_default();
-                    match prune_store.prune_deliveries(cutoff) {
+                    match prune_state.prune_deliveries(cutoff).await {
                         Ok(n) if n > 0 => info!(pruned = n, "pruned old delivery records"),
                         Ok(_) => {}
                         Err(e) => error!(error = %e, "pruning delivery records failed"),
@@ -157,21 +172,25 @@ pub async fn serve(
     // Work in flight (approved fixes, pushed commits waiting for CI) is resumed at start-up and
     // checked periodically, so a crash or a missed webhook does not strand it.
     if opts.workers > 0 {
-        let (store, queue, handler, stop) = (
-            opts.store.clone(),
-            queue.clone(),
-            handler.clone(),
-            stop.clone(),
-        );
+        let (queue, handler, stop) = (queue.clone(), handler.clone(), stop.clone());
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let owner = queue.replica().to_string();
             loop {
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = tick.tick() => {
+                        // One replica reconciles; its lease outlives the interval, so it
+                        // keeps the task until it dies and another takes over.
+                        if !holds_lease(&**queue.backend(), "reconcile", &owner, RECONCILE_INTERVAL * 2).await {
+                            continue;
+                        }
                         for job in handler.reconcile().await {
-                            enqueue_internal(&store, &queue, job).await;
+                            enqueue_internal(&queue, job).await;
+                        }
+                        if let Err(e) = queue.refresh_counts().await {
+                            tracing::warn!(error = %e, "cannot count jobs");
                         }
                     }
                 }
@@ -182,10 +201,7 @@ pub async fn serve(
     // Read before listening: deliveries accepted from now on must not hide the downtime
     // before them.
     let newest_recorded = match &opts.redelivery {
-        Some(_) => {
-            let store = opts.store.clone();
-            tokio::task::spawn_blocking(move || store.newest_webhook_received_at()).await??
-        }
+        Some(_) => opts.state.newest_webhook_at().await?,
         None => None,
     };
 
@@ -225,6 +241,7 @@ pub async fn serve(
         },
         workers.drain(opts.shutdown_grace)
     );
+    opts.state.close().await?;
     opts.store.flush_blocking()?;
     if let Some(path) = &opts.addr_file {
         let _ = std::fs::remove_file(path);
@@ -309,11 +326,23 @@ async fn serve_http(
 pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(120);
 
 /// Queues a reconciliation job unless one with the same id was queued in this interval.
-async fn enqueue_internal(store: &Store, queue: &Queue, mut job: crate::jobs::InternalJob) {
+async fn enqueue_internal(queue: &Queue, mut job: crate::jobs::InternalJob) {
     let bucket = chrono::Utc::now().timestamp() / RECONCILE_INTERVAL.as_secs() as i64;
     job.id = format!("internal-{}-{bucket}", job.id);
-    if let Err(e) = crate::jobs::enqueue(store, queue, job).await {
+    if let Err(e) = crate::jobs::enqueue(queue, job).await {
         error!(error = %e, "cannot queue internal job");
+    }
+}
+
+/// Whether this replica holds (or just took) the singleton lease `name`; an unreachable
+/// database means no.
+async fn holds_lease(state: &dyn Backend, name: &str, owner: &str, ttl: Duration) -> bool {
+    match state.try_lease(name, owner, ttl).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::warn!(error = %e, lease = name, "cannot take a singleton lease; skipping this round");
+            false
+        }
     }
 }
 

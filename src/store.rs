@@ -20,7 +20,9 @@
 //! It must never hold a payload or secret in a log line, and never block the async runtime on a
 //! flush: flushes run on a thread of their own.
 
+pub mod backend;
 pub mod installations;
+pub mod pg;
 pub mod registry;
 pub mod runs;
 pub mod spool;
@@ -51,6 +53,17 @@ pub enum StoreError {
     Flush(String),
     #[error(transparent)]
     Spool(#[from] spool::SpoolError),
+    /// No `#[source]`: the message carries sqlx's, once (sqlx's own chain repeats it).
+    #[error("PostgreSQL (DATABASE_URL): {0}")]
+    Postgres(sqlx::Error),
+    #[error("PostgreSQL migrations (DATABASE_URL): {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError::Postgres(e)
+    }
 }
 
 /// What the intake knows about a delivery when it accepts it.
@@ -204,6 +217,9 @@ struct Inner {
     /// Held across "append to the spool, then insert into sled", so a checkpoint position
     /// taken under it has every record before it already in sled.
     accept_lock: Mutex<()>,
+    /// Jobs this process runs (id → key), held while a worker picks and marks its next job
+    /// ([`backend::Backend::claim`]): one process owns sled, so this is every running job.
+    running: Mutex<std::collections::HashMap<u64, String>>,
     flush_tx: mpsc::UnboundedSender<oneshot::Sender<Result<(), String>>>,
 }
 
@@ -244,6 +260,7 @@ impl Store {
                 legacy_payloads,
                 jobs,
                 accept_lock: Mutex::new(()),
+                running: Mutex::default(),
                 flush_tx,
             }),
         };

@@ -14,6 +14,7 @@ fn jobs(dir: &Path, args: &[&str]) -> Output {
         .arg("jobs")
         .args(args)
         .env("DATA_DIR", dir)
+        .env_remove("DATABASE_URL")
         .env_remove("RUST_LOG")
         .output()
         .expect("ci-medic runs")
@@ -194,4 +195,94 @@ async fn while_serve_runs_jobs_goes_through_its_authenticated_admin_api() {
         !dir.path().join("serve.addr").exists(),
         "removed at shutdown"
     );
+}
+
+fn ci_medic(args: &[&str], database_url: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ci-medic"))
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env("DATA_DIR", "/nonexistent/ci-medic-must-not-read-this")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("ci-medic runs")
+}
+
+/// On PostgreSQL the operator's commands talk to the database while replicas hold it: here a
+/// store with a pool of its own (a replica) has a job claimed while `jobs` lists and retries.
+#[tokio::test]
+async fn on_postgresql_jobs_work_while_serve_holds_the_database() {
+    use ci_medic::store::backend::Backend;
+    use ci_medic::store::pg::PgStore;
+    let Some(url) = common::fresh_database("jobs_cli").await else {
+        return;
+    };
+    let out = ci_medic(&["migrate"], &url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("applied migration 1"));
+    let out = ci_medic(&["migrate"], &url);
+    assert!(
+        text(&out.stdout).contains("up to date"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let replica = PgStore::connect(&url, 2).await.unwrap();
+    for (delivery, pr) in [("d-parked", 7), ("d-running", 8)] {
+        let record = DeliveryRecord {
+            id: delivery.into(),
+            event: "check_run".into(),
+            action: Some("completed".into()),
+            received_at: Utc::now(),
+            queued: true,
+        };
+        let job = NewJob::delivery(format!("octo-org/shop#{pr}"));
+        replica.accept(&record, b"{}", Some(job)).await.unwrap();
+    }
+    let lease = std::time::Duration::from_secs(60);
+    let first = replica.claim("replica-1/0", lease).await.unwrap().unwrap();
+    assert!(
+        replica
+            .park(first.id, "replica-1/0", "GitHub answered 502")
+            .await
+            .unwrap()
+    );
+    let running = replica.claim("replica-1/0", lease).await.unwrap().unwrap();
+
+    let out = ci_medic(&["jobs", "list"], &url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    assert!(
+        listed.contains("last error: GitHub answered 502"),
+        "{listed}"
+    );
+    assert!(listed.contains("running"), "{listed}");
+
+    let out = ci_medic(&["jobs", "retry", &running.id.to_string()], &url);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("running, not parked"));
+    let out = ci_medic(&["jobs", "retry", "--parked"], &url);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("job {}: queued again", first.id)));
+    // The replica takes it back at once, attempts reset: no restart.
+    assert!(replica.finish(running.id, "replica-1/0").await.unwrap());
+    let again = replica.claim("replica-1/1", lease).await.unwrap().unwrap();
+    assert_eq!((again.id, again.attempts), (first.id, 1));
+}
+
+#[test]
+fn migrate_without_a_reachable_database_is_one_line_naming_database_url() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = ci_medic(
+        &["migrate"],
+        &format!("postgres://ci:hunter2@127.0.0.1:{port}/ci"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("DATABASE_URL"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

@@ -191,7 +191,7 @@ async fn a_pass_reads_every_page_and_asks_for_at_most_its_bound() {
     let metrics = ci_medic::metrics::Metrics::new();
     let redelivery = ci_medic::redelivery::Redelivery {
         github,
-        store,
+        state: std::sync::Arc::new(store),
         metrics: metrics.clone(),
         interval: Duration::from_secs(300),
     };

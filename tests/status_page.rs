@@ -122,7 +122,7 @@ struct Setup {
     shop_fix: String,
 }
 
-fn setup() -> Setup {
+async fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let now = Utc::now();
@@ -194,7 +194,13 @@ fn setup() -> Setup {
     job.attempts = 6;
     job.last_error = Some("reading the pull request: GitHub answered <502>".into());
     store.put_job(&job).unwrap();
-    let queue = Queue::load(store.clone(), Metrics::new(), RetryPolicy::default()).unwrap();
+    let queue = Queue::load(
+        std::sync::Arc::new(store.clone()),
+        Metrics::new(),
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap();
     Setup {
         _dir: dir,
         store,
@@ -284,7 +290,7 @@ fn csrf_of(body: &str) -> String {
 
 #[tokio::test]
 async fn with_nothing_configured_the_page_says_it_is_disabled_and_names_no_repository() {
-    let s = setup();
+    let s = setup().await;
     let app = ci_medic::status::router(StatusConfig::default(), s.store.clone(), s.queue.clone());
     for path in ["/", "/status/proposals", "/status/jobs", "/status/login"] {
         let a = call(&app, get(path, &[])).await;
@@ -307,7 +313,7 @@ async fn with_nothing_configured_the_page_says_it_is_disabled_and_names_no_repos
 
 #[tokio::test]
 async fn refusals_without_credentials_with_a_wrong_token_and_without_csrf() {
-    let s = setup();
+    let s = setup().await;
     let app = ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone());
 
     // No credentials, a wrong bearer, a forged cookie: the sign-in page, no repository.
@@ -420,7 +426,7 @@ async fn refusals_without_credentials_with_a_wrong_token_and_without_csrf() {
 
 #[tokio::test]
 async fn an_operator_sees_proposals_pull_requests_figures_the_chart_and_the_queue() {
-    let s = setup();
+    let s = setup().await;
     let app = ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone());
     let bearer = format!("Bearer {TOKEN}");
     let a = call(&app, get("/", &[("authorization", &bearer)])).await;
@@ -483,7 +489,7 @@ async fn an_operator_sees_proposals_pull_requests_figures_the_chart_and_the_queu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_github_user_sees_only_the_repositories_they_can_access() {
-    let s = setup();
+    let s = setup().await;
     let fake = fake_github::FakeGitHub::start().await.unwrap();
     fake.add_repo("octo-org", "shop", "main", &[("README.md", "# shop\n")]);
     fake.add_repo(
@@ -630,7 +636,13 @@ async fn ten_thousand_proposals_render_time_and_size() {
         );
     }
     let fill = filled.elapsed();
-    let queue = Queue::load(store.clone(), Metrics::new(), RetryPolicy::default()).unwrap();
+    let queue = Queue::load(
+        std::sync::Arc::new(store.clone()),
+        Metrics::new(),
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap();
     let app = ci_medic::status::router(config(true, None), store.clone(), queue);
     let bearer = format!("Bearer {TOKEN}");
     let mut times = Vec::new();

@@ -638,9 +638,7 @@ impl Orchestrator {
                 check: run.check_name.clone(),
             },
         };
-        crate::jobs::enqueue(&ctx.store, queue, job)
-            .await
-            .map_err(store_err)?;
+        crate::jobs::enqueue(queue, job).await.map_err(store_err)?;
         Ok(())
     }
 

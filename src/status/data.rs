@@ -46,7 +46,7 @@ pub enum DataError {
 }
 
 /// Reads the store for `role`. Blocking (sled): run it off the async runtime.
-pub fn snapshot(store: &Store, role: &Role) -> Result<Snapshot, DataError> {
+pub fn snapshot(store: &Store, role: &Role, jobs: Vec<JobRecord>) -> Result<Snapshot, DataError> {
     let registry = store.registry()?;
     let fixes = registry.list_fixes()?;
     let runs = RunStore::open(store)?.all()?;
@@ -119,11 +119,7 @@ pub fn snapshot(store: &Store, role: &Role) -> Result<Snapshot, DataError> {
             .map(|r| r.repo.clone()),
     );
 
-    let jobs = if role.is_operator() {
-        store.jobs()?
-    } else {
-        Vec::new()
-    };
+    let jobs = if role.is_operator() { jobs } else { Vec::new() };
     Ok(Snapshot {
         installations,
         repos: repos.into_iter().collect(),

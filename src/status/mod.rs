@@ -283,7 +283,19 @@ fn message(st: &St, v: Option<&Viewer>, status: StatusCode, heading: &str, msg: 
 
 async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     let (store, role) = (st.store.clone(), v.role.clone());
-    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role)).await {
+    // The queue may live in PostgreSQL; the registry and runs are in the sled store.
+    let jobs = if role.is_operator() {
+        match st.queue.backend().jobs().await {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::error!(error = %e, "status page cannot read the job queue");
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs)).await {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "status page cannot read the store");
@@ -528,9 +540,8 @@ async fn jobs_page(State(st): State<St>, headers: HeaderMap, q: Query<ListQuery>
     if let Some(r) = operator_only(&st, &v) {
         return r;
     }
-    let store = st.store.clone();
-    let jobs = match tokio::task::spawn_blocking(move || store.jobs()).await {
-        Ok(Ok(j)) => j,
+    let jobs = match st.queue.backend().jobs().await {
+        Ok(j) => j,
         _ => {
             return message(
                 &st,
@@ -574,10 +585,7 @@ fn requeue_outcome(r: &Requeue) -> (&'static str, String) {
 }
 
 async fn requeue(st: &St, id: u64) -> Result<Requeue, crate::store::StoreError> {
-    let queue = st.queue.clone();
-    tokio::task::spawn_blocking(move || queue.requeue_parked(id))
-        .await
-        .unwrap_or_else(|_| Err(crate::store::StoreError::FlusherGone))
+    st.queue.requeue_parked(id).await
 }
 
 async fn requeue_form(
@@ -860,9 +868,8 @@ async fn admin_jobs(State(st): State<St>, headers: HeaderMap) -> Response {
     if let Err(r) = admin(&st, &headers) {
         return r;
     }
-    let store = st.store.clone();
-    match tokio::task::spawn_blocking(move || store.jobs()).await {
-        Ok(Ok(jobs)) => axum::Json(json!({ "jobs": jobs })).into_response(),
+    match st.queue.backend().jobs().await {
+        Ok(jobs) => axum::Json(json!({ "jobs": jobs })).into_response(),
         _ => api_error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the job queue could not be read",
@@ -897,9 +904,8 @@ async fn admin_retry(
         }
     };
     let ids = if req.parked {
-        let store = st.store.clone();
-        match tokio::task::spawn_blocking(move || store.jobs()).await {
-            Ok(Ok(jobs)) => jobs
+        match st.queue.backend().jobs().await {
+            Ok(jobs) => jobs
                 .into_iter()
                 .filter(|j| j.state == crate::store::JobState::Parked)
                 .map(|j| j.id)

@@ -37,7 +37,7 @@ pub enum IdKind {
 }
 
 impl IdKind {
-    fn prefix(self) -> &'static str {
+    pub(crate) fn prefix(self) -> &'static str {
         match self {
             IdKind::CodeFix => "fix",
             IdKind::FailedCodeChange => "code",
@@ -58,6 +58,8 @@ impl std::fmt::Display for IdKind {
 pub enum RegistryError {
     #[error("DDS registry storage error: {0}")]
     Storage(#[from] sled::Error),
+    #[error("DDS registry on PostgreSQL (DATABASE_URL): {0}")]
+    Postgres(sqlx::Error),
     #[error("DDS registry record `{key}` cannot be read: {reason}")]
     Corrupt { key: String, reason: String },
     #[error(
@@ -86,6 +88,12 @@ pub enum RegistryError {
     },
     #[error(transparent)]
     Build(#[from] BuildError),
+}
+
+impl From<sqlx::Error> for RegistryError {
+    fn from(e: sqlx::Error) -> RegistryError {
+        RegistryError::Postgres(e)
+    }
 }
 
 /// The registry. Cheap to clone; every clone shares the same trees.

@@ -2,6 +2,7 @@
 //! signed deliveries, and real payloads read from `../shared/github/webhooks`.
 #![allow(dead_code)]
 
+pub mod pg;
 pub mod world;
 
 use std::io::{BufRead, BufReader};
@@ -229,4 +230,45 @@ pub async fn open_store(dir: &Path) -> ci_medic::store::Store {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("store in {} could not be opened", dir.display());
+}
+
+/// A fresh, empty PostgreSQL database for one test, on the cluster `.ci/postgres-setup.sh`
+/// started (its URL in `CI_MEDIC_TEST_DATABASE_URL`). With `CI` set a missing URL fails the
+/// test; elsewhere the test says it was skipped and `None` is returned.
+pub async fn fresh_database(test: &str) -> Option<String> {
+    use sqlx::Connection;
+    let Some(base) = std::env::var("CI_MEDIC_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        if std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false") {
+            panic!(
+                "CI is set but CI_MEDIC_TEST_DATABASE_URL is not: run `.ci/postgres-setup.sh` (as `.ci/run` does) for the PostgreSQL tests"
+            );
+        }
+        eprintln!(
+            "skipping {test} on PostgreSQL: CI_MEDIC_TEST_DATABASE_URL is not set (export CI_MEDIC_TEST_DATABASE_URL=\"$(bash .ci/postgres-setup.sh)\")"
+        );
+        return None;
+    };
+    let mut suffix = [0u8; 6];
+    getrandom::fill(&mut suffix).expect("random bytes");
+    let name = format!(
+        "t_{}_{}",
+        test.to_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .take(40)
+            .collect::<String>(),
+        hex::encode(suffix)
+    );
+    let mut conn = sqlx::PgConnection::connect(&base)
+        .await
+        .unwrap_or_else(|e| panic!("CI_MEDIC_TEST_DATABASE_URL does not answer: {e}"));
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut conn)
+        .await
+        .expect("create the test database");
+    let (prefix, _) = base.rsplit_once('/').expect("a database URL ends in /name");
+    Some(format!("{prefix}/{name}"))
 }
