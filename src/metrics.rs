@@ -80,6 +80,10 @@ const KNOWN_EVENTS: &[&str] = &[
     "workflow_run",
     "workflow_job",
     "push",
+    // The service's own jobs (`JobKind::event_name`): without them every fix and
+    // reconciliation would be timed and counted as `other`.
+    "ci_medic_write_fix",
+    "ci_medic_reconcile",
 ];
 
 pub fn event_label(event: &str) -> String {
@@ -232,6 +236,28 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_services_own_jobs_have_their_own_label() {
+        use crate::store::JobKind;
+        let kinds = [
+            JobKind::WriteFix {
+                repo: "o/r".into(),
+                pr: 1,
+                check: "lint".into(),
+            },
+            JobKind::Reconcile {
+                repo: "o/r".into(),
+                pr: 1,
+                check: "lint".into(),
+            },
+        ];
+        for kind in kinds {
+            let name = kind.event_name().expect("an internal job has a name");
+            assert_eq!(event_label(name), name);
+        }
+        assert_eq!(event_label("a_hostile_event_name"), "other");
+    }
 
     #[test]
     fn renders_prometheus_text() {
