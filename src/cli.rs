@@ -506,6 +506,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         let mut ctx = Context::new(
             Arc::new(github.clone()),
             store.clone(),
+            state.clone(),
             metrics.clone(),
             config.app.app_id,
         )
