@@ -206,6 +206,33 @@ impl Registry {
         Ok(u16::try_from(prev + 1).expect("at most 999"))
     }
 
+    /// Every per-day counter with the last number it handed out, for `ci-medic migrate
+    /// --from-sled` (the database must continue them). A key that is not `fix|code/YYYYMMDD`
+    /// with a 4-byte value is an error, not skipped: skipping could hand out an id again.
+    pub fn counters(&self) -> Result<Vec<(IdKind, NaiveDate, u32)>, RegistryError> {
+        self.counters
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                let key = String::from_utf8_lossy(&k).into_owned();
+                let parsed = key.split_once('/').and_then(|(kind, day)| {
+                    let kind = match kind {
+                        "fix" => IdKind::CodeFix,
+                        "code" => IdKind::FailedCodeChange,
+                        _ => return None,
+                    };
+                    let day = NaiveDate::parse_from_str(day, "%Y%m%d").ok()?;
+                    let n = u32::from_be_bytes(<[u8; 4]>::try_from(v.as_ref()).ok()?);
+                    Some((kind, day, n))
+                });
+                parsed.ok_or_else(|| RegistryError::Corrupt {
+                    key,
+                    reason: "a counter is `fix|code/YYYYMMDD` → 4 bytes".to_string(),
+                })
+            })
+            .collect()
+    }
+
     /// Stores a failed code_change record. Refuses a malformed id, a status other than
     /// `failed`, and an id already recorded.
     pub fn insert_failed(&self, dds: &FailedDds) -> Result<(), RegistryError> {
