@@ -257,10 +257,11 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
         })?;
         let copied = db.import_sled(&store).await?;
         println!(
-            "copied from {}: {} queued and {} parked jobs, {} DDS counters; {} jobs were already in the database",
+            "copied from {}: {} queued and {} parked jobs, {} other delivery ids, {} DDS counters; {} jobs were already in the database",
             dir.display(),
             copied.queued,
             copied.parked,
+            copied.deliveries,
             copied.counters,
             copied.skipped
         );

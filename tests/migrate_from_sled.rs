@@ -1,7 +1,8 @@
 //! `ci-medic migrate --from-sled DIR`, as the real binary: a stopped sled `DATA_DIR`'s
-//! pending jobs (queued and parked, with their payloads, in order) and its per-day DDS
-//! counters reach PostgreSQL; finished jobs do not; a second run copies nothing twice; a
-//! directory without a database or one `serve` still holds is a clear error.
+//! pending jobs (queued and parked, with their payloads, in order), the delivery ids it
+//! remembers and its per-day DDS counters reach PostgreSQL; finished jobs do not; a second
+//! run copies nothing twice; a directory without a database or one `serve` still holds is a
+//! clear error.
 
 mod common;
 
@@ -61,6 +62,10 @@ async fn pending_jobs_payloads_and_counters_move_from_sled_to_postgresql() {
                 .unwrap();
             assert!(matches!(got, Accepted::New { job_id: Some(_) }));
         }
+        // Acknowledged and ignored: no job, but a redelivery must stay a duplicate.
+        let mut ignored = delivery("ignored");
+        ignored.queued = false;
+        store.accept(&ignored, b"", None).await.unwrap();
         let done = store.claim("w", lease).await.unwrap().unwrap();
         assert!(store.finish(done.id, "w").await.unwrap());
         let parked = store.claim("w", lease).await.unwrap().unwrap();
@@ -88,7 +93,9 @@ async fn pending_jobs_payloads_and_counters_move_from_sled_to_postgresql() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("2 queued and 1 parked jobs, 2 DDS counters; 0 jobs were already"),
+        stdout.contains(
+            "2 queued and 1 parked jobs, 2 other delivery ids, 2 DDS counters; 0 jobs were already"
+        ),
         "{stdout}"
     );
 
@@ -110,14 +117,18 @@ async fn pending_jobs_payloads_and_counters_move_from_sled_to_postgresql() {
         db.payload("q2").await.unwrap().as_deref(),
         Some(&b"{\"d\":\"q2\"}"[..])
     );
-    // A migrated delivery redelivered by GitHub is a duplicate; the finished one is not here.
-    assert_eq!(
-        db.accept(&delivery("q1"), b"{}", Some(NewJob::delivery("pr-3")))
-            .await
-            .unwrap(),
-        Accepted::Duplicate
-    );
-    assert!(!db.has_delivery("done").await.unwrap());
+    // A migrated delivery redelivered by GitHub is a duplicate, also the processed and the
+    // ignored ones (their ids only: no job, no payload).
+    for id in ["q1", "done", "ignored"] {
+        assert_eq!(
+            db.accept(&delivery(id), b"{}", Some(NewJob::delivery("pr-3")))
+                .await
+                .unwrap(),
+            Accepted::Duplicate,
+            "{id}"
+        );
+    }
+    assert_eq!(db.jobs().await.unwrap().len(), 3);
     // Numbers continue after sled's and never go back below the database's.
     assert_eq!(db.next_seq(IdKind::CodeFix, day).await.unwrap(), 6);
     assert_eq!(db.next_seq(IdKind::FailedCodeChange, day).await.unwrap(), 3);
@@ -135,7 +146,10 @@ async fn pending_jobs_payloads_and_counters_move_from_sled_to_postgresql() {
     let out = migrate(&url, dir.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("0 queued and 0 parked jobs"), "{stdout}");
+    assert!(
+        stdout.contains("0 queued and 0 parked jobs, 0 other delivery ids"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("3 jobs were already in the database"),
         "{stdout}"

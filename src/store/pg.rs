@@ -84,11 +84,15 @@ pub struct SledImport {
     pub skipped: usize,
     /// Per-day DDS counters the database now continues from.
     pub counters: usize,
+    /// Delivery ids without a pending job (processed or ignored) now remembered by the
+    /// database, so their redelivery stays a duplicate.
+    pub deliveries: usize,
 }
 
 impl PgStore {
     /// `ci-medic migrate --from-sled`: copies a stopped sled `DATA_DIR`'s pending jobs, with
-    /// their deliveries and payloads, in their order, and its per-day DDS counters (the
+    /// their deliveries and payloads, in their order, the other delivery ids it remembers
+    /// (de-duplication), and its per-day DDS counters (the
     /// database keeps the larger number, so no id used on sled is handed out again). One
     /// transaction: a failure copies nothing. Running it again copies nothing twice.
     pub async fn import_sled(&self, store: &super::Store) -> Result<SledImport, StoreError> {
@@ -145,6 +149,20 @@ impl PgStore {
                 JobState::Parked => out.parked += 1,
                 _ => out.queued += 1,
             }
+        }
+        for delivery in store.deliveries()? {
+            out.deliveries += sqlx::query(
+                "INSERT INTO deliveries (id, event, action, received_at, queued) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(&delivery.id)
+            .bind(&delivery.event)
+            .bind(&delivery.action)
+            .bind(delivery.received_at)
+            .bind(delivery.queued)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected() as usize;
         }
         let counters = store
             .registry()
