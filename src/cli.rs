@@ -59,6 +59,10 @@ pub struct MigrateArgs {
     /// The PostgreSQL database (`postgres://user:password@host/db`).
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
+    /// Also copy a sled `DATA_DIR`'s pending jobs (queued and parked, with their payloads)
+    /// and its DDS counters into the database. `serve` on that directory must be stopped.
+    #[arg(long, value_name = "DIR")]
+    pub from_sled: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -235,6 +239,32 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
         for v in applied {
             println!("applied migration {v}");
         }
+    }
+    if let Some(dir) = &args.from_sled {
+        // A missing directory would be created empty by Store::open: say so instead.
+        if !dir.join("db").is_dir() {
+            anyhow::bail!(
+                "--from-sled {}: no ci-medic database there (expected {})",
+                dir.display(),
+                dir.join("db").display()
+            );
+        }
+        let store = Store::open(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "--from-sled {}: cannot open the sled database ({e}); stop `serve` on it first",
+                dir.display()
+            )
+        })?;
+        let copied = db.import_sled(&store).await?;
+        println!(
+            "copied from {}: {} queued and {} parked jobs, {} other delivery ids, {} DDS counters; {} jobs were already in the database",
+            dir.display(),
+            copied.queued,
+            copied.parked,
+            copied.deliveries,
+            copied.counters,
+            copied.skipped
+        );
     }
     Ok(())
 }
@@ -506,6 +536,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         let mut ctx = Context::new(
             Arc::new(github.clone()),
             store.clone(),
+            state.clone(),
             metrics.clone(),
             config.app.app_id,
         )

@@ -105,7 +105,14 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
         AppCredentials::new(APP_ID, &SecretString::from(KEY.to_string()))?,
     )?
     .with_metrics(metrics.clone());
-    let ctx = Context::new(Arc::new(github), store.clone(), metrics.clone(), APP_ID)?;
+    let state: Arc<dyn crate::store::backend::Backend> = Arc::new(store.clone());
+    let ctx = Context::new(
+        Arc::new(github),
+        store.clone(),
+        state.clone(),
+        metrics.clone(),
+        APP_ID,
+    )?;
     let addr: SocketAddr = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
         l.local_addr()?
@@ -115,7 +122,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
         ServeOptions {
             addr,
             store: store.clone(),
-            state: Arc::new(store),
+            state,
             metrics,
             secrets: vec![SecretString::from(SECRET.to_string())],
             workers: 2,

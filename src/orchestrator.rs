@@ -60,6 +60,9 @@ pub struct Context {
     pub github: Arc<dyn GitHubApi>,
     pub store: Store,
     pub registry: Registry,
+    /// The queue's backend, where DDS numbers come from: on PostgreSQL shared by every
+    /// replica, so two of them never publish the same id; on sled the registry's counters.
+    pub ids: Arc<dyn crate::store::backend::Backend>,
     pub runs: RunStore,
     /// Per-test outcomes and automatic re-run counters, for failure triage.
     pub triage: crate::store::triage::TriageStore,
@@ -100,9 +103,12 @@ impl PrLocks {
 }
 
 impl Context {
+    /// `state` is the backend the queue uses (`ServeOptions::state`): the DDS numbers are
+    /// taken there.
     pub fn new(
         github: Arc<dyn GitHubApi>,
         store: Store,
+        state: Arc<dyn crate::store::backend::Backend>,
         metrics: Metrics,
         app_id: u64,
     ) -> Result<Context, StoreError> {
@@ -116,6 +122,7 @@ impl Context {
             github,
             store,
             registry,
+            ids: state,
             runs,
             triage,
             metrics,

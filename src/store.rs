@@ -585,6 +585,19 @@ impl Store {
     /// Drops delivery records and payloads received before `cutoff` whose job is gone, then
     /// the spool segments no remaining delivery points to. GitHub redelivers only recent
     /// deliveries, so old ids are no longer needed for dedupe.
+    /// Every delivery id still remembered, with what the intake knew (`ci-medic migrate
+    /// --from-sled` carries the de-duplication over).
+    pub fn deliveries(&self) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.inner
+            .deliveries
+            .iter()
+            .map(|item| {
+                let (k, v) = item?;
+                Ok(decode::<StoredDelivery>(&k, &v)?.record)
+            })
+            .collect()
+    }
+
     pub fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
         let live: std::collections::HashSet<String> =
             self.jobs()?.into_iter().map(|j| j.delivery_id).collect();

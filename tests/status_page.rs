@@ -42,7 +42,7 @@ fn report(file: &str) -> BugReport {
 
 /// Records a failed check and its proposal in `repo`, `minutes` after `failed_at`, and the
 /// run linking it to pull request `pr`. Returns the proposal's id.
-fn propose(
+async fn propose(
     store: &Store,
     repo: &str,
     pr: u64,
@@ -61,7 +61,7 @@ fn propose(
         changed_files: vec!["app/main.py".into()],
         failed_at,
     };
-    let failed = reg.record_failure(&check, &cfg).unwrap();
+    let failed = reg.record_failure(&check, &cfg, store).await.unwrap();
     let reports = vec![report("app/main.py")];
     let p = reg
         .propose_fix(
@@ -69,7 +69,9 @@ fn propose(
             &reports,
             &cfg,
             failed_at + Duration::minutes(minutes),
+            store,
         )
+        .await
         .unwrap();
     if with_run {
         let mut state = RunState::new("lint", pr, sha);
@@ -126,7 +128,7 @@ async fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let now = Utc::now();
-    let shop_fix = propose(&store, SHOP, 7, "a1", now - Duration::hours(3), 2, true);
+    let shop_fix = propose(&store, SHOP, 7, "a1", now - Duration::hours(3), 2, true).await;
     // Approved, pushed and executed: the fix rate and both medians have something to say.
     let reg = store.registry().unwrap();
     reg.transition(
@@ -149,7 +151,7 @@ async fn setup() -> Setup {
         "check passed",
     )
     .unwrap();
-    propose(&store, SHOP, 8, "b2", now - Duration::hours(2), 1, true);
+    propose(&store, SHOP, 8, "b2", now - Duration::hours(2), 1, true).await;
     propose(
         &store,
         SECRET_REPO,
@@ -158,7 +160,8 @@ async fn setup() -> Setup {
         now - Duration::hours(1),
         1,
         true,
-    );
+    )
+    .await;
     store
         .installations()
         .unwrap()
@@ -633,7 +636,8 @@ async fn ten_thousand_proposals_render_time_and_size() {
             failed_at,
             2,
             false,
-        );
+        )
+        .await;
     }
     let fill = filled.elapsed();
     let queue = Queue::load(

@@ -359,3 +359,109 @@ async fn postgres_unreachable_names_database_url_and_hides_the_password() {
     assert!(!msg.contains("s3cret-password"), "{msg}");
     assert!(!msg.contains('\n'), "one line: {msg}");
 }
+
+/// A `DATA_DIR` written before the numbers came from the backend: `serve` then counted in the
+/// registry's own per-day counters. The sled backend continues them, never restarting at 1.
+#[tokio::test]
+async fn sled_numbers_continue_the_registrys_existing_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = NaiveDate::from_ymd_opt(2026, 2, 2).unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let reg = store.registry().unwrap();
+        for want in 1..=3 {
+            assert_eq!(reg.next_seq(IdKind::CodeFix, day).unwrap(), want);
+        }
+        assert_eq!(reg.next_seq(IdKind::FailedCodeChange, day).unwrap(), 1);
+        Backend::close(&store).await.unwrap();
+    }
+    let store = common::open_store(dir.path()).await;
+    let b: Arc<dyn Backend> = Arc::new(store.clone());
+    assert_eq!(b.next_seq(IdKind::CodeFix, day).await.unwrap(), 4);
+    assert_eq!(b.next_seq(IdKind::FailedCodeChange, day).await.unwrap(), 2);
+    // And the registry, given the backend, publishes ids after the old ones.
+    let reg = store.registry().unwrap();
+    let failed = reg
+        .record_failure(&failed_check("acme/calc", 3, day), &Default::default(), &*b)
+        .await
+        .unwrap();
+    assert_eq!(failed.id.as_str(), "DDS-20260202-CODE-003");
+}
+
+fn failed_check(project: &str, pr: u64, day: NaiveDate) -> ci_medic_core::proposal::FailedCheck {
+    ci_medic_core::proposal::FailedCheck {
+        project: project.into(),
+        check_name: "lint".into(),
+        head_sha: format!("{pr:040x}"),
+        pr_number: Some(pr),
+        changed_files: vec!["app/main.py".into()],
+        failed_at: day.and_hms_opt(12, 0, 0).unwrap().and_utc(),
+    }
+}
+
+/// Two replicas, each with its own `DATA_DIR` (its own sled registry) and one PostgreSQL
+/// database, record failures and propose fixes for different pull requests at once: every
+/// published DDS id is distinct, because the numbers come from the database, not from either
+/// replica's own counters (which would both start at 001).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_registries_never_publish_the_same_dds_id() {
+    let Some(f) = pg_fixture("two_replicas_registries_never_publish").await else {
+        return;
+    };
+    let day = NaiveDate::from_ymd_opt(2026, 2, 2).unwrap();
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let regs: Vec<_> = dirs
+        .iter()
+        .map(|d| Store::open(d.path()).unwrap().registry().unwrap())
+        .collect();
+    let mut set = tokio::task::JoinSet::new();
+    for pr in 0..60u64 {
+        let replica = (pr % 2) as usize;
+        let reg = regs[replica].clone();
+        let ids = if replica == 0 {
+            f.a.clone()
+        } else {
+            f.b.clone()
+        };
+        set.spawn(async move {
+            let cfg = Default::default();
+            let failed = reg
+                .record_failure(&failed_check("acme/calc", pr, day), &cfg, &*ids)
+                .await
+                .unwrap();
+            let report = ci_medic_parser::BugReport {
+                file_path: "app/main.py".into(),
+                line_number: 1,
+                error_type: ci_medic_parser::BugType::Linting,
+                message: "`os` imported but unused".into(),
+                test_name: None,
+                confidence_score: 0.95,
+                column: Some(8),
+                tool: Some("ruff".into()),
+                rule: Some("F401".into()),
+            };
+            let at = day.and_hms_opt(12, 5, 0).unwrap().and_utc();
+            let fix = reg
+                .propose_fix(&failed.id, &[report], &cfg, at, &*ids)
+                .await
+                .unwrap();
+            (failed.id.as_str().to_string(), fix.dds.id)
+        });
+    }
+    let mut seen = HashSet::new();
+    while let Some(r) = set.join_next().await {
+        let (failed, fix) = r.unwrap();
+        assert!(seen.insert(failed.clone()), "{failed} published twice");
+        assert!(seen.insert(fix.clone()), "{fix} published twice");
+    }
+    assert_eq!(seen.len(), 120);
+    // Dense: the database's counters, not one replica's, numbered them 001..=060.
+    for n in 1..=60 {
+        assert!(seen.contains(&format!("DDS-20260202-CODE-{n:03}")));
+        assert!(seen.contains(&format!("DDS-FIX-20260202-{n:03}")));
+    }
+    // Neither replica's own counters were used.
+    for reg in &regs {
+        assert_eq!(reg.next_seq(IdKind::CodeFix, day).unwrap(), 1);
+    }
+}

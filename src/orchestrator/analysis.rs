@@ -192,7 +192,9 @@ impl Orchestrator {
                             failed_at,
                         },
                         &config.constraints,
+                        &*ctx.ids,
                     )
+                    .await
                     .map_err(|e| refused("recording the failed check", e))?
                     .id
             }
@@ -201,7 +203,8 @@ impl Orchestrator {
             Some(p) => p,
             None => ctx
                 .registry
-                .propose_fix(&source_id, &reports, &config.constraints, now)
+                .propose_fix(&source_id, &reports, &config.constraints, now, &*ctx.ids)
+                .await
                 .map_err(|e| refused("proposing the fix", e))?,
         };
         if proposal.status != DdsStatus::Proposed {
@@ -391,7 +394,8 @@ impl Orchestrator {
 /// refused the record (the same input is refused every time).
 fn refused(what: &'static str, e: RegistryError) -> JobError {
     match e {
-        RegistryError::Storage(_) => JobError::Registry(e),
+        // The database failing (sled, or PostgreSQL handing out the id) is retried.
+        RegistryError::Storage(_) | RegistryError::Postgres(_) => JobError::Registry(e),
         source => JobError::Refused { what, source },
     }
 }

@@ -74,7 +74,117 @@ pub struct PgStore {
 /// cannot be stored must be answered 503 while GitHub still waits, not after its timeout.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// What [`PgStore::import_sled`] copied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SledImport {
+    /// Jobs copied as queued (a job sled had left running was interrupted: queued too).
+    pub queued: usize,
+    pub parked: usize,
+    /// Jobs whose delivery id the database already knew (an earlier import): left alone.
+    pub skipped: usize,
+    /// Per-day DDS counters the database now continues from.
+    pub counters: usize,
+    /// Delivery ids without a pending job (processed or ignored) now remembered by the
+    /// database, so their redelivery stays a duplicate.
+    pub deliveries: usize,
+}
+
 impl PgStore {
+    /// `ci-medic migrate --from-sled`: copies a stopped sled `DATA_DIR`'s pending jobs, with
+    /// their deliveries and payloads, in their order, the other delivery ids it remembers
+    /// (de-duplication), and its per-day DDS counters (the
+    /// database keeps the larger number, so no id used on sled is handed out again). One
+    /// transaction: a failure copies nothing. Running it again copies nothing twice.
+    pub async fn import_sled(&self, store: &super::Store) -> Result<SledImport, StoreError> {
+        let mut out = SledImport::default();
+        let mut tx = self.pool.begin().await?;
+        for job in store.jobs()? {
+            let delivery = store.delivery(&job.delivery_id)?.unwrap_or(DeliveryRecord {
+                id: job.delivery_id.clone(),
+                event: job.event.clone(),
+                action: job.action.clone(),
+                received_at: job.enqueued_at,
+                queued: true,
+            });
+            let payload = store.payload(&job.delivery_id)?;
+            let inserted = sqlx::query(
+                "INSERT INTO deliveries (id, event, action, received_at, queued, payload) \
+                 VALUES ($1, $2, $3, $4, true, $5) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(&delivery.id)
+            .bind(&delivery.event)
+            .bind(&delivery.action)
+            .bind(delivery.received_at)
+            .bind(payload)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                out.skipped += 1;
+                continue;
+            }
+            let state = match job.state {
+                JobState::Parked => JobState::Parked,
+                JobState::Queued | JobState::Running => JobState::Queued,
+            };
+            let kind = serde_json::to_string(&job.kind).expect("job kinds serialise");
+            sqlx::query(
+                "INSERT INTO jobs (delivery_id, event, kind, action, key, state, attempts, \
+                 enqueued_at, not_before, last_error) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(&job.delivery_id)
+            .bind(&job.event)
+            .bind(kind)
+            .bind(&job.action)
+            .bind(&job.key)
+            .bind(state_name(state))
+            .bind(i32::try_from(job.attempts).unwrap_or(i32::MAX))
+            .bind(job.enqueued_at)
+            .bind(job.not_before)
+            .bind(&job.last_error)
+            .execute(&mut *tx)
+            .await?;
+            match state {
+                JobState::Parked => out.parked += 1,
+                _ => out.queued += 1,
+            }
+        }
+        for delivery in store.deliveries()? {
+            out.deliveries += sqlx::query(
+                "INSERT INTO deliveries (id, event, action, received_at, queued) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(&delivery.id)
+            .bind(&delivery.event)
+            .bind(&delivery.action)
+            .bind(delivery.received_at)
+            .bind(delivery.queued)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected() as usize;
+        }
+        let counters = store
+            .registry()
+            .and_then(|r| r.counters())
+            .map_err(|e| StoreError::Flush(e.to_string()))?;
+        for (kind, day, seq) in counters {
+            sqlx::query(
+                "INSERT INTO dds_counters (kind, day, seq) VALUES ($1, $2, $3) \
+                 ON CONFLICT (kind, day) DO UPDATE \
+                 SET seq = GREATEST(dds_counters.seq, EXCLUDED.seq)",
+            )
+            .bind(kind.prefix())
+            .bind(day)
+            .bind(i32::try_from(seq).unwrap_or(i32::MAX))
+            .execute(&mut *tx)
+            .await?;
+            out.counters += 1;
+        }
+        tx.commit().await?;
+        Ok(out)
+    }
+
     /// Connects (without applying migrations). The error names `DATABASE_URL` and never
     /// repeats the URL, which may hold a password.
     pub async fn connect(url: &str, max_connections: u32) -> Result<PgStore, StoreError> {

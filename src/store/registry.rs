@@ -7,6 +7,11 @@
 //! itself: the rules are `ci_medic_core::proposal`'s pure functions, run here against what is
 //! stored. It never deletes a record, so a rejected fix keeps blocking its source (rule 10).
 //!
+//! DDS numbers come from an [`IdAllocator`]: in `serve`, the queue's backend
+//! ([`super::backend::Backend::next_seq`]), so replicas sharing a PostgreSQL database never
+//! hand out the same id. On sled that backend's counters are this registry's own
+//! (`dds_counters`, [`Registry::next_seq`]), so a `DATA_DIR` written before keeps counting.
+//!
 //! Trees (all prefixed `dds_`): `dds_counters` (`fix/YYYYMMDD`, `code/YYYYMMDD` → u32 BE),
 //! `dds_failed` (id → FailedDds JSON), `dds_fix` (id → StoredProposal JSON),
 //! `dds_fix_by_source` (source id → fix id), `dds_failed_by_check` (`project\0check\0sha` →
@@ -26,6 +31,42 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 /// The largest per-day sequence number an id can carry (`NNN`).
 pub const MAX_PER_DAY: u32 = 999;
+
+/// Where DDS numbers come from: the queue's backend, shared by every replica.
+#[async_trait::async_trait]
+pub trait IdAllocator: Send + Sync {
+    /// The next number of `day` for `kind`, never handed out before by anyone.
+    async fn allocate(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError>;
+}
+
+#[async_trait::async_trait]
+impl<B: super::backend::Backend + ?Sized> IdAllocator for B {
+    async fn allocate(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError> {
+        self.next_seq(kind, day).await
+    }
+}
+
+/// The next code_fix id of `day`.
+pub async fn next_fix_id<A: IdAllocator + ?Sized>(
+    ids: &A,
+    day: NaiveDate,
+) -> Result<FixDdsId, RegistryError> {
+    Ok(FixDdsId::new(
+        day,
+        ids.allocate(IdKind::CodeFix, day).await?,
+    )?)
+}
+
+/// The next failed code_change id of `day`.
+pub async fn next_failed_id<A: IdAllocator + ?Sized>(
+    ids: &A,
+    day: NaiveDate,
+) -> Result<DdsId, RegistryError> {
+    Ok(failed_dds_id(
+        day,
+        ids.allocate(IdKind::FailedCodeChange, day).await?,
+    )?)
+}
 
 /// Which per-day counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,17 +206,31 @@ impl Registry {
         Ok(u16::try_from(prev + 1).expect("at most 999"))
     }
 
-    /// The next code_fix id of `day`.
-    pub fn next_fix_id(&self, day: NaiveDate) -> Result<FixDdsId, RegistryError> {
-        Ok(FixDdsId::new(day, self.next_seq(IdKind::CodeFix, day)?)?)
-    }
-
-    /// The next failed code_change id of `day`.
-    pub fn next_failed_id(&self, day: NaiveDate) -> Result<DdsId, RegistryError> {
-        Ok(failed_dds_id(
-            day,
-            self.next_seq(IdKind::FailedCodeChange, day)?,
-        )?)
+    /// Every per-day counter with the last number it handed out, for `ci-medic migrate
+    /// --from-sled` (the database must continue them). A key that is not `fix|code/YYYYMMDD`
+    /// with a 4-byte value is an error, not skipped: skipping could hand out an id again.
+    pub fn counters(&self) -> Result<Vec<(IdKind, NaiveDate, u32)>, RegistryError> {
+        self.counters
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                let key = String::from_utf8_lossy(&k).into_owned();
+                let parsed = key.split_once('/').and_then(|(kind, day)| {
+                    let kind = match kind {
+                        "fix" => IdKind::CodeFix,
+                        "code" => IdKind::FailedCodeChange,
+                        _ => return None,
+                    };
+                    let day = NaiveDate::parse_from_str(day, "%Y%m%d").ok()?;
+                    let n = u32::from_be_bytes(<[u8; 4]>::try_from(v.as_ref()).ok()?);
+                    Some((kind, day, n))
+                });
+                parsed.ok_or_else(|| RegistryError::Corrupt {
+                    key,
+                    reason: "a counter is `fix|code/YYYYMMDD` → 4 bytes".to_string(),
+                })
+            })
+            .collect()
     }
 
     /// Stores a failed code_change record. Refuses a malformed id, a status other than
@@ -207,11 +262,12 @@ impl Registry {
     /// same failed DDS, so a redelivered webhook or a retried job never creates a second record
     /// (and so never a second proposal). Otherwise allocates the id from the failure's UTC day,
     /// builds the failed code_change and stores it with its check key in one transaction.
-    /// Bad input is refused before an id is spent on it.
-    pub fn record_failure(
+    /// Bad input is refused before an id is spent on it; the id comes from `ids`.
+    pub async fn record_failure<A: IdAllocator + ?Sized>(
         &self,
         check: &FailedCheck,
         constraints: &ConstraintsConfig,
+        ids: &A,
     ) -> Result<FailedDds, RegistryError> {
         if let Some(existing) =
             self.failed_for_check(&check.project, &check.check_name, &check.head_sha)?
@@ -220,7 +276,7 @@ impl Registry {
         }
         let day = check.failed_at.date_naive();
         ci_medic_core::proposal::build_failed_dds(failed_dds_id(day, 1)?, check, constraints)?;
-        let id = self.next_failed_id(day)?;
+        let id = next_failed_id(ids, day).await?;
         let dds = ci_medic_core::proposal::build_failed_dds(id, check, constraints)?;
         let key = check_key(&check.project, &check.check_name, &check.head_sha);
         let bytes = encode(&dds);
@@ -390,12 +446,13 @@ impl Registry {
     /// Proposes the code_fix for a failed source: refuses early when the source already has one
     /// (so no id is spent on it), then allocates the id from `at`'s UTC day, derives the fix
     /// from the reports and stores it.
-    pub fn propose_fix(
+    pub async fn propose_fix<A: IdAllocator + ?Sized>(
         &self,
         source_id: &DdsId,
         reports: &[BugReport],
         constraints: &ConstraintsConfig,
         at: DateTime<Utc>,
+        ids: &A,
     ) -> Result<StoredProposal, RegistryError> {
         let source = self
             .get_source(source_id)?
@@ -412,7 +469,7 @@ impl Registry {
                 }],
             }));
         }
-        let id = self.next_fix_id(at.date_naive())?;
+        let id = next_fix_id(ids, at.date_naive()).await?;
         let derived = derive_code_fix(&id, &source, reports, constraints)?;
         self.insert_code_fix(derived, at)
     }
@@ -523,6 +580,58 @@ mod tests {
             column: Some(8),
             tool: Some("ruff".into()),
             rule: Some("F401".into()),
+        }
+    }
+
+    /// The sled backend's allocator is the registry's own counters, so the unit tests take
+    /// their numbers there, as `serve` on sled does.
+    #[async_trait::async_trait]
+    impl IdAllocator for Registry {
+        async fn allocate(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError> {
+            self.next_seq(kind, day)
+        }
+    }
+
+    /// The registry's async operations, blocking, numbered from its own counters.
+    trait Blocking {
+        fn next_fix_id(&self, day: NaiveDate) -> Result<FixDdsId, RegistryError>;
+        fn next_failed_id(&self, day: NaiveDate) -> Result<DdsId, RegistryError>;
+        fn record(
+            &self,
+            check: &FailedCheck,
+            cfg: &ConstraintsConfig,
+        ) -> Result<FailedDds, RegistryError>;
+        fn propose(
+            &self,
+            source: &DdsId,
+            reports: &[BugReport],
+            cfg: &ConstraintsConfig,
+            at: DateTime<Utc>,
+        ) -> Result<StoredProposal, RegistryError>;
+    }
+
+    impl Blocking for Registry {
+        fn next_fix_id(&self, day: NaiveDate) -> Result<FixDdsId, RegistryError> {
+            futures::executor::block_on(super::next_fix_id(self, day))
+        }
+        fn next_failed_id(&self, day: NaiveDate) -> Result<DdsId, RegistryError> {
+            futures::executor::block_on(super::next_failed_id(self, day))
+        }
+        fn record(
+            &self,
+            check: &FailedCheck,
+            cfg: &ConstraintsConfig,
+        ) -> Result<FailedDds, RegistryError> {
+            futures::executor::block_on(self.record_failure(check, cfg, self))
+        }
+        fn propose(
+            &self,
+            source: &DdsId,
+            reports: &[BugReport],
+            cfg: &ConstraintsConfig,
+            at: DateTime<Utc>,
+        ) -> Result<StoredProposal, RegistryError> {
+            futures::executor::block_on(self.propose_fix(source, reports, cfg, at, self))
         }
     }
 
@@ -659,7 +768,7 @@ mod tests {
     fn failed_records_round_trip_and_refuse_duplicates() {
         let (_d, reg) = open();
         let f = reg
-            .record_failure(&check(&["src/utils.py"]), &ConstraintsConfig::default())
+            .record(&check(&["src/utils.py"]), &ConstraintsConfig::default())
             .unwrap();
         assert_eq!(f.id.as_str(), "DDS-20260202-CODE-001");
         assert_eq!(reg.get_failed(&f.id).unwrap(), Some(f.clone()));
@@ -681,12 +790,12 @@ mod tests {
     fn a_check_is_recorded_once() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let a = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
-        let b = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let a = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
+        let b = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         assert_eq!(a, b);
         let mut other = check(&["src/utils.py"]);
         other.head_sha = "fedcba".into();
-        let c = reg.record_failure(&other, &cfg).unwrap();
+        let c = reg.record(&other, &cfg).unwrap();
         assert_eq!(c.id.as_str(), "DDS-20260202-CODE-002");
         assert_eq!(
             reg.failed_for_check("acme/calc", "lint", "fedcba").unwrap(),
@@ -696,7 +805,7 @@ mod tests {
         let mut bad = check(&["../x"]);
         bad.head_sha = "1".into();
         assert!(matches!(
-            reg.record_failure(&bad, &cfg),
+            reg.record(&bad, &cfg),
             Err(RegistryError::Build(_))
         ));
         assert_eq!(
@@ -710,9 +819,7 @@ mod tests {
                 let mut ch = check(&["src/utils.py"]);
                 ch.head_sha = "concurrent".into();
                 std::thread::spawn(move || {
-                    reg.record_failure(&ch, &ConstraintsConfig::default())
-                        .unwrap()
-                        .id
+                    reg.record(&ch, &ConstraintsConfig::default()).unwrap().id
                 })
             })
             .collect();
@@ -724,9 +831,9 @@ mod tests {
     fn the_push_time_is_recorded_once_and_old_records_read_without_it() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         let p = reg
-            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .propose(&f.id, &[report("src/utils.py")], &cfg, at())
             .unwrap();
         assert_eq!(p.pushed_at, None);
         let first = at() + chrono::Duration::minutes(5);
@@ -753,16 +860,16 @@ mod tests {
     fn one_fix_per_source_even_after_rejection() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         let p = reg
-            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .propose(&f.id, &[report("src/utils.py")], &cfg, at())
             .unwrap();
         assert_eq!(p.status, DdsStatus::Proposed);
         assert_eq!(p.dds.allowed_paths, ["src/utils.py"]);
         assert_eq!(reg.fix_for_source(&f.id).unwrap(), Some(p.clone()));
 
         let e = reg
-            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .propose(&f.id, &[report("src/utils.py")], &cfg, at())
             .unwrap_err();
         assert!(
             matches!(&e, RegistryError::Invalid(v) if v.rules() == [Rule::NoDuplicates]),
@@ -788,7 +895,7 @@ mod tests {
             DdsStatus::Failed
         );
         assert!(
-            reg.propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            reg.propose(&f.id, &[report("src/utils.py")], &cfg, at())
                 .is_err()
         );
         assert_eq!(
@@ -811,7 +918,7 @@ mod tests {
     fn concurrent_proposals_for_one_source_record_exactly_one() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         let derived: Vec<DerivedFix> = (0..6)
             .map(|_| {
                 let id = reg.next_fix_id(day()).unwrap();
@@ -838,7 +945,7 @@ mod tests {
     fn invalid_fixes_are_refused_with_every_violation() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         let id = reg.next_fix_id(day()).unwrap();
         let mut d = derive_code_fix(&id, &f.as_source(), &[report("src/utils.py")], &cfg).unwrap();
         d.dds.allowed_paths.push("src/other.py".into());
@@ -853,7 +960,7 @@ mod tests {
         assert!(reg.list_fixes().unwrap().is_empty());
         // unknown source
         let e = reg
-            .propose_fix(
+            .propose(
                 &DdsId("DDS-20260202-CODE-099".into()),
                 &[report("a.py")],
                 &cfg,
@@ -871,9 +978,9 @@ mod tests {
         {
             let db = sled::open(dir.path()).unwrap();
             let reg = Registry::open(&db).unwrap();
-            let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+            let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
             let p = reg
-                .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+                .propose(&f.id, &[report("src/utils.py")], &cfg, at())
                 .unwrap();
             fix_id = p.dds.id.clone();
             // forbidden: straight to executed
@@ -952,7 +1059,7 @@ mod tests {
         // a failed fix is the source of the next one
         let later = at() + chrono::Duration::hours(1);
         let next = reg
-            .propose_fix(
+            .propose(
                 &DdsId(fix_id.clone()),
                 &[report("src/utils.py")],
                 &cfg,
@@ -978,9 +1085,9 @@ mod tests {
     fn concurrent_decisions_have_exactly_one_winner() {
         let (_d, reg) = open();
         let cfg = ConstraintsConfig::default();
-        let f = reg.record_failure(&check(&["src/utils.py"]), &cfg).unwrap();
+        let f = reg.record(&check(&["src/utils.py"]), &cfg).unwrap();
         let p = reg
-            .propose_fix(&f.id, &[report("src/utils.py")], &cfg, at())
+            .propose(&f.id, &[report("src/utils.py")], &cfg, at())
             .unwrap();
         let handles: Vec<_> = (0..8)
             .map(|i| {
