@@ -668,8 +668,9 @@ impl Orchestrator {
         self.reconcile_run(&p.repo, p.pr, &p.check).await
     }
 
-    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix whose
-    /// check finished without a webhook reaching us gets its verdict by polling.
+    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix or a
+    /// re-run whose check finished without a webhook reaching us gets its verdict by polling;
+    /// a re-run with no result after `RERUN_TIMEOUT_MINUTES` is given up on, `/rerun` offered.
     pub(super) async fn reconcile_run(
         &self,
         repo: &str,
