@@ -27,6 +27,14 @@ pub fn classify(conclusion: Option<&str>) -> Verdict {
     }
 }
 
+/// Whether a re-run's check run that concluded so ended without running to a verdict: it was
+/// cancelled (by a person, a newer run in its concurrency group, a time limit on the queue),
+/// skipped, or superseded. A pushed fix keeps waiting for such a run ([`Verdict::NoVerdict`]);
+/// a re-run ci-medic asked for is over, and may be asked for again.
+pub fn rerun_cancelled(conclusion: Option<&str>) -> bool {
+    matches!(conclusion, Some("cancelled" | "skipped" | "stale"))
+}
+
 /// Among runs listed for the pushed commit, the newest completed one of the watched check.
 pub fn completed_run<'a>(
     runs: &'a [CheckRun],
@@ -58,6 +66,23 @@ mod tests {
             None,
         ] {
             assert_eq!(classify(other), Verdict::NoVerdict, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_rerun_ends_without_verdict_only_when_cancelled_skipped_or_stale() {
+        for c in ["cancelled", "skipped", "stale"] {
+            assert!(rerun_cancelled(Some(c)), "{c}");
+        }
+        for c in [
+            Some("success"),
+            Some("failure"),
+            Some("timed_out"),
+            Some("neutral"),
+            Some("action_required"),
+            None,
+        ] {
+            assert!(!rerun_cancelled(c), "{c:?}");
         }
     }
 

@@ -544,6 +544,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
         ctx.executor = connect_executor().await;
+        ctx.rerun_timeout_minutes = config.rerun_timeout_minutes;
         let redelivery = config
             .redelivery_interval
             .map(|interval| crate::redelivery::Redelivery {

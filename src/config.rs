@@ -16,6 +16,8 @@ use crate::github::AppCredentials;
 /// Default GitHub REST API base URL (github.com). GitHub Enterprise Server uses
 /// `https://HOST/api/v3`.
 pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
+/// How long a re-run's result is waited for, like a pushed fix's (six hours).
+pub const DEFAULT_RERUN_TIMEOUT_MINUTES: u32 = 360;
 
 /// A setting that is missing or invalid. Its message names the setting and what is expected,
 /// never the value (which may be a secret).
@@ -105,6 +107,11 @@ pub struct ServeArgs {
     /// (also read at start); 0 never reads it.
     #[arg(long, env = "REDELIVERY_INTERVAL_SECONDS", default_value_t = 300)]
     pub redelivery_interval_seconds: u64,
+    /// Minutes the CI monitor waits for the result of a re-run ci-medic requested (`/rerun`,
+    /// `triage.auto_rerun`) before the comment says none came and offers `/rerun` again
+    /// (1 to 10080).
+    #[arg(long, env = "RERUN_TIMEOUT_MINUTES", default_value_t = DEFAULT_RERUN_TIMEOUT_MINUTES)]
+    pub rerun_timeout_minutes: u32,
     /// Operators' token for the status page and the admin API (at least 16 characters);
     /// unset with no OAuth credentials, the status page is off.
     #[arg(long, env = "STATUS_TOKEN", hide_env_values = true)]
@@ -140,6 +147,7 @@ pub struct ServiceConfig {
     pub github_write_interval: Duration,
     /// How often missed deliveries are looked for; `None`: never.
     pub redelivery_interval: Option<Duration>,
+    pub rerun_timeout_minutes: u32,
     /// `STATUS_TOKEN`.
     pub status_token: Option<SecretString>,
     /// `GITHUB_CLIENT_ID` and `GITHUB_CLIENT_SECRET`, both or neither.
@@ -242,6 +250,12 @@ impl ServeArgs {
             return Err(config_error(
                 "GITHUB_WRITE_INTERVAL_MS",
                 "must be between 0 and 10000",
+            ));
+        }
+        if !(1..=10_080).contains(&self.rerun_timeout_minutes) {
+            return Err(config_error(
+                "RERUN_TIMEOUT_MINUTES",
+                "must be between 1 and 10080 (a week)",
             ));
         }
         if self.redelivery_interval_seconds > 86_400 {
@@ -348,6 +362,7 @@ impl ServeArgs {
             github_write_interval: Duration::from_millis(self.github_write_interval_ms),
             redelivery_interval: (self.redelivery_interval_seconds > 0)
                 .then(|| Duration::from_secs(self.redelivery_interval_seconds)),
+            rerun_timeout_minutes: self.rerun_timeout_minutes,
             status_token,
             oauth,
         })
@@ -667,6 +682,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "REDELIVERY_INTERVAL_SECONDS",
         "300",
         "Seconds between two reads of the App's webhook delivery log, at start and then periodically, to have GitHub send again the deliveries that failed while ci-medic was down or answering 5xx; `0` turns it off.",
+    ),
+    (
+        "RERUN_TIMEOUT_MINUTES",
+        "360",
+        "Minutes the CI monitor waits for the result of a re-run ci-medic requested (`/rerun`, `triage.auto_rerun`); after that the comment says no verdict arrived in time and offers `/rerun` again (1 to 10080).",
     ),
     (
         "STATUS_TOKEN",

@@ -74,6 +74,9 @@ pub struct Context {
     pub fix_agent: crate::fix_agent::FixAgent,
     /// The Docker sandbox for `verify: docker`; `None` when no engine is reachable.
     pub executor: Option<Arc<dyn crate::executor::Executor>>,
+    /// How long the CI monitor waits for a re-run's result before it says none came
+    /// (`RERUN_TIMEOUT_MINUTES`).
+    pub rerun_timeout_minutes: u32,
     /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pr_locks: PrLocks,
@@ -130,6 +133,7 @@ impl Context {
             log_limits: LogLimits::default(),
             fix_agent: crate::fix_agent::FixAgent::new(None),
             executor: None,
+            rerun_timeout_minutes: crate::config::DEFAULT_RERUN_TIMEOUT_MINUTES,
             config_cache: Mutex::new(HashMap::new()),
             pr_locks: PrLocks::default(),
             queue: std::sync::OnceLock::new(),

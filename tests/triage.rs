@@ -2,7 +2,8 @@
 //! infrastructure failure gets its kind and `/rerun` instead of a proposal, a maintainer's
 //! `/rerun` re-runs the failed jobs and the new attempt's verdict lands on the same comment, a
 //! reader's `/rerun` is refused, a failure whose job passed in another attempt is flaky, and
-//! `triage.auto_rerun` re-runs once per commit, not twice.
+//! `triage.auto_rerun` re-runs once per commit, not twice; a re-run that is cancelled or never
+//! reports ends the wait and offers `/rerun` again.
 //!
 //! Logs are real: a GitHub Actions job killed by a JavaScript heap OOM
 //! (`fixtures/triage/real/infrastructure/date-night-app2`, provenance in its `SOURCES.md`) and
@@ -329,4 +330,109 @@ async fn a_missed_rerun_webhook_is_made_up_for_by_polling() {
     let done = wait_comment(&w, |b| status_line(b).contains("re-run passed")).await;
     assert!(done.contains("passed on"), "{done}");
     assert_eq!(w.fake.rerun_requests().len(), 1);
+}
+
+/// An automatic re-run that is cancelled is no verdict: the comment says so and offers
+/// `/rerun`; it stays counted against `triage.max_reruns` (no second automatic re-run), and a
+/// maintainer's `/rerun` is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_rerun_is_reported_and_rerun_offered_again() {
+    let w = world(&[(".github/ci-medic.yml", "triage:\n  auto_rerun: true\n")]).await;
+    failed_job(&w, &oom_log()).await;
+    let reruns = wait_reruns(&w, 1).await;
+    wait_comment(&w, |b| status_line(b).contains("re-run requested")).await;
+
+    w.fake
+        .finish_job(reruns[0].new_job_ids[0], "cancelled", STEPS, b"")
+        .await
+        .unwrap()
+        .expect("delivered");
+    let body = wait_comment(&w, |b| status_line(b).contains("re-run cancelled")).await;
+    assert!(status_line(&body).contains("`cancelled`"), "{body}");
+    assert!(body.contains("`/rerun` re-runs"), "{body}");
+    assert!(!body.contains("DDS-FIX-"), "{body}");
+    assert_eq!(
+        w.fake.rerun_requests().len(),
+        1,
+        "a cancelled automatic re-run is not followed by another"
+    );
+
+    let c = say(&w, "maintainer", "/rerun").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(
+        reply.contains("Re-running the failed GitHub Actions jobs"),
+        "{reply}"
+    );
+    let reruns = wait_reruns(&w, 2).await;
+    let requested = wait_comment(&w, |b| status_line(b).contains("re-run requested")).await;
+    assert!(requested.contains("maintainer"), "{requested}");
+    w.fake
+        .finish_job(reruns[1].new_job_ids[0], "success", STEPS, b"")
+        .await
+        .unwrap();
+    wait_comment(&w, |b| status_line(b).contains("re-run passed")).await;
+}
+
+/// A re-run that never reports: once `RERUN_TIMEOUT_MINUTES` have passed, the CI monitor's
+/// reconcile pass (here the one at start-up) says no verdict arrived and offers `/rerun`.
+/// Waits out the shortest timeout the setting allows, one minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_that_never_reports_times_out() {
+    let w = world(&[]).await;
+    failed_job(&w, &oom_log()).await;
+    wait_comment(&w, |b| b.contains("**Kind:**")).await;
+    say(&w, "maintainer", "/rerun").await;
+    let stuck = wait_reruns(&w, 1).await[0].new_job_ids[0];
+    wait_comment(&w, |b| status_line(b).contains("re-run requested")).await;
+    let requested = std::time::Instant::now();
+
+    // Not before the minute is up (the pure machine's test covers the boundary).
+    let restart = |w: World| {
+        let World {
+            fake,
+            server,
+            _dir,
+            base,
+            head,
+        } = w;
+        let dir = server.data_dir.clone();
+        server.kill();
+        let server = common::Server::start(common::ServerOptions {
+            data_dir: &dir,
+            workers: 2,
+            github_api_url: &fake.base_url(),
+            extra_env: vec![("RERUN_TIMEOUT_MINUTES".into(), "1".into())],
+        });
+        fake.set_webhook(&server.url("/api/github/webhooks"), common::SECRET);
+        World {
+            fake,
+            server,
+            _dir,
+            base,
+            head,
+        }
+    };
+    tokio::time::sleep(Duration::from_secs(61).saturating_sub(requested.elapsed())).await;
+    let w = restart(w);
+    let body = wait_comment(&w, |b| status_line(b).contains("re-run without verdict")).await;
+    assert!(status_line(&body).contains("within 1 minute"), "{body}");
+    assert!(body.contains("`/rerun` re-runs"), "{body}");
+    // GitHub refuses to re-run a run still in progress, and ci-medic passes its word on.
+    let c = say(&w, "maintainer", "/rerun").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(reply.contains("not completed"), "{reply}");
+    assert_eq!(w.fake.rerun_requests().len(), 1);
+    // Once the stuck job is cancelled, `/rerun` is accepted.
+    w.fake
+        .finish_job(stuck, "cancelled", STEPS, b"")
+        .await
+        .unwrap();
+    let c = say(&w, "maintainer", "/rerun").await;
+    let reply = wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(
+        reply.contains("Re-running the failed GitHub Actions jobs"),
+        "{reply}"
+    );
+    wait_reruns(&w, 2).await;
+    wait_comment(&w, |b| status_line(b).contains("re-run requested")).await;
 }

@@ -668,8 +668,9 @@ impl Orchestrator {
         self.reconcile_run(&p.repo, p.pr, &p.check).await
     }
 
-    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix whose
-    /// check finished without a webhook reaching us gets its verdict by polling.
+    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix or a
+    /// re-run whose check finished without a webhook reaching us gets its verdict by polling;
+    /// a re-run with no result after `RERUN_TIMEOUT_MINUTES` is given up on, `/rerun` offered.
     pub(super) async fn reconcile_run(
         &self,
         repo: &str,
@@ -734,6 +735,13 @@ impl Orchestrator {
                     let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
                     return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
                 }
+                let minutes = ctx.rerun_timeout_minutes;
+                if run.state.rerun_overdue(Utc::now(), minutes) {
+                    let mut run = run;
+                    let event = Event::RerunNoVerdict { minutes };
+                    self.moved(inst, &repo, &mut run, event).await?;
+                    ctx.metrics.stage("rerun", "no_verdict");
+                }
                 Ok(())
             }
             _ => Ok(()),
@@ -754,6 +762,26 @@ impl Orchestrator {
         let passed = match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
             crate::ci_monitor::Verdict::Passed => true,
             crate::ci_monitor::Verdict::Failed => false,
+            crate::ci_monitor::Verdict::NoVerdict
+                if crate::ci_monitor::rerun_cancelled(cr.conclusion.as_deref()) =>
+            {
+                let event = Event::RerunCancelled {
+                    check_run_id: cr.check_run_id,
+                    conclusion: cr.conclusion.clone().unwrap_or_default(),
+                    run_url: cr.html_url.clone(),
+                };
+                if let Err(e) = self
+                    .apply(inst, repo, &mut run, event, Replay::First)
+                    .await?
+                {
+                    info!(check = %run.check_name, error = %e, "not the re-run's end");
+                    return Ok(());
+                }
+                // An automatic re-run stays counted against `triage.max_reruns`, and none
+                // follows: a cancellation is someone's (or a concurrency group's) decision.
+                ctx.metrics.stage("rerun", "cancelled");
+                return Ok(());
+            }
             crate::ci_monitor::Verdict::NoVerdict => {
                 info!(conclusion = ?cr.conclusion, "the re-run finished without a verdict; still waiting");
                 return Ok(());

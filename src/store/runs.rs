@@ -249,7 +249,9 @@ mod legacy {
             V::NotCode
             | V::RerunRequested { .. }
             | V::RerunPassed { .. }
-            | V::RerunFailed { .. } => Stage::NothingFound {
+            | V::RerunFailed { .. }
+            | V::RerunCancelled { .. }
+            | V::RerunNoVerdict { .. } => Stage::NothingFound {
                 reason: "this failure was recorded in a shape ci-medic cannot read again; `/retry` analyses it anew".into(),
             },
         };

@@ -403,6 +403,13 @@ pub enum ProposalStatusView {
     RerunPassed { run_url: Option<String> },
     /// The re-run failed too; ci-medic analyses that failure.
     RerunFailed { run_url: Option<String> },
+    /// The re-run ended `cancelled`, `skipped` or `stale`: no verdict; `/rerun` is offered again.
+    RerunCancelled {
+        conclusion: String,
+        run_url: Option<String>,
+    },
+    /// No result of the re-run within `minutes`; ci-medic stopped waiting.
+    RerunNoVerdict { minutes: u32 },
 }
 
 impl ProposalStatusView {
@@ -427,6 +434,8 @@ impl ProposalStatusView {
             ProposalStatusView::RerunRequested { .. } => "re-run requested",
             ProposalStatusView::RerunPassed { .. } => "re-run passed",
             ProposalStatusView::RerunFailed { .. } => "re-run failed",
+            ProposalStatusView::RerunCancelled { .. } => "re-run cancelled",
+            ProposalStatusView::RerunNoVerdict { .. } => "re-run without verdict",
         }
     }
 
@@ -943,6 +952,26 @@ fn status_section(status: &ProposalStatusView, dds_id: &str) -> String {
             ),
             String::new(),
         ),
+        ProposalStatusView::RerunCancelled {
+            conclusion,
+            run_url,
+        } => (
+            "🚫",
+            format!(
+                "the re-run was cancelled{} (conclusion {}), so it says nothing about the failure.",
+                run(run_url),
+                inline_code(&cut(conclusion, 40))
+            ),
+            String::new(),
+        ),
+        ProposalStatusView::RerunNoVerdict { minutes } => (
+            "⌛",
+            format!(
+                "no result of the re-run arrived within {}; ci-medic stopped waiting for it.",
+                minutes_text(*minutes)
+            ),
+            String::new(),
+        ),
     };
     let mut out = format!("**Status:** {icon} **{}** — {text}\n", status.label());
     if !act.is_empty() {
@@ -1003,8 +1032,13 @@ fn triage_section(t: &TriageView, status: &ProposalStatusView) -> String {
             .collect();
         out.push_str(&format!("\nRules that matched: {}.\n", rules.join(", ")));
     }
-    // What to do, while nothing is under way.
-    if matches!(status, ProposalStatusView::NotCode) {
+    // What to do, while nothing is under way (again, once a re-run ended without a verdict).
+    if matches!(
+        status,
+        ProposalStatusView::NotCode
+            | ProposalStatusView::RerunCancelled { .. }
+            | ProposalStatusView::RerunNoVerdict { .. }
+    ) {
         let advice = match t.kind {
             K::Infrastructure => "Re-run the failed jobs; nothing in the code needs to change.",
             K::Flaky => {
@@ -1024,6 +1058,18 @@ fn triage_section(t: &TriageView, status: &ProposalStatusView) -> String {
         out.push_str("- `/retry` analyses the latest failure again.\n");
     }
     out
+}
+
+/// A timeout in minutes as people read it: whole hours as hours.
+pub fn minutes_text(minutes: u32) -> String {
+    match minutes {
+        1 => "1 minute".to_string(),
+        m if m >= 60 && m % 60 == 0 => match m / 60 {
+            1 => "1 hour".to_string(),
+            h => format!("{h} hours"),
+        },
+        m => format!("{m} minutes"),
+    }
 }
 
 /// An `http(s)` URL without characters that could end a markdown link.

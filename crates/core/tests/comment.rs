@@ -612,3 +612,13 @@ fn not_code_evidence_is_cleaned_bounded_and_offers_rerun_only_for_actions() {
     assert!(body.contains("automatically"), "{body}");
     assert!(!body.contains("**To act:**"), "{body}");
 }
+
+#[test]
+fn timeouts_read_in_the_largest_whole_unit() {
+    use ci_medic_core::comment::minutes_text;
+    assert_eq!(minutes_text(1), "1 minute");
+    assert_eq!(minutes_text(45), "45 minutes");
+    assert_eq!(minutes_text(60), "1 hour");
+    assert_eq!(minutes_text(90), "90 minutes");
+    assert_eq!(minutes_text(360), "6 hours");
+}

@@ -171,7 +171,16 @@ enum Op {
         job: u64,
         passed: bool,
     },
+    /// The re-run's check run `job` concluded without a verdict (`CONCLUSIONS[c]`).
+    RerunCancelled {
+        job: u64,
+        c: usize,
+    },
+    /// The CI monitor's timeout of `minutes` for a re-run's result.
+    RerunTimeout(u32),
 }
+
+const CONCLUSIONS: [&str; 3] = ["cancelled", "skipped", "stale"];
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -192,6 +201,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..2usize, 1u64..3, any::<bool>()).prop_map(|(sha, job, actions)| Op::NotCode { sha, job, actions }),
         2 => (0..2usize, any::<bool>()).prop_map(|(sha, by)| Op::Rerun { sha, by }),
         2 => (1u64..4, any::<bool>()).prop_map(|(job, passed)| Op::RerunDone { job, passed }),
+        1 => (1u64..4, 0..3usize).prop_map(|(job, c)| Op::RerunCancelled { job, c }),
+        1 => (0u32..4).prop_map(Op::RerunTimeout),
     ]
 }
 
@@ -286,6 +297,14 @@ fn event(op: &Op, reg: &mut Registry) -> Event {
                 "https://github.com/octo-org/shop/actions/runs/9/job/{job}"
             )),
         },
+        Op::RerunCancelled { job, c } => Event::RerunCancelled {
+            check_run_id: job,
+            conclusion: CONCLUSIONS[c].into(),
+            run_url: Some(format!(
+                "https://github.com/octo-org/shop/actions/runs/9/job/{job}"
+            )),
+        },
+        Op::RerunTimeout(minutes) => Event::RerunNoVerdict { minutes },
     }
 }
 
@@ -345,6 +364,8 @@ fn assert_agree(state: &RunState, reg: &Registry) {
             | Stage::RerunRequested { .. }
             | Stage::RerunPassed { .. }
             | Stage::RerunFailed { .. }
+            | Stage::RerunCancelled { .. }
+            | Stage::RerunNoVerdict { .. }
     );
     assert_eq!(state.not_code.is_some(), not_code, "{state:?}");
     if not_code {
@@ -352,6 +373,19 @@ fn assert_agree(state: &RunState, reg: &Registry) {
         assert!(body.contains("**Kind:** `infrastructure`"), "{body}");
         assert!(!body.contains("/approve"), "{body}");
         assert!(!body.contains("code_fix DDS"), "{body}");
+        // A re-run that ended without a verdict offers `/rerun` again (for an Actions job).
+        let ended_without_verdict = matches!(
+            state.stage,
+            Stage::RerunCancelled { .. } | Stage::RerunNoVerdict { .. }
+        );
+        let actions = state
+            .not_code
+            .as_ref()
+            .is_some_and(|n| n.actions_run_id.is_some());
+        if ended_without_verdict {
+            assert_eq!(body.contains("`/rerun` re-runs"), actions, "{body}");
+            assert_eq!(state.phase() == Phase::Idle, !state.closed, "{state:?}");
+        }
     }
 }
 
@@ -403,6 +437,19 @@ proptest! {
                     if matches!(ev, Event::Approved { .. } | Event::Rejected { .. }) {
                         prop_assert_eq!(&before.stage, &Stage::Proposed);
                         prop_assert!(!before.closed);
+                    }
+                    // A re-run ends without a verdict only while one is under way, from a
+                    // check run other than the failed one, and only once its time is up.
+                    if matches!(ev, Event::RerunCancelled { .. } | Event::RerunNoVerdict { .. }) {
+                        let rerunning = matches!(before.stage, Stage::RerunRequested { .. });
+                        prop_assert!(rerunning);
+                        prop_assert_eq!(&effects, &vec![Effect::Publish]);
+                    }
+                    if let Event::RerunCancelled { check_run_id, .. } = &ev {
+                        prop_assert_ne!(before.not_code.as_ref().map(|n| n.check_run_id), Some(*check_run_id));
+                    }
+                    if let Event::RerunNoVerdict { minutes } = &ev {
+                        prop_assert!(before.rerun_overdue(at, *minutes));
                     }
                     // A fix is written only after an approval.
                     if effects.contains(&Effect::WriteFix) {
@@ -738,6 +785,123 @@ fn a_failure_that_is_not_the_code_is_re_run_and_its_verdict_shown() {
     again.op(Op::Propose { seq: 1, sha: 0 });
     assert_eq!(again.state.not_code, None);
     assert_eq!(published_status(&again.state).as_deref(), Some("proposed"));
+}
+
+/// A re-run that was cancelled (or skipped, or superseded) is no verdict: the comment says so,
+/// and `/rerun` is offered and accepted again.
+#[test]
+fn a_cancelled_rerun_offers_rerun_again() {
+    let mut run = Run {
+        state: RunState::new(CHECK, 7, SHAS[0]),
+        reg: Registry::default(),
+        at: t0(),
+    };
+    run.op(Op::NotCode {
+        sha: 0,
+        job: 1,
+        actions: true,
+    });
+    // Nothing under way: nothing to cancel.
+    assert!(matches!(
+        run.try_go(Op::RerunCancelled { job: 2, c: 0 }),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    run.op(Op::Rerun { sha: 0, by: false });
+    // The failed run itself is never the re-run's end.
+    assert!(matches!(
+        run.try_go(Op::RerunCancelled { job: 1, c: 0 }),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    run.op(Op::RerunCancelled { job: 2, c: 0 });
+    assert_eq!(run.state.phase(), Phase::Idle);
+    assert_eq!(published_status(&run.state), None);
+    let body = render_comment(&run.state.view());
+    assert!(body.contains("re-run cancelled"), "{body}");
+    assert!(body.contains("`/rerun` re-runs"), "{body}");
+    insta::assert_snapshot!("machine_rerun_cancelled", body);
+    // Its late verdict is not waited for any more.
+    assert!(matches!(
+        run.try_go(Op::RerunDone {
+            job: 2,
+            passed: true
+        }),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    // `/rerun` again, and this time it passes.
+    run.op(Op::Rerun { sha: 0, by: true });
+    run.op(Op::RerunDone {
+        job: 3,
+        passed: true,
+    });
+    assert_eq!(run.state.phase(), Phase::Finished);
+    assert!(render_comment(&run.state.view()).contains("re-run passed"));
+}
+
+/// The CI monitor's timeout for a re-run that never reports, with the clock injected.
+#[test]
+fn a_rerun_without_result_times_out_and_offers_rerun_again() {
+    let requested = t0();
+    let mut state = RunState::new(CHECK, 7, SHAS[0]);
+    for ev in [
+        Event::NotCode {
+            head_sha: SHAS[0].into(),
+            not_code: Box::new(infrastructure(1, true)),
+            config_error: None,
+        },
+        Event::RerunRequested {
+            by: None,
+            comment_url: None,
+            pr_head_sha: SHAS[0].into(),
+        },
+    ] {
+        state = step(&state, ev, requested).unwrap().0;
+    }
+    assert_eq!(state.rerun_requested_at(), Some(requested));
+    let timeout = Event::RerunNoVerdict { minutes: 360 };
+    // One second short of six hours: not yet, and the state is untouched.
+    let early = requested + Duration::hours(6) - Duration::seconds(1);
+    assert!(!state.rerun_overdue(early, 360));
+    assert!(matches!(
+        step(&state, timeout.clone(), early),
+        Err(MachineError::RerunNotDue { minutes: 360, .. })
+    ));
+    let due = requested + Duration::hours(6);
+    assert!(state.rerun_overdue(due, 360));
+    let (next, effects) = step(&state, timeout.clone(), due).unwrap();
+    assert_eq!(effects, vec![Effect::Publish]);
+    assert_eq!(next.stage, Stage::RerunNoVerdict { minutes: 360 });
+    assert_eq!(next.phase(), Phase::Idle);
+    assert_eq!(next.rerun_requested_at(), None);
+    let body = render_comment(&next.view());
+    assert!(body.contains("within 6 hours"), "{body}");
+    assert!(body.contains("`/rerun` re-runs"), "{body}");
+    insta::assert_snapshot!("machine_rerun_no_verdict", body);
+    // Once is enough; and `/rerun` is accepted again.
+    assert!(matches!(
+        step(&next, timeout, due + Duration::hours(1)),
+        Err(MachineError::NotRerunning { .. })
+    ));
+    let again = Event::RerunRequested {
+        by: Some("maintainer".into()),
+        comment_url: None,
+        pr_head_sha: SHAS[0].into(),
+    };
+    let (again, _) = step(&next, again, due + Duration::hours(1)).unwrap();
+    assert_eq!(
+        again.rerun_requested_at(),
+        Some(due + Duration::hours(1)),
+        "the timeout counts from the new request"
+    );
+
+    // A record written before the precise time was kept: the shown time is read.
+    let mut old = state.clone();
+    let Stage::RerunRequested { requested_at, .. } = &mut old.stage else {
+        unreachable!()
+    };
+    *requested_at = None;
+    let json = serde_json::to_value(&old).unwrap();
+    let back: RunState = serde_json::from_value(json).unwrap();
+    assert_eq!(back.rerun_requested_at(), Some(requested));
 }
 
 #[test]

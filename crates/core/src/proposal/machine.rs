@@ -151,12 +151,27 @@ pub enum Stage {
     NoVerdict { commit_sha: String, hours: u32 },
     /// The failure is not the code's ([`RunState::not_code`]); nothing is proposed.
     NotCode,
-    /// Its failed jobs are being re-run; `by` is `None` for an automatic re-run.
-    RerunRequested { by: Option<String>, at: String },
+    /// Its failed jobs are being re-run; `by` is `None` for an automatic re-run. `at` is for
+    /// people; `requested_at` is what the re-run's timeout counts from (`None` in records
+    /// written before it was kept: `at` is read then).
+    RerunRequested {
+        by: Option<String>,
+        at: String,
+        #[serde(default)]
+        requested_at: Option<DateTime<Utc>>,
+    },
     /// The re-run passed.
     RerunPassed { run_url: Option<String> },
     /// The re-run failed too; its failure is analysed next.
     RerunFailed { run_url: Option<String> },
+    /// The re-run ended without a verdict (`conclusion`: cancelled, skipped, stale): it says
+    /// nothing about the failure, which may be re-run again.
+    RerunCancelled {
+        conclusion: String,
+        run_url: Option<String>,
+    },
+    /// No result of the re-run arrived within `minutes`; ci-medic stopped waiting for it.
+    RerunNoVerdict { minutes: u32 },
 }
 
 impl Stage {
@@ -169,7 +184,9 @@ impl Stage {
             | Stage::NotCode
             | Stage::RerunRequested { .. }
             | Stage::RerunPassed { .. }
-            | Stage::RerunFailed { .. } => {
+            | Stage::RerunFailed { .. }
+            | Stage::RerunCancelled { .. }
+            | Stage::RerunNoVerdict { .. } => {
                 return None;
             }
             Stage::Proposed => DdsStatus::Proposed,
@@ -204,6 +221,8 @@ impl Stage {
             Stage::RerunRequested { .. } => "re-run requested",
             Stage::RerunPassed { .. } => "re-run passed",
             Stage::RerunFailed { .. } => "re-run failed",
+            Stage::RerunCancelled { .. } => "re-run cancelled",
+            Stage::RerunNoVerdict { .. } => "re-run without verdict",
         }
     }
 }
@@ -312,6 +331,16 @@ pub enum Event {
         passed: bool,
         run_url: Option<String>,
     },
+    /// The re-run's check run `check_run_id` completed without a verdict: `conclusion` is
+    /// `cancelled`, `skipped` or `stale`.
+    RerunCancelled {
+        check_run_id: u64,
+        conclusion: String,
+        run_url: Option<String>,
+    },
+    /// The CI monitor gives up on a re-run requested more than `minutes` ago (at the step's
+    /// time) without a result.
+    RerunNoVerdict { minutes: u32 },
     /// The pull request was closed.
     Closed,
     /// The pull request was reopened with `head_sha` as its head.
@@ -380,6 +409,8 @@ pub enum MachineError {
     RerunRefused { check: String, why: String },
     #[error("no re-run of `{check}` is waiting for its result; it is {stage}")]
     NotRerunning { check: String, stage: &'static str },
+    #[error("the re-run of `{check}` was requested less than {minutes} minutes ago")]
+    RerunNotDue { check: String, minutes: u32 },
     #[error(transparent)]
     Transition(#[from] TransitionError),
 }
@@ -406,14 +437,18 @@ pub fn prose_dds_status(view: &ProposalStatusView) -> Option<DdsStatus> {
         | V::NotCode
         | V::RerunRequested { .. }
         | V::RerunPassed { .. }
-        | V::RerunFailed { .. } => return None,
+        | V::RerunFailed { .. }
+        | V::RerunCancelled { .. }
+        | V::RerunNoVerdict { .. } => return None,
     })
 }
 
 /// The time as the comment's history shows it.
 pub fn stamp(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%d %H:%M UTC").to_string()
+    at.format(STAMP).to_string()
 }
+
+const STAMP: &str = "%Y-%m-%d %H:%M UTC";
 
 /// A commit id as the comment shows it (7 characters, like GitHub's UI).
 fn short(sha: &str) -> &str {
@@ -451,7 +486,9 @@ impl RunState {
             | Stage::NothingFound { .. }
             | Stage::CheckFailed { .. }
             | Stage::NotCode
-            | Stage::RerunFailed { .. } => Phase::Idle,
+            | Stage::RerunFailed { .. }
+            | Stage::RerunCancelled { .. }
+            | Stage::RerunNoVerdict { .. } => Phase::Idle,
             Stage::RerunRequested { .. } => Phase::RerunRequested {
                 commit_sha: self.head_sha.clone(),
             },
@@ -552,7 +589,7 @@ impl RunState {
                 hours: *hours,
             },
             Stage::NotCode => ProposalStatusView::NotCode,
-            Stage::RerunRequested { by, at } => ProposalStatusView::RerunRequested {
+            Stage::RerunRequested { by, at, .. } => ProposalStatusView::RerunRequested {
                 by: by.clone(),
                 at: at.clone(),
             },
@@ -562,6 +599,16 @@ impl RunState {
             Stage::RerunFailed { run_url } => ProposalStatusView::RerunFailed {
                 run_url: run_url.clone(),
             },
+            Stage::RerunCancelled {
+                conclusion,
+                run_url,
+            } => ProposalStatusView::RerunCancelled {
+                conclusion: conclusion.clone(),
+                run_url: run_url.clone(),
+            },
+            Stage::RerunNoVerdict { minutes } => {
+                ProposalStatusView::RerunNoVerdict { minutes: *minutes }
+            }
         }
     }
 
@@ -613,6 +660,28 @@ impl RunState {
                 actions_job: n.actions_run_id.is_some(),
             }),
         }
+    }
+
+    /// When the re-run under way was requested; `None` when none is.
+    pub fn rerun_requested_at(&self) -> Option<DateTime<Utc>> {
+        let Stage::RerunRequested {
+            at, requested_at, ..
+        } = &self.stage
+        else {
+            return None;
+        };
+        requested_at.or_else(|| {
+            chrono::NaiveDateTime::parse_from_str(at, STAMP)
+                .ok()
+                .map(|t| t.and_utc())
+        })
+    }
+
+    /// Whether the re-run under way was requested more than `minutes` before `at`, so the
+    /// CI monitor stops waiting for it ([`Event::RerunNoVerdict`]).
+    pub fn rerun_overdue(&self, at: DateTime<Utc>, minutes: u32) -> bool {
+        self.rerun_requested_at()
+            .is_some_and(|t| at - t >= chrono::Duration::minutes(i64::from(minutes)))
     }
 
     fn note(&mut self, at: DateTime<Utc>, text: String) {
@@ -966,7 +1035,10 @@ pub fn step(
                 return Err(MachineError::NothingToRerun { check });
             };
             match &state.stage {
-                Stage::NotCode | Stage::RerunFailed { .. } => {}
+                Stage::NotCode
+                | Stage::RerunFailed { .. }
+                | Stage::RerunCancelled { .. }
+                | Stage::RerunNoVerdict { .. } => {}
                 Stage::RerunRequested { .. } => {
                     return Err(refused("a re-run is already under way".into()));
                 }
@@ -999,7 +1071,11 @@ pub fn step(
                     short(&state.head_sha)
                 ),
             );
-            next.stage = Stage::RerunRequested { by, at: stamp(at) };
+            next.stage = Stage::RerunRequested {
+                by,
+                at: stamp(at),
+                requested_at: Some(at),
+            };
             effects.push(Effect::Publish);
         }
         Event::RerunFinished {
@@ -1028,6 +1104,56 @@ pub fn step(
             }
             effects.push(Effect::Publish);
         }
+        Event::RerunCancelled {
+            check_run_id,
+            conclusion,
+            run_url,
+        } => {
+            let waiting = matches!(state.stage, Stage::RerunRequested { .. })
+                && state
+                    .not_code
+                    .as_ref()
+                    .is_some_and(|n| n.check_run_id != check_run_id);
+            if !waiting {
+                return Err(MachineError::NotRerunning {
+                    check,
+                    stage: state.stage.name(),
+                });
+            }
+            next.note(
+                at,
+                format!(
+                    "the re-run of `{check}` on {} ended `{conclusion}`, without a verdict",
+                    short(&state.head_sha)
+                ),
+            );
+            next.stage = Stage::RerunCancelled {
+                conclusion,
+                run_url,
+            };
+            effects.push(Effect::Publish);
+        }
+        Event::RerunNoVerdict { minutes } => {
+            if !matches!(state.stage, Stage::RerunRequested { .. }) {
+                return Err(MachineError::NotRerunning {
+                    check,
+                    stage: state.stage.name(),
+                });
+            }
+            if !state.rerun_overdue(at, minutes) {
+                return Err(MachineError::RerunNotDue { check, minutes });
+            }
+            next.note(
+                at,
+                format!(
+                    "no result of the re-run of `{check}` on {} within {}; ci-medic stopped waiting",
+                    short(&state.head_sha),
+                    crate::comment::minutes_text(minutes)
+                ),
+            );
+            next.stage = Stage::RerunNoVerdict { minutes };
+            effects.push(Effect::Publish);
+        }
         Event::Closed | Event::Uninstalled => {
             next.closed = true;
         }
@@ -1049,6 +1175,8 @@ pub fn step(
                 | Stage::RerunRequested { .. }
                 | Stage::RerunPassed { .. }
                 | Stage::RerunFailed { .. }
+                | Stage::RerunCancelled { .. }
+                | Stage::RerunNoVerdict { .. }
         )
     );
     Ok((next, effects))
