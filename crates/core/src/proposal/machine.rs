@@ -715,6 +715,16 @@ fn record(
     }))
 }
 
+/// A re-run is under way and `check_run_id` is another run than the failed one: only then can a
+/// finished check run be the re-run's result (the failed run's own redelivery never is).
+fn awaits_rerun_result(state: &RunState, check_run_id: u64) -> bool {
+    matches!(state.stage, Stage::RerunRequested { .. })
+        && state
+            .not_code
+            .as_ref()
+            .is_some_and(|n| n.check_run_id != check_run_id)
+}
+
 /// Applies one event. On error `state` is returned untouched by the caller (it is borrowed).
 pub fn step(
     state: &RunState,
@@ -1083,12 +1093,7 @@ pub fn step(
             passed,
             run_url,
         } => {
-            let waiting = matches!(state.stage, Stage::RerunRequested { .. })
-                && state
-                    .not_code
-                    .as_ref()
-                    .is_some_and(|n| n.check_run_id != check_run_id);
-            if !waiting {
+            if !awaits_rerun_result(state, check_run_id) {
                 return Err(MachineError::NotRerunning {
                     check,
                     stage: state.stage.name(),
@@ -1109,12 +1114,7 @@ pub fn step(
             conclusion,
             run_url,
         } => {
-            let waiting = matches!(state.stage, Stage::RerunRequested { .. })
-                && state
-                    .not_code
-                    .as_ref()
-                    .is_some_and(|n| n.check_run_id != check_run_id);
-            if !waiting {
+            if !awaits_rerun_result(state, check_run_id) {
                 return Err(MachineError::NotRerunning {
                     check,
                     stage: state.stage.name(),
