@@ -331,8 +331,8 @@ pub async fn webhook(State(intake): State<Intake>, headers: HeaderMap, body: Bod
                     tracing::debug!(parent: &span, reason, "delivery ignored");
                     reply(StatusCode::OK, &format!("ignored: {reason}"))
                 }
-                (Route::Handle { .. }, Some(job_id), Some(key)) => {
-                    intake.queue.push(job_id, key);
+                (Route::Handle { .. }, Some(job_id), Some(_)) => {
+                    intake.queue.job_added();
                     info!(parent: &span, job_id, "delivery accepted and queued");
                     reply(StatusCode::ACCEPTED, "accepted")
                 }

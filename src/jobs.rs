@@ -143,8 +143,8 @@ pub async fn enqueue(queue: &Queue, job: InternalJob) -> Result<bool, StoreError
         kind: job.kind,
     };
     match queue.backend.accept(&record, b"", Some(new)).await? {
-        crate::store::Accepted::New { job_id: Some(id) } => {
-            queue.push(id, job.key);
+        crate::store::Accepted::New { job_id: Some(_) } => {
+            queue.job_added();
             Ok(true)
         }
         _ => Ok(false),
@@ -273,8 +273,9 @@ impl Queue {
         Ok(())
     }
 
-    /// Wakes a worker for a job this process has just made durable.
-    pub fn push(&self, _job_id: u64, _key: String) {
+    /// Wakes a worker for a job this process has just made durable (workers claim jobs from
+    /// the backend, so which job it was does not matter here).
+    pub fn job_added(&self) {
         self.depth
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.metrics.queue_depth.inc();
@@ -287,7 +288,7 @@ impl Queue {
         let outcome = self.backend.requeue_parked(id).await?;
         if outcome == crate::store::Requeue::Requeued {
             self.metrics.jobs_parked.dec();
-            self.push(id, String::new());
+            self.job_added();
         }
         Ok(outcome)
     }
@@ -570,7 +571,7 @@ mod tests {
             .unwrap()
         {
             crate::store::Accepted::New { job_id: Some(j) } => {
-                q.push(j, key.into());
+                q.job_added();
                 j
             }
             other => panic!("{other:?}"),
