@@ -137,7 +137,7 @@ fn strip_runner_prefix(p: &str) -> Option<&str> {
         if let Some(at) = p.find("/_work/") {
             return strip_segments(&p[at + 7..], 2);
         }
-        return None;
+        return strip_jenkins(p);
     }
     // Windows: `D:/a/R/R/` (GitHub) and `D:/a/1/s/` (Azure) after backslash conversion, any
     // drive letter; AppVeyor's `C:/projects/<repo>/`; Jenkins' `C:/…/workspace/<job>/`.
@@ -152,10 +152,31 @@ fn strip_runner_prefix(p: &str) -> Option<&str> {
         if let Some(at) = rest.find("/_work/") {
             return strip_segments(&rest[at + 7..], 2);
         }
-        let lower = rest.get(..rest.len().min(64))?.to_ascii_lowercase();
-        if lower.starts_with("jenkins") {
-            let at = rest.find("/workspace/")?;
-            return strip_segments(&rest[at + 11..], 1);
+        return strip_jenkins(rest);
+    }
+    None
+}
+
+/// Jenkins (and Hudson) workspaces wherever the Jenkins home is: the old layout
+/// `<home>/jobs/<job>/workspace/` (folders nest as `jobs/<a>/jobs/<b>/workspace/`) is the checkout
+/// itself, and `<home>/workspace/<job>/` when a directory above it is named after Jenkins or
+/// Hudson (`/var/lib/jenkins`, `~/.jenkins`, `C:/Program Files (x86)/Jenkins`, `D:/Jenkins_x`,
+/// `/srv/hudson`). A bare `…/workspace/` elsewhere says nothing about where a checkout starts.
+fn strip_jenkins(p: &str) -> Option<&str> {
+    // The first `workspace` that qualifies: the repository may have one of its own below it.
+    for (at, _) in p.match_indices("/workspace/") {
+        let (above, rest) = (&p[..at], &p[at + 11..]);
+        let mut segs = above.rsplit('/');
+        let job = segs.next().unwrap_or_default();
+        if !job.is_empty() && segs.next() == Some("jobs") {
+            return Some(rest);
+        }
+        let named = above.split('/').any(|seg| {
+            let seg = seg.trim_start_matches('.').to_ascii_lowercase();
+            seg.starts_with("jenkins") || seg.starts_with("hudson")
+        });
+        if named {
+            return strip_segments(rest, 1);
         }
     }
     None
@@ -563,6 +584,35 @@ mod tests {
         assert_eq!(
             n(r"C:\Jenkins\workspace\VIGO - Compile\m\src\A.java").as_deref(),
             Some("m/src/A.java")
+        );
+        // Jenkins homes anywhere: the old `jobs/<job>/workspace/` layout (nested folders too)
+        // and `<home>/workspace/<job>/` under a directory named after Jenkins or Hudson.
+        assert_eq!(
+            n("/home/user/.jenkins/jobs/job/workspace/another/path/SomeFile.scala").as_deref(),
+            Some("another/path/SomeFile.scala")
+        );
+        assert_eq!(
+            n(r"C:\Program Files (x86)\Jenkins\jobs\MyJob\workspace\MyProject\t\R.cpp").as_deref(),
+            Some("MyProject/t/R.cpp")
+        );
+        assert_eq!(
+            n("/var/lib/jenkins/jobs/Dev/jobs/Doc check/workspace/java/src/A.java").as_deref(),
+            Some("java/src/A.java")
+        );
+        assert_eq!(
+            n("/srv/hudson/workspace/Ebitool Trunk/build/A.java").as_deref(),
+            Some("build/A.java")
+        );
+        assert_eq!(
+            n(r"D:\Jenkins_SIMU\workspace\SIM145_trunk\CODE\a.c").as_deref(),
+            Some("CODE/a.c")
+        );
+        // Not Jenkins: a `workspace` directory alone does not mark a checkout.
+        assert_eq!(n("/media/ssd/multi/workspace/Product/src/A.java"), None);
+        assert_eq!(n("/home/me/jobs/workspace/src/a.c"), None);
+        assert_eq!(
+            n("/opt/hudson/workspace/job/src/workspace/a.c").as_deref(),
+            Some("src/workspace/a.c")
         );
         assert_eq!(
             n("/builds/group/project/src/a.py").as_deref(),
