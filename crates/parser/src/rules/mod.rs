@@ -12,6 +12,7 @@ pub(crate) mod dotnet;
 pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
+pub(crate) mod gtest;
 pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
@@ -43,6 +44,7 @@ pub(crate) struct Rules {
     php: php::Php,
     dotnet: dotnet::Dotnet,
     swift: swift::Swift,
+    gtest: gtest::Gtest,
 }
 
 impl Rules {
@@ -51,6 +53,10 @@ impl Rules {
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
+            return;
+        }
+        // Before the compiler matchers: MSVC-built gtest prints `file(line): error: …` too.
+        if !self.gtest.quiet(l) && self.gtest.line(l, sink) {
             return;
         }
         // Before Python, whose unittest matcher takes every `ERROR: …` line (Psalm's format).
@@ -116,6 +122,7 @@ impl Rules {
         self.php.flush(sink);
         self.dotnet.flush(sink);
         self.swift.flush(sink);
+        self.gtest.flush(sink);
         sink.next_step();
     }
 }

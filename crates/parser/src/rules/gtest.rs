@@ -1,0 +1,174 @@
+//! GoogleTest (C/C++ unit tests): an assertion failure inside a `[ RUN      ] Suite.Test` block,
+//! as gtest prints it with gcc/clang (`path:line: Failure`, the message on the next line) and with
+//! MSVC (`path(line): error: Expected: …`), named after the running test. CTest's
+//! `--output-on-failure` / `-V` prefix (`12: `) in front of every line is accepted.
+//!
+//! It must never report outside a RUN block (MSVC's own `file(line): error C2065` is the
+//! compiler's, and the compiler matchers own it), gtest's summaries (`[  FAILED  ] Suite.Test`,
+//! `1 FAILED TEST`), a failure without a line (`unknown file: Failure` from a thrown exception),
+//! nor a path outside the repository (the sink refuses those).
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line};
+
+/// Test names and messages longer than this are not gtest's; the block is dropped.
+const MAX_NAME: usize = 512;
+
+/// A `path:line: Failure` waiting for its message on the next line.
+#[derive(Debug)]
+struct Pending {
+    path: String,
+    line: u64,
+    seq: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Gtest {
+    /// The test of the open `[ RUN      ]` block.
+    test: Option<String>,
+    pending: Option<Pending>,
+}
+
+/// Strips CTest's `N: ` prefix (test number) from a line of test output.
+fn ctest_body(t: &str) -> &str {
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    if (1..=5).contains(&digits) && t[digits..].starts_with(": ") {
+        &t[digits + 2..]
+    } else {
+        t
+    }
+}
+
+impl Gtest {
+    #[inline]
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        // Idle: only `[ RUN      ]`, with or without CTest's number in front, opens a block.
+        self.test.is_none() && l.first != b'[' && !l.first.is_ascii_digit()
+    }
+
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = ctest_body(l.trimmed());
+        if let Some(name) = t.strip_prefix("[ RUN      ] ") {
+            self.close(sink);
+            let name = name.trim();
+            self.test = (!name.is_empty() && name.len() <= MAX_NAME && !name.contains(' '))
+                .then(|| name.to_string());
+            return false;
+        }
+        let Some(test) = self.test.clone() else {
+            return false;
+        };
+        if t.starts_with("[       OK ]")
+            || t.starts_with("[  FAILED  ]")
+            || t.starts_with("[  SKIPPED ]")
+        {
+            self.close(sink);
+            return false;
+        }
+        if let Some(p) = self.pending.take() {
+            let msg = if t.is_empty() || t.len() > MAX_NAME {
+                "Failure"
+            } else {
+                t
+            };
+            emit(sink, &p, msg, &test);
+            return true;
+        }
+        if !l.colon_digit && !crate::contains(t, "): error: ") {
+            return false;
+        }
+        // gcc/clang: `path:line: Failure`.
+        if let Some(loc) = t.strip_suffix(": Failure")
+            && let Some((path, n)) = loc.rsplit_once(':')
+            && let Some(n) = super::num(n)
+        {
+            self.pending = Some(Pending {
+                path: path.to_string(),
+                line: n,
+                seq: l.no,
+            });
+            return true;
+        }
+        // MSVC: `path(line): error: message`.
+        if let Some((loc, msg)) = t.split_once("): error: ")
+            && let Some((path, n)) = loc.rsplit_once('(')
+            && let Some(n) = super::num(n)
+            && !path.is_empty()
+        {
+            let p = Pending {
+                path: path.to_string(),
+                line: n,
+                seq: l.no,
+            };
+            emit(sink, &p, msg, &test);
+            return true;
+        }
+        false
+    }
+
+    /// Ends the open block (a new step, or the test's verdict line).
+    fn close(&mut self, sink: &mut Sink) {
+        if let (Some(p), Some(test)) = (self.pending.take(), self.test.take()) {
+            emit(sink, &p, "Failure", &test);
+        }
+        self.test = None;
+    }
+
+    pub fn flush(&mut self, sink: &mut Sink) {
+        self.close(sink);
+    }
+}
+
+fn emit(sink: &mut Sink, p: &Pending, msg: &str, test: &str) {
+    sink.emit(
+        p.seq,
+        Finding::new(&p.path, p.line, BugType::Logic, msg)
+            .test(Some(test))
+            .conf(0.9)
+            .tool("gtest"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn linux_failure_named_after_the_running_test() {
+        let log = "[==========] Running 2 tests from 1 test suite.\n[ RUN      ] MathTest.Adds\n/home/runner/work/calc/calc/tests/math_test.cc:12: Failure\nExpected equality of these values:\n  add(1, 2)\n    Which is: 4\n  3\n[  FAILED  ] MathTest.Adds (0 ms)\n[ RUN      ] MathTest.Subtracts\n[       OK ] MathTest.Subtracts (0 ms)\n[  FAILED  ] 1 test, listed below:\n[  FAILED  ] MathTest.Adds\n\n 1 FAILED TEST\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "tests/math_test.cc");
+        assert_eq!(r[0].line_number, 12);
+        assert_eq!(r[0].error_type, BugType::Logic);
+        assert_eq!(r[0].test_name.as_deref(), Some("MathTest.Adds"));
+        assert_eq!(r[0].message, "Expected equality of these values:");
+    }
+
+    #[test]
+    fn msvc_failure_and_ctest_prefix() {
+        let log = "[ RUN      ] allCases/RefTest.Roi/29\nD:\\a\\proj\\proj\\testing\\Roi.cpp(168): error: Expected: (x) <= (max), actual: 150.781 vs 150\n[  FAILED  ] allCases/RefTest.Roi/29, where GetParam() = (19, 1) (11760 ms)\n3: [ RUN      ] Parse.Empty\n3: /builds/g/p/test/parse_test.cpp:40: Failure\n3: Value of: parse(\"\").ok()\n3: [  FAILED  ] Parse.Empty (1 ms)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "testing/Roi.cpp");
+        assert_eq!(r[0].line_number, 168);
+        assert_eq!(r[0].test_name.as_deref(), Some("allCases/RefTest.Roi/29"));
+        assert_eq!(r[1].file_path, "test/parse_test.cpp");
+        assert_eq!(r[1].line_number, 40);
+        assert_eq!(r[1].test_name.as_deref(), Some("Parse.Empty"));
+        assert_eq!(r[1].message, "Value of: parse(\"\").ok()");
+    }
+
+    #[test]
+    fn nothing_outside_a_run_block() {
+        // MSVC's compiler errors and a bare `Failure` line with no test running are not gtest's;
+        // an exception (`unknown file`) names no line.
+        let log = "src\\main.cpp(97): error: something\n/src/x.cc:3: Failure\n[ RUN      ] A.B\nunknown file: Failure\nC++ exception with description \"boom\" thrown in the test body.\n[  FAILED  ] A.B (0 ms)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert!(
+            r.iter().all(|r| r.tool.as_deref() != Some("gtest")),
+            "{r:?}"
+        );
+        assert!(r.iter().all(|r| r.file_path != "x.cc"), "{r:?}");
+    }
+}
