@@ -208,10 +208,15 @@ impl Sink {
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {
         // Node prints the repository's modules with absolute paths (or `file://` URLs); a
         // bare relative frame (`module.js:325`, `internal/module.js:12`, Node <= 14) is Node's
-        // own library.
+        // own library. Node's library is all `.js`: a bare `next.config.mjs` or `vite.config.ts`
+        // is a project file a framework printed relative to the project root.
         if f.tool == Some("node") && is_relative(f.path) {
             let raw = f.path.trim();
-            if !raw.contains('/') || raw.starts_with("internal/") {
+            let module = matches!(
+                raw.rsplit_once('.').map(|(_, ext)| ext),
+                Some("mjs" | "cjs" | "mts" | "cts" | "ts" | "tsx" | "jsx")
+            );
+            if (!raw.contains('/') && !module) || raw.starts_with("internal/") {
                 return false;
             }
         }
