@@ -568,6 +568,9 @@ impl Parser {
                 self.sink.set_root(self.dirs.root());
                 self.update_cwd();
             }
+            Some(b'/' | b'c' | b'g' | b'x' | b'a') if self.dirs.compile_command(text) => {
+                self.update_cwd();
+            }
             Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
                 self.docker_summary = true;
             }

@@ -164,6 +164,21 @@ impl Sink {
                 (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
             }
             Some(Dir::Outside) if is_relative(raw) => return None,
+            Some(Dir::Build(depth)) if is_relative(raw) => {
+                let unix = raw.trim().replace('\\', "/");
+                let mut rest = unix.as_str();
+                let mut up = 0;
+                while let Some(r) = rest.strip_prefix("../") {
+                    rest = r;
+                    up += 1;
+                }
+                // Fewer `../` than the build directory is deep: a build output; more: above
+                // the repository.
+                if up != usize::from(*depth) {
+                    return None;
+                }
+                (normalize_path(rest, ws)?, true)
+            }
             _ => match normalize_path(raw, ws) {
                 Some(p) => (p, false),
                 None => {
