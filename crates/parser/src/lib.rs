@@ -35,10 +35,10 @@
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
 //! dropped, `##[group]Run <cmd>` records the step being run), then stripped of what other CI
 //! systems and wrappers add: escapes a capture turned into text (`^[[31m`, `\x1b[31m`), Jenkins
-//! Timestamper stamps and `parallel` branch names, `[Pipeline]` lines, GitLab section markers and
+//! Timestamper stamps, bracketed clocks (`[00:38:49] `) and `parallel` branch names, `[Pipeline]` lines, GitLab section markers and
 //! stream tags, Azure `##[section]`/`##vso[`, Buildkite `_bk;t=` stamps and `~~~` headers, Travis
-//! folds, BuildKit `#N 1.234 ` and docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
-//! prefixes. `make`/`ninja` `Entering directory` lines, a `pnpm -r` package prefix, Surefire's report
+//! folds, BuildKit `#N 1.234 ` and step-summary `1.234 ` stamps, docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
+//! prefixes. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
@@ -57,7 +57,7 @@
 //!
 //! | Evidence | Type |
 //! |---|---|
-//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo | `LOGIC` |
+//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo | `LOGIC` |
 //! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
@@ -566,6 +566,9 @@ impl Parser {
             // (erlc's `warnings being treated as errors` ends with it).
             Some(b'm' | b'g' | b'n') if self.dirs.line(text, self.workspace.as_deref()) => {
                 self.sink.set_root(self.dirs.root());
+                self.update_cwd();
+            }
+            Some(b'/' | b'c' | b'g' | b'x' | b'a') if self.dirs.compile_command(text) => {
                 self.update_cwd();
             }
             Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {

@@ -344,10 +344,33 @@ fn skip_digits(s: &[u8]) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
-/// `[2024-01-31T12:34:56.789Z] ` (Jenkins Timestamper, ISO) or `12:34:56 ` (Timestamper's
-/// default clock): length of the prefix, or 0.
+/// Length of `HH:MM:SS` with an optional `.fff` at the start of `b`, or 0.
+fn clock(b: &[u8]) -> usize {
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return 0;
+    }
+    if ![0, 1, 3, 4, 6, 7].iter().all(|&i| b[i].is_ascii_digit()) {
+        return 0;
+    }
+    match b.get(8) {
+        Some(b'.') => 9 + skip_digits(&b[9..]).unwrap_or(0),
+        _ => 8,
+    }
+}
+
+/// `[2024-01-31T12:34:56.789Z] ` (Jenkins Timestamper, ISO), `[00:38:49] ` (a bracketed
+/// clock or elapsed time: rust-lang's Travis and Azure builds, Timestamper's elapsed mode,
+/// gulp) or `12:34:56 ` (Timestamper's default clock): length of the prefix, or 0.
 fn jenkins_timestamp(b: &[u8]) -> usize {
     if b.first() == Some(&b'[') {
+        let n = clock(&b[1..]);
+        if n > 0 && b.get(n + 1) == Some(&b']') {
+            return match b.get(n + 2) {
+                Some(b' ') => n + 3,
+                None => n + 2,
+                _ => 0,
+            };
+        }
         // The stamp is the whole bracket: `strip_timestamp` leaves nothing of it.
         return match memchr::memchr(b']', &b[..b.len().min(40)]) {
             Some(close)
@@ -496,7 +519,12 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                     // the rest of a line the previous one started (`00O+section_start:…`).
                     4
                 } else {
-                    compose_or_monorepo(b, &mut info)
+                    let t = buildkit_summary_time(b);
+                    if t > 0 {
+                        t
+                    } else {
+                        compose_or_monorepo(b, &mut info)
+                    }
                 }
             }
             b'#' => buildkit_step(b),
@@ -546,6 +574,23 @@ fn buildkit_step(b: &[u8]) -> usize {
     match b.get(i) {
         Some(b' ') => i + 1,
         None => i,
+        _ => 0,
+    }
+}
+
+/// `0.874 ` (seconds since the step started, always three decimals): BuildKit's summary of a
+/// failed step (` > [builder 4/4] RUN npm run build:` then the step's last lines) and the
+/// plain progress of buildx >= 0.10 inside it. A line that is only the stamp is left empty.
+fn buildkit_summary_time(b: &[u8]) -> usize {
+    let Some(n) = skip_digits(b).filter(|&n| n <= 5) else {
+        return 0;
+    };
+    if b.get(n) != Some(&b'.') || skip_digits(&b[n + 1..]) != Some(3) {
+        return 0;
+    }
+    match b.get(n + 4) {
+        Some(b' ') => n + 5,
+        None => n + 4,
         _ => 0,
     }
 }
@@ -829,6 +874,37 @@ mod tests {
             "12:34 is not a time stamp",
         ] {
             assert_eq!(cut(line), line);
+        }
+    }
+
+    #[test]
+    fn bracketed_clock_and_buildkit_summary_stamps() {
+        // rust-lang/rust#46116 (Travis): every line after the build started.
+        assert_eq!(
+            cut("[00:38:49] error: /checkout/src/test/ui/fmt/send-sync.rs:18: unexpected error"),
+            "error: /checkout/src/test/ui/fmt/send-sync.rs:18: unexpected error"
+        );
+        assert_eq!(cut("[00:38:49] "), "");
+        assert_eq!(
+            cut("[12:34:56.789] Starting 'build'..."),
+            "Starting 'build'..."
+        );
+        // cyberagiinc/DevDocs#30: a failed `next build` step as BuildKit sums it up.
+        assert_eq!(
+            cut("0.874     at <unknown> (next.config.mjs:1:1)"),
+            "    at <unknown> (next.config.mjs:1:1)"
+        );
+        assert_eq!(cut("0.320"), "");
+        for line in [
+            "[00:38] not a clock",
+            "[00:38:49]x",
+            "0.87 rounds",
+            "0.8745 more digits",
+            "123456.789 too long",
+            "1.234s call tests/a.py::t",
+            "1.22.19",
+        ] {
+            assert_eq!(cut(line), line, "{line}");
         }
     }
 

@@ -225,7 +225,18 @@ pub fn is_generated(path: &str) -> bool {
     }
     // CMake's try-compile scratch (`CMakeFiles/CMakeScratch/`, `CMakeFiles/CMakeTmp/`) and
     // everything else it generates under `CMakeFiles/`.
-    path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/")
+    if path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/") {
+        return true;
+    }
+    // Meson's per-target private directories hold what it generates (valac's C, configured
+    // sources): `src/gala.p/` since 0.55, `lib/gconnect-0.1@sha/` (`@exe`, `@sta`) before.
+    path.split('/').rev().skip(1).any(|dir| {
+        dir.len() > 2
+            && (dir.ends_with(".p")
+                || dir.ends_with("@sha")
+                || dir.ends_with("@exe")
+                || dir.ends_with("@sta"))
+    })
 }
 
 /// True for a toolchain's own sources printed relative to the toolchain's tree: rustc before
@@ -325,6 +336,10 @@ pub enum Dir {
     Outside,
     /// Somewhere the parser cannot place: relative paths are left as printed.
     Unknown,
+    /// An out-of-tree build directory this many levels below the repository root (meson's
+    /// `builddir/`): `../` that many times leads back to the root; a path that stays inside
+    /// is a build output.
+    Build(u8),
 }
 
 /// Deepest nesting of `make` directories remembered; deeper ones are only counted.
@@ -345,6 +360,9 @@ pub struct WorkDirs {
     deeper: usize,
     /// The guessed root (absolute, without trailing `/`), when no checkout prefix applied.
     root: Option<String>,
+    /// Depth of the build directory a meson compile command showed (see
+    /// [`WorkDirs::compile_command`]), used while no directory was entered.
+    build_depth: Option<u8>,
 }
 
 impl WorkDirs {
@@ -413,6 +431,7 @@ impl WorkDirs {
                     normalize_dir(&joined, None).map_or(Dir::Outside, Dir::Repo)
                 }
                 Dir::Outside => Dir::Outside,
+                Dir::Build(_) => Dir::Unknown,
                 Dir::Unknown if self.stack.is_empty() => {
                     normalize_dir(&unix, None).map_or(Dir::Outside, Dir::Repo)
                 }
@@ -447,7 +466,33 @@ impl WorkDirs {
         if self.deeper > 0 {
             return Dir::Unknown;
         }
-        self.stack.last().cloned().unwrap_or(Dir::Unknown)
+        match (self.stack.last(), self.build_depth) {
+            (Some(d), _) => d.clone(),
+            (None, Some(depth)) => Dir::Build(depth),
+            (None, None) => Dir::Unknown,
+        }
+    }
+
+    /// Looks at a compiler command ninja echoed for a failed meson target (`FAILED: …` then
+    /// `cc … -I. -I.. … -c ../src/x.c`): meson passes the build root as `-I.` and the source
+    /// root, relative to it, right after (`-I..`, `-I../..`). Returns true when that placed
+    /// the build directory, while no `Entering directory` did.
+    pub fn compile_command(&mut self, text: &str) -> bool {
+        if text.len() < 80 || !self.stack.is_empty() {
+            return false;
+        }
+        let Some(at) = memchr::memmem::find(text.as_bytes(), b" -I. -I..") else {
+            return false;
+        };
+        let up = text[at + 7..].split(' ').next().unwrap_or("");
+        let depth = up.split('/').filter(|s| !s.is_empty()).count();
+        if up.split('/').any(|s| !s.is_empty() && s != "..") || depth == 0 || depth > 8 {
+            return false;
+        }
+        let depth = u8::try_from(depth).unwrap_or(u8::MAX);
+        let changed = self.build_depth != Some(depth);
+        self.build_depth = Some(depth);
+        changed
     }
 
     /// The guessed repository root, for absolute paths under it.
@@ -459,6 +504,7 @@ impl WorkDirs {
     pub fn reset(&mut self) {
         self.stack.clear();
         self.deeper = 0;
+        self.build_depth = None;
     }
 }
 
@@ -486,6 +532,26 @@ fn is_system_dir(dir: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meson_private_dirs_are_generated_and_compile_commands_place_the_build_dir() {
+        assert!(is_generated("src/gala.p/WindowManager.c"));
+        assert!(is_generated("lib/gconnect-0.1@sha/gconnect-config.c"));
+        assert!(!is_generated("src/app.py"));
+        assert!(!is_generated("a.p"));
+        let mut d = WorkDirs::default();
+        // mesonbuild/meson#9553: the compile command of the failed target.
+        let cmd = "/usr/local/bin/gcc -Iplugins/fishlim/tests/fishlim_tests.p -I../plugins/fishlim -I. -I.. -Isrc/common -c ../plugins/fishlim/utils.c";
+        assert!(d.compile_command(cmd));
+        assert_eq!(d.current(), Dir::Build(1));
+        assert!(!d.compile_command(cmd), "unchanged");
+        assert!(d.compile_command(&cmd.replace("-I. -I..", "-I. -I../..")));
+        assert_eq!(d.current(), Dir::Build(2));
+        d.reset();
+        assert_eq!(d.current(), Dir::Unknown);
+        assert!(!d.compile_command(&cmd.replace("-I. -I..", "-I. -I../include")));
+        assert_eq!(d.current(), Dir::Unknown);
+    }
 
     #[test]
     fn strips_runner_prefixes() {

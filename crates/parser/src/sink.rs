@@ -164,6 +164,21 @@ impl Sink {
                 (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
             }
             Some(Dir::Outside) if is_relative(raw) => return None,
+            Some(Dir::Build(depth)) if is_relative(raw) => {
+                let unix = raw.trim().replace('\\', "/");
+                let mut rest = unix.as_str();
+                let mut up = 0;
+                while let Some(r) = rest.strip_prefix("../") {
+                    rest = r;
+                    up += 1;
+                }
+                // Fewer `../` than the build directory is deep: a build output; more: above
+                // the repository.
+                if up != usize::from(*depth) {
+                    return None;
+                }
+                (normalize_path(rest, ws)?, true)
+            }
             _ => match normalize_path(raw, ws) {
                 Some(p) => (p, false),
                 None => {
@@ -208,10 +223,15 @@ impl Sink {
     pub fn emit(&mut self, seq: u64, f: Finding<'_>) -> bool {
         // Node prints the repository's modules with absolute paths (or `file://` URLs); a
         // bare relative frame (`module.js:325`, `internal/module.js:12`, Node <= 14) is Node's
-        // own library.
+        // own library. Node's library is all `.js`: a bare `next.config.mjs` or `vite.config.ts`
+        // is a project file a framework printed relative to the project root.
         if f.tool == Some("node") && is_relative(f.path) {
             let raw = f.path.trim();
-            if !raw.contains('/') || raw.starts_with("internal/") {
+            let module = matches!(
+                raw.rsplit_once('.').map(|(_, ext)| ext),
+                Some("mjs" | "cjs" | "mts" | "cts" | "ts" | "tsx" | "jsx")
+            );
+            if (!raw.contains('/') && !module) || raw.starts_with("internal/") {
                 return false;
             }
         }

@@ -75,6 +75,19 @@ mod tests {
     use crate::{BugType, ParseOptions, parse_str};
 
     #[test]
+    fn meson_build_dir_paths() {
+        // mesonbuild/meson#9553 and elementary/gala#2042: sources climb out of the build
+        // directory; what stays in it (valac's C in `gala.p/`) is generated.
+        let log = "FAILED: plugins/fishlim/tests/fishlim_tests.p/.._utils.c.o \n/usr/local/bin/gcc -Iplugins/fishlim/tests/fishlim_tests.p -I. -I.. -Isrc/common -DHAVE_CONFIG_H -pthread -c ../plugins/fishlim/utils.c\n../plugins/fishlim/utils.c:124:16: error: implicit declaration of function 'strlen' [-Werror=implicit-function-declaration]\nsrc/gala.p/WindowManager.c:2610:9: error: implicit declaration of function 'atk_bridge_adaptor_init' [-Wimplicit-function-declaration]\nplugins/fishlim/x.c:3:1: error: expected ';'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(got, [("plugins/fishlim/utils.c", 124, BugType::Linting)]);
+    }
+
+    #[test]
     fn gcc_and_clang() {
         let log = "In file included from src/main.c:1:\nsrc/util.h:3:10: fatal error: missing.h: No such file or directory\nsrc/main.c:5:12: error: expected ';' before '}' token\nsrc/main.c:7:5: warning: unused variable 'y' [-Wunused-variable]\nsrc/a.cpp:3:7: error: unused variable 'x' [-Werror,-Wunused-variable]\nsrc/b.c:9:3: error: 'z' undeclared (first use in this function)\nmake: *** [Makefile:3: all] Error 1\n";
         let r = parse_str(log, &ParseOptions::default());

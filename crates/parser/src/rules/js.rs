@@ -111,6 +111,9 @@ const NODE_CORE: [&str; 24] = [
     "cluster.js",
 ];
 
+/// Wording of an error a script raises because a child process it ran failed.
+const CHILD_EXIT: [&str; 3] = ["exited with code", "Command failed", "exit code"];
+
 /// True when a stack frame's path is Node's own code rather than a file of the repository.
 fn is_node_internal(path: &str) -> bool {
     path.starts_with("node:")
@@ -1134,6 +1137,13 @@ impl Js {
                 );
                 return true;
             }
+            // A build script reporting that a child process failed (gulp's `Error: Process
+            // exited with code: 5`, `Error: Command failed: …`): the child's own output above
+            // holds the failure; the script's frame is only where it noticed.
+            if CHILD_EXIT.iter().any(|w| crate::contains(&c[3], w)) {
+                self.node_err = None;
+                return false;
+            }
             let ty = if name == "SyntaxError" {
                 BugType::Syntax
             } else {
@@ -1348,6 +1358,19 @@ mod tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "curriculum/test/test-challenges.js");
+    }
+
+    #[test]
+    fn bare_project_module_frames_are_the_repository() {
+        // cyberagiinc/DevDocs#30: `next build` loads the config relative to the project root;
+        // Node's own bare frames (`module.js:325`) stay out.
+        let log = "0.874 ReferenceError: config is not defined\n0.874     at <unknown> (next.config.mjs:1:1)\n\nTypeError: x is not a function\n    at Object.<anonymous> (module.js:325:32)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("next.config.mjs", 1, BugType::Logic)
+        );
     }
 
     #[test]

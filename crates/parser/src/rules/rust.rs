@@ -31,6 +31,12 @@ static CLIPPY_URL: LazyLock<Regex> =
 static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$").unwrap()
 });
+/// compiletest (rust-lang/rust's UI tests, `compiletest_rs`): a test file's `//~ ERROR`
+/// annotations did not match what the compiler said, `path.rs:18: unexpected error: '…'` or
+/// `path.rs:5: expected error not found: …`, printed as an `error:` with no ` --> ` span.
+static COMPILETEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+?\.rs):(\d+): (?:unexpected \w+|expected \w+ not found): ").unwrap()
+});
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
     // Before Rust 1.22 the column was not printed.
     Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+)(?::(\d+))?$").unwrap()
@@ -291,6 +297,20 @@ impl Rust {
                 return true;
             }
             self.in_warning = false;
+            if c.get(2).is_none()
+                && crate::contains(&c[3], ".rs:")
+                && let Some(m) = COMPILETEST.captures(&c[3])
+                && let Some(line) = super::num(&m[2])
+            {
+                sink.emit(
+                    l.no,
+                    Finding::new(&m[1], line, BugType::Logic, &c[3])
+                        .test(self.current_test.as_deref())
+                        .conf(0.85)
+                        .tool("compiletest"),
+                );
+                return true;
+            }
             self.diag = Some(Diag {
                 kind: Kind::Rustc,
                 code: c.get(2).map(|m| m.as_str().to_string()),
@@ -436,6 +456,26 @@ impl Rust {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn compiletest_annotation_mismatches() {
+        // rust-lang/rust#46116 (Travis, `[00:38:49] ` stamps) and the `expected … not found`
+        // shape compiletest prints for a missing diagnostic.
+        let log = "[00:38:49] ---- [ui] ui/fmt/send-sync.rs stdout ----\n[00:38:49] \t\n[00:38:49] error: /checkout/src/test/ui/fmt/send-sync.rs:18: unexpected error: '18:5: 18:9: the trait bound is not satisfied [E0277]'\n[00:38:49] \n\nerror: tests/ui/x.rs:5: expected error not found: mismatched types\nerror: test failed, to rerun pass `--test compile-test`\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("src/test/ui/fmt/send-sync.rs", 18, BugType::Logic),
+                ("tests/ui/x.rs", 5, BugType::Logic)
+            ]
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("[ui] ui/fmt/send-sync.rs"));
+    }
 
     #[test]
     fn rustc_error_with_location() {
