@@ -30,6 +30,7 @@ use crate::events::CheckRunCompleted;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
+use crate::store::proposals::Proposals;
 use crate::store::registry::RegistryError;
 use crate::store::runs::FixRun;
 
@@ -97,6 +98,7 @@ impl Orchestrator {
                 updated_at: now,
                 // A new run has asked for nothing yet.
                 creations: Some(Default::default()),
+                version: 0,
             },
         };
 
@@ -192,7 +194,7 @@ impl Orchestrator {
                             failed_at,
                         },
                         &config.constraints,
-                        &*ctx.ids,
+                        &ctx.ids,
                     )
                     .await
                     .map_err(|e| refused("recording the failed check", e))?
@@ -203,7 +205,7 @@ impl Orchestrator {
             Some(p) => p,
             None => ctx
                 .registry
-                .propose_fix(&source_id, &reports, &config.constraints, now, &*ctx.ids)
+                .propose_fix(&source_id, &reports, &config.constraints, now, &ctx.ids)
                 .await
                 .map_err(|e| refused("proposing the fix", e))?,
         };

@@ -127,7 +127,7 @@ impl Orchestrator {
                         run.pending_commit = Some(commit.clone());
                         run.push_target = Some(target.clone());
                         run.previous_attempt = Some(patch.attempt());
-                        ctx.runs.put(&run).map_err(store_err)?;
+                        ctx.runs.put(&mut run).map_err(store_err)?;
                         (commit, files.into_iter().map(|(p, _)| p).collect())
                     }
                 }
