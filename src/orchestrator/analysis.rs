@@ -30,7 +30,6 @@ use crate::events::CheckRunCompleted;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
-use crate::store::proposals::Proposals;
 use crate::store::registry::RegistryError;
 use crate::store::runs::FixRun;
 
@@ -76,6 +75,7 @@ impl Orchestrator {
         let mut run = match ctx
             .runs
             .get(&project, pr_number, &cr.name)
+            .await
             .map_err(store_err)?
         {
             Some(r) => r,
@@ -201,7 +201,12 @@ impl Orchestrator {
                     .id
             }
         };
-        let proposal = match ctx.registry.fix_for_source(&source_id).map_err(store_err)? {
+        let proposal = match ctx
+            .registry
+            .fix_for_source(&source_id)
+            .await
+            .map_err(store_err)?
+        {
             Some(p) => p,
             None => ctx
                 .registry
