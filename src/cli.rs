@@ -59,8 +59,9 @@ pub struct MigrateArgs {
     /// The PostgreSQL database (`postgres://user:password@host/db`).
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: String,
-    /// Also copy a sled `DATA_DIR`'s pending jobs (queued and parked, with their payloads)
-    /// and its DDS counters into the database. `serve` on that directory must be stopped.
+    /// Also copy a sled `DATA_DIR`'s pending jobs (queued and parked, with their payloads),
+    /// its DDS counters, failed records, proposals and fix runs into the database. `serve` on
+    /// that directory must be stopped.
     #[arg(long, value_name = "DIR")]
     pub from_sled: Option<std::path::PathBuf>,
 }
@@ -264,6 +265,13 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
             copied.deliveries,
             copied.counters,
             copied.skipped
+        );
+        println!(
+            "copied from {}: {} failed code_change records, {} code_fix proposals (with their transitions), {} fix runs",
+            dir.display(),
+            copied.fix_state.failed,
+            copied.fix_state.fixes,
+            copied.fix_state.runs
         );
     }
     Ok(())

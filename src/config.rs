@@ -78,7 +78,7 @@ pub struct ServeArgs {
     /// Directory of the sled database and stored App credentials.
     #[arg(long, env = "DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
-    /// PostgreSQL for deliveries and the job queue, shared by several replicas
+    /// PostgreSQL for deliveries, the job queue, proposals and fix runs, shared by several replicas
     /// (`postgres://user:password@host/db`); unset, the sled database in DATA_DIR.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
@@ -646,7 +646,7 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
     (
         "DATABASE_URL",
         "",
-        "PostgreSQL (`postgres://user:password@host/db`) for deliveries and the job queue, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
+        "PostgreSQL (`postgres://user:password@host/db`) for deliveries, the job queue, proposals and fix runs, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
     ),
     (
         "JOB_LEASE_SECONDS",

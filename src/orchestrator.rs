@@ -39,7 +39,7 @@ use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
-use crate::store::registry::{Registry, RegistryError};
+use crate::store::proposals::{Proposals, Runs};
 use crate::store::runs::RunStore;
 use crate::store::{JobKind, Store, StoreError};
 
@@ -62,11 +62,15 @@ const CONFIG_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 pub struct Context {
     pub github: Arc<dyn GitHubApi>,
     pub store: Store,
-    pub registry: Registry,
+    /// Failed records and code_fix proposals: on PostgreSQL every replica's.
+    pub registry: Arc<dyn Proposals>,
     /// The queue's backend, where DDS numbers come from: on PostgreSQL shared by every
     /// replica, so two of them never publish the same id; on sled the registry's counters.
     pub ids: Arc<dyn crate::store::backend::Backend>,
-    pub runs: RunStore,
+    /// Fix runs: on PostgreSQL every replica's, written by compare-and-swap.
+    pub runs: Arc<dyn Runs>,
+    /// The reply-asked marks of command comments, still in this replica's sled.
+    pub replies: RunStore,
     /// Per-test outcomes and automatic re-run counters, for failure triage.
     pub triage: crate::store::triage::TriageStore,
     pub metrics: Metrics,
@@ -118,18 +122,16 @@ impl Context {
         metrics: Metrics,
         app_id: u64,
     ) -> Result<Context, StoreError> {
-        let registry = store.registry().map_err(|e| match e {
-            RegistryError::Storage(e) => StoreError::Sled(e),
-            other => StoreError::Flush(other.to_string()),
-        })?;
-        let runs = RunStore::open(&store)?;
+        let fix_state = state.fix_state()?;
+        let replies = RunStore::open(&store)?;
         let triage = crate::store::triage::TriageStore::open(&store)?;
         Ok(Context {
             github,
             store,
-            registry,
+            registry: fix_state.registry,
             ids: state,
-            runs,
+            runs: fix_state.runs,
+            replies,
             triage,
             metrics,
             app_id,
@@ -213,7 +215,7 @@ impl JobHandler for Orchestrator {
     }
 
     async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
-        self.reconcile_jobs()
+        self.reconcile_jobs().await
     }
 }
 
@@ -386,6 +388,7 @@ impl Orchestrator {
             .ctx
             .runs
             .for_pull_request(&p.repo.full_name(), p.number)
+            .await
             .map_err(store_err)?;
         for mut run in runs {
             let inst = InstallationId(run.installation_id);
@@ -427,7 +430,7 @@ impl Orchestrator {
             let Some(repo) = RepoRef::parse(name) else {
                 continue;
             };
-            for mut run in self.ctx.runs.for_repo(name).map_err(store_err)? {
+            for mut run in self.ctx.runs.for_repo(name).await.map_err(store_err)? {
                 let inst = InstallationId(run.installation_id);
                 if let Err(e) = self
                     .apply(inst, &repo, &mut run, Event::Uninstalled, Replay::First)

@@ -23,6 +23,8 @@
 pub mod backend;
 pub mod installations;
 pub mod pg;
+pub mod pg_proposals;
+pub mod proposals;
 pub mod registry;
 pub mod runs;
 pub mod spool;
@@ -58,6 +60,12 @@ pub enum StoreError {
     Postgres(sqlx::Error),
     #[error("PostgreSQL migrations (DATABASE_URL): {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A fix run was written by someone else (another replica, another job) since it was read
+    /// at version `read`: nothing was written; read it again.
+    #[error(
+        "fix run `{key}` changed since it was read (version {read}, now {found}); read it again"
+    )]
+    RunChanged { key: String, read: u64, found: u64 },
 }
 
 impl From<sqlx::Error> for StoreError {

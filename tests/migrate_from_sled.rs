@@ -173,3 +173,177 @@ async fn pending_jobs_payloads_and_counters_move_from_sled_to_postgresql() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     drop(held);
 }
+
+/// The proposal registry and the fix runs move too: a proposal published and approved on sled
+/// (its transition and push time), and its run waiting for CI's verdict on the pushed fix,
+/// are found on PostgreSQL by every replica, and move on there. A second run copies nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proposals_transitions_and_runs_move_from_sled_to_postgresql() {
+    use ci_medic::store::proposals::Proposals;
+    use ci_medic::store::runs::{FixRun, Phase, RunState, RunStore};
+    use ci_medic_core::proposal::machine::Stage;
+    use ci_medic_core::proposal::{DdsStatus, FailedCheck};
+
+    let Some(url) = common::fresh_database("migrate_proposals_from_sled").await else {
+        return;
+    };
+    let day = NaiveDate::from_ymd_opt(2026, 2, 2).unwrap();
+    let at = day.and_hms_opt(12, 0, 0).unwrap().and_utc();
+    let check = FailedCheck {
+        project: "acme/calc".into(),
+        check_name: "lint".into(),
+        head_sha: "a".repeat(40),
+        pr_number: Some(3),
+        changed_files: vec!["app/main.py".into()],
+        failed_at: at,
+    };
+    let report = ci_medic_parser::BugReport {
+        file_path: "app/main.py".into(),
+        line_number: 1,
+        error_type: ci_medic_parser::BugType::Linting,
+        message: "`os` imported but unused".into(),
+        test_name: None,
+        confidence_score: 0.95,
+        column: Some(8),
+        tool: Some("ruff".into()),
+        rule: Some("F401".into()),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (failed, fix) = {
+        let store = Store::open(dir.path()).unwrap();
+        let reg = store.registry().unwrap();
+        let cfg = Default::default();
+        let failed = reg.record_failure(&check, &cfg, &store).await.unwrap();
+        let fix = reg
+            .propose_fix(&failed.id, std::slice::from_ref(&report), &cfg, at, &store)
+            .await
+            .unwrap();
+        reg.transition(
+            &fix.dds.id,
+            DdsStatus::Proposed,
+            DdsStatus::Approved,
+            "alice",
+            at,
+            "/approve",
+        )
+        .unwrap();
+        reg.record_push(&fix.dds.id, at).unwrap();
+        let mut state = RunState::new("lint", 3, &check.head_sha);
+        state.stage = Stage::Pushed {
+            commit_sha: "f".repeat(40),
+            files: vec!["app/main.py".into()],
+        };
+        let mut run = FixRun {
+            repo: "acme/calc".into(),
+            pr_number: 3,
+            check_name: "lint".into(),
+            installation_id: 9,
+            comment_id: Some(41),
+            comment_url: None,
+            check_run_id: None,
+            check_run_sha: None,
+            state,
+            reports: vec![report],
+            pending_commit: None,
+            push_target: None,
+            read_from: None,
+            pushed_at: Some(at),
+            previous_attempt: None,
+            updated_at: at,
+            creations: None,
+            version: 0,
+        };
+        let runs = RunStore::open(&store).unwrap();
+        runs.put(&mut run).unwrap();
+        runs.put(&mut run).unwrap();
+        Backend::close(&store).await.unwrap();
+        (failed, fix)
+    };
+
+    let db = PgStore::connect(&url, 2).await.unwrap();
+    db.migrate().await.unwrap();
+    let out = migrate(&url, dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "1 failed code_change records, 1 code_fix proposals (with their transitions), 1 fix runs"
+        ),
+        "{stdout}"
+    );
+
+    let state = db.fix_state().unwrap();
+    assert_eq!(
+        state
+            .registry
+            .failed_for_check("acme/calc", "lint", &check.head_sha)
+            .await
+            .unwrap(),
+        Some(failed.clone())
+    );
+    let moved = state.registry.get_fix(&fix.dds.id).await.unwrap().unwrap();
+    assert_eq!(moved.status, DdsStatus::Approved);
+    assert_eq!(moved.history.len(), 1);
+    assert_eq!(moved.history[0].actor, "alice");
+    assert_eq!(moved.pushed_at, Some(at));
+    assert_eq!(
+        state.registry.fix_for_source(&failed.id).await.unwrap(),
+        Some(moved.clone())
+    );
+    // The run, found by its pushed commit (CI's verdict), at the version sled had written.
+    let run = state
+        .runs
+        .by_pushed_commit("acme/calc", &"f".repeat(40))
+        .await
+        .unwrap()
+        .expect("the run is found by its fix commit");
+    assert_eq!((run.comment_id, run.version), (Some(41), 2));
+    assert!(matches!(run.phase(), Phase::Pushed { .. }));
+    assert_eq!(state.runs.active().await.unwrap().len(), 1);
+    // Rule 10 holds across the move: the source already has its fix.
+    assert!(
+        state
+            .registry
+            .propose_fix(&failed.id, &[], &Default::default(), at, &db)
+            .await
+            .is_err()
+    );
+    // The verdict moves it on PostgreSQL.
+    state
+        .registry
+        .transition(
+            &fix.dds.id,
+            DdsStatus::Approved,
+            DdsStatus::Executed,
+            "ci-medic",
+            at,
+            "check passed",
+        )
+        .await
+        .unwrap();
+
+    // Again: nothing is copied twice, and what moved on in the database stays as it is.
+    let out = migrate(&url, dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(
+            "0 failed code_change records, 0 code_fix proposals (with their transitions), 0 fix runs"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        state
+            .registry
+            .get_fix(&fix.dds.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        DdsStatus::Executed
+    );
+}

@@ -15,6 +15,7 @@ use ci_medic::proposal::machine::{Proposal, RunState, Stage};
 use ci_medic::proposal::{CheckRef, DdsStatus, FailedCheck, build_fix_packet};
 use ci_medic::repo_config::ConstraintsConfig;
 use ci_medic::status::{OAuthApp, StatusConfig};
+use ci_medic::store::proposals::Proposals;
 use ci_medic::store::runs::{FixRun, RunStore};
 use ci_medic::store::{Accepted, DeliveryRecord, JobState, NewJob, Store};
 use ci_medic_parser::{BugReport, BugType};
@@ -92,7 +93,7 @@ async fn propose(
         });
         RunStore::open(store)
             .unwrap()
-            .put(&FixRun {
+            .put(&mut FixRun {
                 repo: repo.into(),
                 pr_number: pr,
                 check_name: "lint".into(),
@@ -110,6 +111,7 @@ async fn propose(
                 previous_attempt: None,
                 creations: None,
                 updated_at: Utc::now(),
+                version: 0,
             })
             .unwrap();
     }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{NaiveDate, Utc};
 use ci_medic::store::backend::{Attempt, Backend};
 use ci_medic::store::pg::PgStore;
+use ci_medic::store::proposals::Proposals;
 use ci_medic::store::registry::IdKind;
 use ci_medic::store::{Accepted, DeliveryRecord, JobKind, JobState, NewJob, Requeue, Store};
 
@@ -36,9 +37,8 @@ async fn sled_fixture() -> Fixture {
 async fn pg_fixture(test: &str) -> Option<Fixture> {
     let url = common::fresh_database(test).await?;
     let a = PgStore::connect(&url, 8).await.unwrap();
-    assert_eq!(
-        a.migrate().await.unwrap(),
-        vec![1],
+    assert!(
+        a.migrate().await.unwrap().starts_with(&[1, 2]),
         "a fresh database migrates"
     );
     let b = PgStore::connect(&url, 8).await.unwrap();
@@ -382,7 +382,7 @@ async fn sled_numbers_continue_the_registrys_existing_counters() {
     // And the registry, given the backend, publishes ids after the old ones.
     let reg = store.registry().unwrap();
     let failed = reg
-        .record_failure(&failed_check("acme/calc", 3, day), &Default::default(), &*b)
+        .record_failure(&failed_check("acme/calc", 3, day), &Default::default(), &b)
         .await
         .unwrap();
     assert_eq!(failed.id.as_str(), "DDS-20260202-CODE-003");
@@ -426,7 +426,7 @@ async fn two_replicas_registries_never_publish_the_same_dds_id() {
         set.spawn(async move {
             let cfg = Default::default();
             let failed = reg
-                .record_failure(&failed_check("acme/calc", pr, day), &cfg, &*ids)
+                .record_failure(&failed_check("acme/calc", pr, day), &cfg, &ids)
                 .await
                 .unwrap();
             let report = ci_medic_parser::BugReport {
@@ -442,7 +442,7 @@ async fn two_replicas_registries_never_publish_the_same_dds_id() {
             };
             let at = day.and_hms_opt(12, 5, 0).unwrap().and_utc();
             let fix = reg
-                .propose_fix(&failed.id, &[report], &cfg, at, &*ids)
+                .propose_fix(&failed.id, &[report], &cfg, at, &ids)
                 .await
                 .unwrap();
             (failed.id.as_str().to_string(), fix.dds.id)
@@ -463,5 +463,535 @@ async fn two_replicas_registries_never_publish_the_same_dds_id() {
     // Neither replica's own counters were used.
     for reg in &regs {
         assert_eq!(reg.next_seq(IdKind::CodeFix, day).unwrap(), 1);
+    }
+}
+
+/// The proposal registry and the fix runs ([`ci_medic::store::proposals`]), on both backends:
+/// what replica A writes, replica B reads and moves, and two replicas racing on one record
+/// never both win.
+mod fix_state {
+    use super::*;
+    use ci_medic::store::StoreError;
+    use ci_medic::store::proposals::FixState;
+    use ci_medic::store::registry::RegistryError;
+    use ci_medic::store::runs::{FixRun, Phase, RunState};
+    use ci_medic_core::proposal::machine::Stage;
+    use ci_medic_core::proposal::{DdsStatus, Rule, TransitionError, derive_code_fix};
+
+    both!(
+        a_failed_check_is_recorded_once_across_replicas,
+        a_source_gets_one_code_fix_across_replicas,
+        a_decision_has_one_winner_across_replicas_and_a_push_time_is_kept_once,
+        a_fix_run_is_never_overwritten_by_a_stale_copy,
+        fix_runs_are_found_by_pull_request_pushed_commit_and_rerun,
+    );
+
+    fn states(f: &Fixture) -> (FixState, FixState) {
+        (f.a.fix_state().unwrap(), f.b.fix_state().unwrap())
+    }
+
+    fn day() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 2, 2).unwrap()
+    }
+
+    fn report(file: &str) -> ci_medic_parser::BugReport {
+        ci_medic_parser::BugReport {
+            file_path: file.into(),
+            line_number: 1,
+            error_type: ci_medic_parser::BugType::Linting,
+            message: "`os` imported but unused".into(),
+            test_name: None,
+            confidence_score: 0.95,
+            column: Some(8),
+            tool: Some("ruff".into()),
+            rule: Some("F401".into()),
+        }
+    }
+
+    fn at() -> chrono::DateTime<Utc> {
+        day().and_hms_opt(12, 5, 0).unwrap().and_utc()
+    }
+
+    async fn a_failed_check_is_recorded_once_across_replicas(f: Fixture) {
+        let (a, b) = states(&f);
+        let cfg = Default::default();
+        // Both replicas record the same failed check at once: one record, one id.
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..8 {
+            let (reg, ids) = if i % 2 == 0 {
+                (a.registry.clone(), f.a.clone())
+            } else {
+                (b.registry.clone(), f.b.clone())
+            };
+            set.spawn(async move {
+                reg.record_failure(
+                    &failed_check("acme/calc", 7, day()),
+                    &Default::default(),
+                    &ids,
+                )
+                .await
+                .unwrap()
+            });
+        }
+        let mut ids = HashSet::new();
+        while let Some(r) = set.join_next().await {
+            ids.insert(r.unwrap().id.as_str().to_string());
+        }
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        let id = ids.into_iter().next().unwrap();
+        // The other replica reads it, by check and by id.
+        let by_check = b
+            .registry
+            .failed_for_check("acme/calc", "lint", &format!("{:040x}", 7))
+            .await
+            .unwrap()
+            .expect("recorded");
+        assert_eq!(by_check.id.as_str(), id);
+        assert_eq!(
+            a.registry.get_failed(&by_check.id).await.unwrap(),
+            Some(by_check.clone())
+        );
+        assert!(
+            b.registry
+                .failed_for_check("acme/calc", "lint", "other")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // Another commit is another failure; the list is in id order.
+        let second = b
+            .registry
+            .record_failure(&failed_check("acme/calc", 8, day()), &cfg, &f.b)
+            .await
+            .unwrap();
+        assert_ne!(second.id, by_check.id);
+        let listed: Vec<_> = a
+            .registry
+            .list_failed()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|d| d.id)
+            .collect();
+        let mut sorted = vec![by_check.id.clone(), second.id.clone()];
+        sorted.sort_by(|x, y| x.as_str().cmp(y.as_str()));
+        assert_eq!(listed, sorted);
+        // A record stored under a taken id (another check) is refused, not overwritten.
+        let mut clash = failed_check("acme/calc", 9, day());
+        clash.check_name = "test".into();
+        let e = a
+            .registry
+            .store_failure(&clash, second.clone())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, RegistryError::DuplicateFailed(_)), "{e}");
+        assert_eq!(a.registry.list_failed().await.unwrap().len(), 2);
+    }
+
+    async fn a_source_gets_one_code_fix_across_replicas(f: Fixture) {
+        let (a, b) = states(&f);
+        let cfg = Default::default();
+        let failed = a
+            .registry
+            .record_failure(&failed_check("acme/calc", 3, day()), &cfg, &f.a)
+            .await
+            .unwrap();
+        // Derived apart, inserted at once from both replicas: rule 10 lets one through.
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..6 {
+            let (reg, ids) = if i % 2 == 0 {
+                (a.registry.clone(), f.a.clone())
+            } else {
+                (b.registry.clone(), f.b.clone())
+            };
+            let source = failed.as_source();
+            set.spawn(async move {
+                let id = ci_medic::store::registry::next_fix_id(&ids, day())
+                    .await
+                    .unwrap();
+                let derived =
+                    derive_code_fix(&id, &source, &[report("app/main.py")], &Default::default())
+                        .unwrap();
+                reg.insert_code_fix(derived, at()).await
+            });
+        }
+        let mut wins = Vec::new();
+        while let Some(r) = set.join_next().await {
+            match r.unwrap() {
+                Ok(p) => wins.push(p),
+                Err(RegistryError::Invalid(v)) => assert_eq!(v.rules(), [Rule::NoDuplicates]),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(wins.len(), 1);
+        let fix = wins.pop().unwrap();
+        assert_eq!(fix.status, DdsStatus::Proposed);
+        // Every replica sees it, by id and by source; proposing again is refused before an
+        // id is spent.
+        assert_eq!(
+            b.registry.get_fix(&fix.dds.id).await.unwrap(),
+            Some(fix.clone())
+        );
+        assert_eq!(
+            b.registry.fix_for_source(&failed.id).await.unwrap(),
+            Some(fix.clone())
+        );
+        assert_eq!(b.registry.list_fixes().await.unwrap(), vec![fix.clone()]);
+        let e = b
+            .registry
+            .propose_fix(&failed.id, &[report("app/main.py")], &cfg, at(), &f.b)
+            .await
+            .unwrap_err();
+        assert!(matches!(&e, RegistryError::Invalid(v) if v.rules() == [Rule::NoDuplicates]));
+        // A code_fix is the source of the next one, found on the other replica.
+        let source = a
+            .registry
+            .get_source(&ci_medic_core::ids::DdsId(fix.dds.id.clone()))
+            .await
+            .unwrap()
+            .expect("a code_fix is a source");
+        assert_eq!(source.id.as_str(), fix.dds.id);
+        let e = a
+            .registry
+            .propose_fix(
+                &ci_medic_core::ids::DdsId("DDS-20260202-CODE-099".into()),
+                &[report("app/main.py")],
+                &cfg,
+                at(),
+                &f.a,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(e, RegistryError::UnknownSource(_)), "{e}");
+    }
+
+    async fn a_decision_has_one_winner_across_replicas_and_a_push_time_is_kept_once(f: Fixture) {
+        let (a, b) = states(&f);
+        let cfg = Default::default();
+        let failed = a
+            .registry
+            .record_failure(&failed_check("acme/calc", 4, day()), &cfg, &f.a)
+            .await
+            .unwrap();
+        let fix = a
+            .registry
+            .propose_fix(&failed.id, &[report("app/main.py")], &cfg, at(), &f.a)
+            .await
+            .unwrap();
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..8 {
+            let reg = if i % 2 == 0 {
+                a.registry.clone()
+            } else {
+                b.registry.clone()
+            };
+            let to = if i % 3 == 0 {
+                DdsStatus::Rejected
+            } else {
+                DdsStatus::Approved
+            };
+            let id = fix.dds.id.clone();
+            set.spawn(async move {
+                reg.transition(
+                    &id,
+                    DdsStatus::Proposed,
+                    to,
+                    &format!("user{i}"),
+                    at(),
+                    "/decide",
+                )
+                .await
+            });
+        }
+        let mut wins = 0;
+        while let Some(r) = set.join_next().await {
+            match r.unwrap() {
+                Ok(_) => wins += 1,
+                Err(RegistryError::Transition {
+                    source: TransitionError::Stale { .. },
+                    ..
+                }) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(wins, 1);
+        let stored = b.registry.get_fix(&fix.dds.id).await.unwrap().unwrap();
+        assert_eq!(stored.history.len(), 1);
+        assert_ne!(stored.status, DdsStatus::Proposed);
+        // A forbidden move is refused and changes nothing.
+        assert!(
+            b.registry
+                .transition(
+                    &fix.dds.id,
+                    stored.status,
+                    DdsStatus::Proposed,
+                    "x",
+                    at(),
+                    "r"
+                )
+                .await
+                .is_err()
+        );
+        assert!(matches!(
+            a.registry
+                .transition(
+                    "DDS-FIX-20260202-900",
+                    DdsStatus::Proposed,
+                    DdsStatus::Approved,
+                    "x",
+                    at(),
+                    "r"
+                )
+                .await,
+            Err(RegistryError::UnknownFix(_))
+        ));
+        // The first push time is kept, whichever replica records it later.
+        let first = at() + chrono::Duration::minutes(5);
+        a.registry.record_push(&fix.dds.id, first).await.unwrap();
+        b.registry
+            .record_push(&fix.dds.id, first + chrono::Duration::hours(1))
+            .await
+            .unwrap();
+        let stored = a.registry.get_fix(&fix.dds.id).await.unwrap().unwrap();
+        assert_eq!(stored.pushed_at, Some(first));
+        assert_eq!(stored.history.len(), 1, "a push time is not a transition");
+        assert!(matches!(
+            b.registry.record_push("DDS-FIX-20260202-901", first).await,
+            Err(RegistryError::UnknownFix(_))
+        ));
+    }
+
+    fn run(pr: u64, check: &str) -> FixRun {
+        FixRun {
+            repo: "acme/calc".into(),
+            pr_number: pr,
+            check_name: check.into(),
+            installation_id: 1,
+            comment_id: None,
+            comment_url: None,
+            check_run_id: None,
+            check_run_sha: None,
+            state: RunState::new(check, pr, "aaa"),
+            reports: vec![],
+            pending_commit: None,
+            push_target: None,
+            read_from: None,
+            pushed_at: None,
+            previous_attempt: None,
+            updated_at: at(),
+            creations: Some(Default::default()),
+            version: 0,
+        }
+    }
+
+    async fn a_fix_run_is_never_overwritten_by_a_stale_copy(f: Fixture) {
+        let (a, b) = states(&f);
+        // Two replicas create the same run at once: one is stored, the other told.
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..6u64 {
+            let runs = if i % 2 == 0 {
+                a.runs.clone()
+            } else {
+                b.runs.clone()
+            };
+            set.spawn(async move {
+                let mut r = run(5, "lint");
+                r.comment_id = Some(i);
+                runs.put(&mut r).await.map(|()| r)
+            });
+        }
+        let mut created = Vec::new();
+        while let Some(r) = set.join_next().await {
+            match r.unwrap() {
+                Ok(r) => created.push(r),
+                Err(StoreError::RunChanged {
+                    read: 0, found: 1, ..
+                }) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(created.len(), 1);
+        let winner = created.pop().unwrap();
+        assert_eq!(winner.version, 1);
+        // Both replicas read it; A (a reconcile pass) writes first; B's copy is stale.
+        let mut on_a = a.runs.get("acme/calc", 5, "lint").await.unwrap().unwrap();
+        let mut on_b = b.runs.get("acme/calc", 5, "lint").await.unwrap().unwrap();
+        assert_eq!(on_a.comment_id, winner.comment_id);
+        assert_eq!((on_a.version, on_b.version), (1, 1));
+        on_a.comment_url = Some("from A".into());
+        a.runs.put(&mut on_a).await.unwrap();
+        assert_eq!(on_a.version, 2);
+        on_b.comment_url = Some("from B".into());
+        let e = b.runs.put(&mut on_b).await.unwrap_err();
+        assert!(
+            matches!(
+                e,
+                StoreError::RunChanged {
+                    read: 1,
+                    found: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("acme/calc#5"), "{e}");
+        assert_eq!(on_b.version, 1, "a refused write leaves the copy as read");
+        let stored = b.runs.get("acme/calc", 5, "lint").await.unwrap().unwrap();
+        assert_eq!(stored.comment_url.as_deref(), Some("from A"));
+        // Read again, B's change goes through over A's.
+        let mut again = stored;
+        again.check_run_id = Some(77);
+        b.runs.put(&mut again).await.unwrap();
+        let stored = a.runs.get("acme/calc", 5, "lint").await.unwrap().unwrap();
+        assert_eq!(
+            (
+                stored.comment_url.as_deref(),
+                stored.check_run_id,
+                stored.version
+            ),
+            (Some("from A"), Some(77), 3)
+        );
+        // Many writers racing from one read: exactly one of them wins each version.
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..8u64 {
+            let runs = if i % 2 == 0 {
+                a.runs.clone()
+            } else {
+                b.runs.clone()
+            };
+            let mut copy = stored.clone();
+            set.spawn(async move {
+                copy.installation_id = 100 + i;
+                runs.put(&mut copy).await.is_ok()
+            });
+        }
+        let mut wins = 0;
+        while let Some(r) = set.join_next().await {
+            wins += usize::from(r.unwrap());
+        }
+        assert_eq!(wins, 1);
+        assert_eq!(
+            a.runs
+                .get("acme/calc", 5, "lint")
+                .await
+                .unwrap()
+                .unwrap()
+                .version,
+            4
+        );
+    }
+
+    async fn fix_runs_are_found_by_pull_request_pushed_commit_and_rerun(f: Fixture) {
+        let (a, b) = states(&f);
+        let mut lint = run(6, "lint");
+        let mut test = run(6, "test");
+        let mut other_pr = run(16, "lint");
+        let mut other_repo = run(6, "lint");
+        other_repo.repo = "acme/calc-docs".into();
+        for r in [&mut lint, &mut test, &mut other_pr, &mut other_repo] {
+            a.runs.put(r).await.unwrap();
+        }
+        let checks = |runs: Vec<FixRun>| -> Vec<(String, u64, String)> {
+            runs.into_iter()
+                .map(|r| (r.repo, r.pr_number, r.check_name))
+                .collect()
+        };
+        assert_eq!(
+            checks(b.runs.for_pull_request("acme/calc", 6).await.unwrap()),
+            [
+                ("acme/calc".into(), 6, "lint".into()),
+                ("acme/calc".into(), 6, "test".into())
+            ]
+        );
+        let mut repo = checks(b.runs.for_repo("acme/calc").await.unwrap());
+        repo.sort();
+        assert_eq!(repo.len(), 3, "{repo:?}");
+        assert!(repo.iter().all(|(r, _, _)| r == "acme/calc"));
+        assert_eq!(b.runs.all().await.unwrap().len(), 4);
+        assert!(b.runs.active().await.unwrap().is_empty());
+
+        // Approved, then pushed: active, and found by its commit on the other replica.
+        lint.state.stage = Stage::Approved {
+            by: "alice".into(),
+            at: "now".into(),
+        };
+        a.runs.put(&mut lint).await.unwrap();
+        assert_eq!(checks(b.runs.active().await.unwrap()).len(), 1);
+        lint.state.stage = Stage::Pushed {
+            commit_sha: "f1x".into(),
+            files: vec!["app/main.py".into()],
+        };
+        a.runs.put(&mut lint).await.unwrap();
+        let found = b
+            .runs
+            .by_pushed_commit("acme/calc", "f1x")
+            .await
+            .unwrap()
+            .expect("found by its fix commit");
+        assert_eq!((found.pr_number, found.check_name.as_str()), (6, "lint"));
+        assert_eq!(found.version, lint.version);
+        assert!(
+            b.runs
+                .by_pushed_commit("acme/calc-docs", "f1x")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // Finished, it is no longer active, but its fix commit still leads to it (a late
+        // verdict is recognised as ci-medic's).
+        lint.state.stage = Stage::Executed {
+            commit_sha: "f1x".into(),
+            run_url: None,
+        };
+        a.runs.put(&mut lint).await.unwrap();
+        assert!(b.runs.active().await.unwrap().is_empty());
+        assert_eq!(
+            b.runs
+                .by_pushed_commit("acme/calc", "f1x")
+                .await
+                .unwrap()
+                .map(|r| r.phase()),
+            Some(Phase::Finished)
+        );
+
+        // A re-run awaited on `aaa`: found by commit and check, only while it is awaited.
+        test.state.stage = Stage::RerunRequested {
+            by: None,
+            at: "now".into(),
+            requested_at: Some(at()),
+        };
+        a.runs.put(&mut test).await.unwrap();
+        assert!(
+            b.runs
+                .by_rerun("acme/calc", "aaa", "test")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            b.runs
+                .by_rerun("acme/calc", "aaa", "lint")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            b.runs
+                .by_rerun("acme/calc", "bbb", "test")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(checks(b.runs.active().await.unwrap()).len(), 1);
+        test.state.stage = Stage::RerunPassed { run_url: None };
+        a.runs.put(&mut test).await.unwrap();
+        assert!(
+            b.runs
+                .by_rerun("acme/calc", "aaa", "test")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(b.runs.get("acme/calc", 6, "nope").await.unwrap().is_none());
     }
 }

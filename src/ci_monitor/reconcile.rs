@@ -33,8 +33,8 @@ pub(crate) struct ReconcilePayload {
 
 impl Orchestrator {
     /// Jobs for every run the loop must still move.
-    pub(crate) fn reconcile_jobs(&self) -> Vec<crate::jobs::InternalJob> {
-        let runs = match self.ctx.runs.active() {
+    pub(crate) async fn reconcile_jobs(&self) -> Vec<crate::jobs::InternalJob> {
+        let runs = match self.ctx.runs.active().await {
             Ok(r) => r,
             Err(e) => {
                 warn!(error = %e, "cannot list active runs");
@@ -72,7 +72,7 @@ impl Orchestrator {
     ) -> Result<(), JobError> {
         let ctx = &self.ctx;
         let _held = ctx.pr_locks.lock(repo, pr).await;
-        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+        let Some(run) = ctx.runs.get(repo, pr, check).await.map_err(store_err)? else {
             return Ok(());
         };
         let Some(repo) = RepoRef::parse(&run.repo) else {

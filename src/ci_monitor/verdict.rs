@@ -25,12 +25,14 @@ impl Orchestrator {
         if let Some(found) = ctx
             .runs
             .by_rerun(&project, &cr.head_sha, &cr.name)
+            .await
             .map_err(store_err)?
         {
             let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
             let run = ctx
                 .runs
                 .get(&project, found.pr_number, &found.check_name)
+                .await
                 .map_err(store_err)?
                 .unwrap_or(found);
             // An index entry left by an earlier re-run on another commit is not this one.
@@ -61,6 +63,7 @@ impl Orchestrator {
         if let Some(found) = ctx
             .runs
             .by_pushed_commit(&project, &cr.head_sha)
+            .await
             .map_err(store_err)?
         {
             let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
@@ -68,6 +71,7 @@ impl Orchestrator {
             let run = ctx
                 .runs
                 .get(&project, found.pr_number, &found.check_name)
+                .await
                 .map_err(store_err)?
                 .unwrap_or(found);
             if run.check_name == cr.name

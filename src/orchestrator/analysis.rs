@@ -75,6 +75,7 @@ impl Orchestrator {
         let mut run = match ctx
             .runs
             .get(&project, pr_number, &cr.name)
+            .await
             .map_err(store_err)?
         {
             Some(r) => r,
@@ -97,6 +98,7 @@ impl Orchestrator {
                 updated_at: now,
                 // A new run has asked for nothing yet.
                 creations: Some(Default::default()),
+                version: 0,
             },
         };
 
@@ -192,18 +194,23 @@ impl Orchestrator {
                             failed_at,
                         },
                         &config.constraints,
-                        &*ctx.ids,
+                        &ctx.ids,
                     )
                     .await
                     .map_err(|e| refused("recording the failed check", e))?
                     .id
             }
         };
-        let proposal = match ctx.registry.fix_for_source(&source_id).map_err(store_err)? {
+        let proposal = match ctx
+            .registry
+            .fix_for_source(&source_id)
+            .await
+            .map_err(store_err)?
+        {
             Some(p) => p,
             None => ctx
                 .registry
-                .propose_fix(&source_id, &reports, &config.constraints, now, &*ctx.ids)
+                .propose_fix(&source_id, &reports, &config.constraints, now, &ctx.ids)
                 .await
                 .map_err(|e| refused("proposing the fix", e))?,
         };

@@ -60,6 +60,7 @@ impl Orchestrator {
                     match ctx
                         .registry
                         .transition(&r.fix_id, r.from, r.to, &r.actor, now, &r.reason)
+                        .await
                     {
                         Ok(_) => {}
                         Err(RegistryError::Transition { source, .. }) => {
@@ -89,7 +90,7 @@ impl Orchestrator {
             self.publish(inst, repo, run).await?;
         } else {
             run.updated_at = now;
-            ctx.runs.put(run).map_err(store_err)?;
+            ctx.runs.put(run).await.map_err(store_err)?;
         }
         Ok(Ok(follow_ups))
     }
@@ -104,7 +105,7 @@ impl Orchestrator {
     ) -> Result<(), JobError> {
         let ctx = &self.ctx;
         run.updated_at = Utc::now();
-        ctx.runs.put(run).map_err(store_err)?;
+        ctx.runs.put(run).await.map_err(store_err)?;
         let view = run.state.view();
         let body = render_comment(&view);
         let comment = if run.comment_id.is_none() && !run.comment_may_exist() {
@@ -112,7 +113,7 @@ impl Orchestrator {
             if let Some(c) = run.creations.as_mut() {
                 c.comment = true;
             }
-            ctx.runs.put(run).map_err(store_err)?;
+            ctx.runs.put(run).await.map_err(store_err)?;
             ctx.github
                 .create_issue_comment(inst, repo, run.pr_number, &body)
                 .await
@@ -133,7 +134,7 @@ impl Orchestrator {
         if run.comment_id != Some(comment.id) {
             run.comment_id = Some(comment.id);
             run.comment_url = Some(comment.html_url.clone());
-            ctx.runs.put(run).map_err(store_err)?;
+            ctx.runs.put(run).await.map_err(store_err)?;
         }
         ctx.metrics.stage("comment", "published");
 
@@ -150,7 +151,7 @@ impl Orchestrator {
                 if let Some(c) = run.creations.as_mut() {
                     c.check_runs.push(external_id.clone());
                 }
-                ctx.runs.put(run).map_err(store_err)?;
+                ctx.runs.put(run).await.map_err(store_err)?;
             }
             let id = crate::comment::publish_check_run_with(
                 ctx.github.as_ref(),
@@ -168,7 +169,7 @@ impl Orchestrator {
             .map_err(|e| gh_err("publishing annotations", e))?;
             run.check_run_id = Some(id);
             run.check_run_sha = Some(view.head_sha.clone());
-            ctx.runs.put(run).map_err(store_err)?;
+            ctx.runs.put(run).await.map_err(store_err)?;
             ctx.metrics.stage("annotations", "published");
         }
         Ok(())

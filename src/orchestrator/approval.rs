@@ -113,7 +113,7 @@ impl Orchestrator {
             let project = repo.full_name();
             let asked = self
                 .ctx
-                .runs
+                .replies
                 .reply_asked(&project, c.comment_id)
                 .map_err(store_err)?;
             let exists = asked && {
@@ -130,7 +130,7 @@ impl Orchestrator {
             if !exists {
                 if !asked {
                     self.ctx
-                        .runs
+                        .replies
                         .mark_reply_asked(&project, c.comment_id)
                         .map_err(store_err)?;
                 }
@@ -183,6 +183,7 @@ impl Orchestrator {
         let runs = ctx
             .runs
             .for_pull_request(&project, c.pr_number)
+            .await
             .map_err(store_err)?;
         // The job is running again (after a crash or a failed GitHub call) and this very
         // comment already decided a proposal: carry on with that one. Choosing afresh would
@@ -201,6 +202,7 @@ impl Orchestrator {
             let decided_here = ctx
                 .registry
                 .get_fix(&fix_id)
+                .await
                 .map_err(store_err)?
                 .is_some_and(|stored| {
                     stored
@@ -271,6 +273,7 @@ impl Orchestrator {
                 let current = ctx
                     .runs
                     .get(&project, run.pr_number, &run.check_name)
+                    .await
                     .map_err(store_err)?
                     .unwrap_or(run);
                 Ok(Outcome::Refused(text::already_decided_reply(
@@ -378,6 +381,7 @@ impl Orchestrator {
         let runs: Vec<FixRun> = ctx
             .runs
             .for_pull_request(&repo.full_name(), c.pr_number)
+            .await
             .map_err(store_err)?
             .into_iter()
             .filter(|r| r.state.not_code.is_some())
@@ -452,6 +456,7 @@ impl Orchestrator {
         let runs = ctx
             .runs
             .for_pull_request(&repo.full_name(), c.pr_number)
+            .await
             .map_err(store_err)?;
         let mut replies = Vec::new();
         for run in runs {

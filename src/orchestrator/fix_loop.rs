@@ -125,7 +125,7 @@ impl Orchestrator {
                         run.pending_commit = Some(commit.clone());
                         run.push_target = Some(target.clone());
                         run.previous_attempt = Some(patch.attempt());
-                        ctx.runs.put(&run).map_err(store_err)?;
+                        ctx.runs.put(&mut run).await.map_err(store_err)?;
                         (commit, files.into_iter().map(|(p, _)| p).collect())
                     }
                 }
@@ -156,7 +156,7 @@ impl Orchestrator {
         run.pushed_at = Some(pushed_at);
         // For the status page's approve-to-push time; the push itself has happened, so a
         // failure to note it is logged, not retried.
-        if let Err(e) = ctx.registry.record_push(&fix_id, pushed_at) {
+        if let Err(e) = ctx.registry.record_push(&fix_id, pushed_at).await {
             warn!(fix = %fix_id, error = %e, "could not record the push time");
         }
         let destination = if target.new_branch {
@@ -206,6 +206,7 @@ impl Orchestrator {
         let stored = ctx
             .registry
             .get_fix(fix_id)
+            .await
             .map_err(store_err)?
             .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
         let allowed = &stored.dds.allowed_paths;
@@ -536,7 +537,7 @@ impl Orchestrator {
     pub(super) async fn write_fix(&self, repo: &str, pr: u64, check: &str) -> Result<(), JobError> {
         let ctx = &self.ctx;
         let _held = ctx.pr_locks.lock(repo, pr).await;
-        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+        let Some(run) = ctx.runs.get(repo, pr, check).await.map_err(store_err)? else {
             return Ok(());
         };
         let Some(repo) = RepoRef::parse(&run.repo) else {

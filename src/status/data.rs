@@ -12,8 +12,10 @@ use ci_medic_core::status::ProposalFacts;
 
 use super::auth::Role;
 use crate::store::installations::Installation;
-use crate::store::runs::RunStore;
+use crate::store::proposals::FixState;
+use crate::store::runs::FixRun;
 use crate::store::{JobRecord, Store};
+use ci_medic_core::proposal::{FailedDds, StoredProposal};
 
 /// One proposal as the page lists it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -45,11 +47,37 @@ pub enum DataError {
     Registry(#[from] crate::store::registry::RegistryError),
 }
 
-/// Reads the store for `role`. Blocking (sled): run it off the async runtime.
-pub fn snapshot(store: &Store, role: &Role, jobs: Vec<JobRecord>) -> Result<Snapshot, DataError> {
-    let registry = store.registry()?;
-    let fixes = registry.list_fixes()?;
-    let runs = RunStore::open(store)?.all()?;
+/// What the proposal registry and the fix runs hold, read through the store interface (on
+/// PostgreSQL every replica's proposals).
+pub struct Proposals {
+    pub fixes: Vec<StoredProposal>,
+    pub failed: Vec<FailedDds>,
+    pub runs: Vec<FixRun>,
+}
+
+impl Proposals {
+    pub async fn read(state: &FixState) -> Result<Proposals, DataError> {
+        Ok(Proposals {
+            fixes: state.registry.list_fixes().await?,
+            failed: state.registry.list_failed().await?,
+            runs: state.runs.all().await?,
+        })
+    }
+}
+
+/// Cuts `proposals` and the store's installations down for `role`. Blocking (sled): run it
+/// off the async runtime.
+pub fn snapshot(
+    store: &Store,
+    role: &Role,
+    jobs: Vec<JobRecord>,
+    proposals: Proposals,
+) -> Result<Snapshot, DataError> {
+    let Proposals {
+        fixes,
+        failed,
+        runs,
+    } = proposals;
 
     // A proposal's pull request: the run whose current proposal it is, or whose current
     // proposal descends from it (a next attempt names the failed one as its source).
@@ -91,8 +119,7 @@ pub fn snapshot(store: &Store, role: &Role, jobs: Vec<JobRecord>) -> Result<Snap
             .then_with(|| b.facts.id.cmp(&a.facts.id))
     });
 
-    let failures = registry
-        .list_failed()?
+    let failures = failed
         .into_iter()
         .filter(|f| role.can_see(&f.project))
         .map(|f| f.failed_at)

@@ -283,7 +283,25 @@ fn message(st: &St, v: Option<&Viewer>, status: StatusCode, heading: &str, msg: 
 
 async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     let (store, role) = (st.store.clone(), v.role.clone());
-    // The queue may live in PostgreSQL; the registry and runs are in the sled store.
+    // The queue, the registry and the runs may live in PostgreSQL; the installations are in
+    // the sled store.
+    let proposals = match st.queue.backend().fix_state() {
+        Ok(state) => data::Proposals::read(&state).await,
+        Err(e) => Err(e.into()),
+    };
+    let proposals = match proposals {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(error = %e, "status page cannot read the proposals");
+            return Err(message(
+                st,
+                Some(v),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Store unavailable",
+                "The database could not be read; see the server's log.",
+            ));
+        }
+    };
     let jobs = if role.is_operator() {
         match st.queue.backend().jobs().await {
             Ok(j) => j,
@@ -295,7 +313,8 @@ async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     } else {
         Vec::new()
     };
-    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs)).await {
+    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs, proposals)).await
+    {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "status page cannot read the store");

@@ -101,6 +101,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Jobs waiting or running, and jobs parked (metrics, `/readyz`).
     async fn counts(&self) -> Result<JobCounts, StoreError>;
 
+    /// The proposal registry and the fix runs kept beside this state.
+    fn fix_state(&self) -> Result<super::proposals::FixState, StoreError>;
+
     /// Makes everything durable and lets go of the database (shutdown).
     async fn close(&self) -> Result<(), StoreError>;
 
@@ -294,6 +297,10 @@ impl Backend for Store {
             }
         }
         Ok(c)
+    }
+
+    fn fix_state(&self) -> Result<super::proposals::FixState, StoreError> {
+        super::proposals::FixState::sled(self)
     }
 
     async fn close(&self) -> Result<(), StoreError> {

@@ -33,8 +33,14 @@ use super::{Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requ
 
 /// The versioned schema, in order. A released file is never edited (sqlx checks each applied
 /// migration's checksum); a change is a new file here.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "queue", include_str!("../../migrations/0001_queue.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "queue", include_str!("../../migrations/0001_queue.sql")),
+    (
+        2,
+        "proposals",
+        include_str!("../../migrations/0002_proposals.sql"),
+    ),
+];
 
 /// The migrations compiled into the binary, so a replica needs no files beside it.
 #[derive(Debug)]
@@ -87,6 +93,8 @@ pub struct SledImport {
     /// Delivery ids without a pending job (processed or ignored) now remembered by the
     /// database, so their redelivery stays a duplicate.
     pub deliveries: usize,
+    /// Failed records, code_fix proposals and fix runs copied.
+    pub fix_state: super::pg_proposals::FixStateImport,
 }
 
 impl PgStore {
@@ -181,6 +189,7 @@ impl PgStore {
             .await?;
             out.counters += 1;
         }
+        out.fix_state = super::pg_proposals::import_fix_state(&mut tx, store).await?;
         tx.commit().await?;
         Ok(out)
     }
@@ -203,6 +212,11 @@ impl PgStore {
             .test_before_acquire(true)
             .connect_lazy_with(options);
         Ok(PgStore { pool })
+    }
+
+    /// The pool, for the other stages' PostgreSQL stores in sibling modules.
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     /// Applies the migrations not yet applied. Safe from several replicas at once: sqlx holds
@@ -574,6 +588,10 @@ impl Backend for PgStore {
             live: live.max(0) as u64,
             parked: parked.max(0) as u64,
         })
+    }
+
+    fn fix_state(&self) -> Result<super::proposals::FixState, StoreError> {
+        Ok(super::proposals::FixState::pg(self))
     }
 
     async fn close(&self) -> Result<(), StoreError> {

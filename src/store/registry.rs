@@ -21,11 +21,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use ci_medic_core::ids::{DdsId, FixDdsId, IdError};
 use ci_medic_core::proposal::{
     BuildError, DdsStatus, DerivedFix, FailedCheck, FailedDds, SourceDds, StoredProposal,
-    TransitionError, ValidationErrors, derive_code_fix, failed_dds_id, is_failed_dds_id,
-    validate_code_fix,
+    TransitionError, ValidationErrors, failed_dds_id, is_failed_dds_id, validate_code_fix,
 };
-use ci_medic_core::repo_config::ConstraintsConfig;
-use ci_medic_parser::BugReport;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
@@ -41,6 +38,14 @@ pub trait IdAllocator: Send + Sync {
 
 #[async_trait::async_trait]
 impl<B: super::backend::Backend + ?Sized> IdAllocator for B {
+    async fn allocate(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError> {
+        self.next_seq(kind, day).await
+    }
+}
+
+/// The queue's backend as `serve` holds it (`Context::ids`).
+#[async_trait::async_trait]
+impl IdAllocator for std::sync::Arc<dyn super::backend::Backend> {
     async fn allocate(&self, kind: IdKind, day: NaiveDate) -> Result<u16, RegistryError> {
         self.next_seq(kind, day).await
     }
@@ -258,26 +263,15 @@ impl Registry {
         }
     }
 
-    /// Records a failed check, once: the same project, check name and commit always map to the
-    /// same failed DDS, so a redelivered webhook or a retried job never creates a second record
-    /// (and so never a second proposal). Otherwise allocates the id from the failure's UTC day,
-    /// builds the failed code_change and stores it with its check key in one transaction.
-    /// Bad input is refused before an id is spent on it; the id comes from `ids`.
-    pub async fn record_failure<A: IdAllocator + ?Sized>(
+    /// Stores `dds` as the failed record of `check` in one transaction with its check key,
+    /// unless the check already has one: that record is the answer (a concurrent recording of
+    /// the same check won). The rest of recording a failure is
+    /// [`super::proposals::Proposals::record_failure`].
+    pub fn store_failure(
         &self,
         check: &FailedCheck,
-        constraints: &ConstraintsConfig,
-        ids: &A,
+        dds: FailedDds,
     ) -> Result<FailedDds, RegistryError> {
-        if let Some(existing) =
-            self.failed_for_check(&check.project, &check.check_name, &check.head_sha)?
-        {
-            return Ok(existing);
-        }
-        let day = check.failed_at.date_naive();
-        ci_medic_core::proposal::build_failed_dds(failed_dds_id(day, 1)?, check, constraints)?;
-        let id = next_failed_id(ids, day).await?;
-        let dds = ci_medic_core::proposal::build_failed_dds(id, check, constraints)?;
         let key = check_key(&check.project, &check.check_name, &check.head_sha);
         let bytes = encode(&dds);
         let id_bytes = dds.id.as_str().as_bytes();
@@ -315,7 +309,7 @@ impl Registry {
         }
     }
 
-    /// The failed DDS [`Registry::record_failure`] recorded for this check and commit.
+    /// The failed DDS [`Registry::store_failure`] stored for this check and commit.
     pub fn failed_for_check(
         &self,
         project: &str,
@@ -369,6 +363,31 @@ impl Registry {
                 self.get_fix(&fix_id)
             }
         }
+    }
+
+    /// Every recorded failed check with its failed DDS id: `(project, check name, commit,
+    /// id)`, for `ci-medic migrate --from-sled`.
+    pub fn failed_checks(&self) -> Result<Vec<(String, String, String, DdsId)>, RegistryError> {
+        self.by_check
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv?;
+                let key = String::from_utf8_lossy(&k).into_owned();
+                let mut parts = key.splitn(3, '\0');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(p), Some(c), Some(sha)) => Ok((
+                        p.to_string(),
+                        c.to_string(),
+                        sha.to_string(),
+                        DdsId(String::from_utf8_lossy(&v).into_owned()),
+                    )),
+                    _ => Err(RegistryError::Corrupt {
+                        key,
+                        reason: "a failed check key is `project NUL check NUL sha`".to_string(),
+                    }),
+                }
+            })
+            .collect()
     }
 
     /// Every failed code_change record, in id order.
@@ -443,37 +462,6 @@ impl Registry {
         Ok(stored)
     }
 
-    /// Proposes the code_fix for a failed source: refuses early when the source already has one
-    /// (so no id is spent on it), then allocates the id from `at`'s UTC day, derives the fix
-    /// from the reports and stores it.
-    pub async fn propose_fix<A: IdAllocator + ?Sized>(
-        &self,
-        source_id: &DdsId,
-        reports: &[BugReport],
-        constraints: &ConstraintsConfig,
-        at: DateTime<Utc>,
-        ids: &A,
-    ) -> Result<StoredProposal, RegistryError> {
-        let source = self
-            .get_source(source_id)?
-            .ok_or_else(|| RegistryError::UnknownSource(source_id.clone()))?;
-        if let Some(existing) = self.fix_for_source(source_id)? {
-            return Err(RegistryError::Invalid(ValidationErrors {
-                id: format!("proposed for {source_id}"),
-                errors: vec![ci_medic_core::proposal::ValidationError {
-                    rule: ci_medic_core::proposal::Rule::NoDuplicates,
-                    message: format!(
-                        "{} (status `{}`) already fixes {source_id}; ci-medic never proposes a second code_fix for the same source",
-                        existing.dds.id, existing.status
-                    ),
-                }],
-            }));
-        }
-        let id = next_fix_id(ids, at.date_naive()).await?;
-        let derived = derive_code_fix(&id, &source, reports, constraints)?;
-        self.insert_code_fix(derived, at)
-    }
-
     /// Records when the fix commit of `id` reached the branch (once: a later call keeps the
     /// first time, as a restart that publishes the same commit again does not push twice).
     pub fn record_push(&self, id: &str, at: DateTime<Utc>) -> Result<(), RegistryError> {
@@ -545,8 +533,12 @@ enum Conflict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::proposals::Proposals;
     use chrono::TimeZone;
     use ci_medic_core::proposal::Rule;
+    use ci_medic_core::proposal::derive_code_fix;
+    use ci_medic_core::repo_config::ConstraintsConfig;
+    use ci_medic_parser::BugReport;
     use ci_medic_parser::BugType;
     use std::collections::BTreeSet;
 

@@ -57,6 +57,11 @@ pub struct FixRun {
     /// about their creations (`None`): every creation of theirs searches first.
     #[serde(default)]
     pub creations: Option<Creations>,
+    /// How many times the record was written; 0 for a run never stored. A write names the
+    /// version it read ([`super::proposals::Runs::put`]), so two replicas moving one run at
+    /// once cannot overwrite each other: the second is refused and reads it again.
+    #[serde(default)]
+    pub version: u64,
 }
 
 /// What [`FixRun::creations`] records.
@@ -151,6 +156,8 @@ mod legacy {
         updated_at: DateTime<Utc>,
         #[serde(default)]
         creations: Option<super::Creations>,
+        #[serde(default)]
+        version: u64,
     }
 
     impl From<RunRecord> for FixRun {
@@ -184,6 +191,7 @@ mod legacy {
                 previous_attempt: r.previous_attempt,
                 updated_at: r.updated_at,
                 creations: r.creations,
+                version: r.version,
             }
         }
     }
@@ -326,13 +334,39 @@ impl RunStore {
     }
 
     /// Writes the record and flushes it before returning: the caller's next step may be a
-    /// GitHub call that must not be repeated after a crash.
-    pub fn put(&self, run: &FixRun) -> Result<(), StoreError> {
+    /// GitHub call that must not be repeated after a crash. Compare-and-swap on the version the
+    /// run was read at ([`super::proposals::Runs::put`]).
+    pub fn put(&self, run: &mut FixRun) -> Result<(), StoreError> {
         let key = FixRun::key(&run.repo, run.pr_number, &run.check_name);
-        self.runs.insert(
-            key.as_bytes(),
-            serde_json::to_vec(run).expect("run serialises"),
-        )?;
+        let old = self.runs.get(key.as_bytes())?;
+        let found = match &old {
+            None => 0,
+            Some(bytes) => decode::<FixRun>(key.as_bytes(), bytes)?.version,
+        };
+        if found != run.version {
+            return Err(StoreError::RunChanged {
+                key: key.replace('\u{0}', " "),
+                read: run.version,
+                found,
+            });
+        }
+        let mut next = run.clone();
+        next.version = found + 1;
+        let bytes = serde_json::to_vec(&next).expect("run serialises");
+        if self
+            .runs
+            .compare_and_swap(key.as_bytes(), old, Some(bytes))?
+            .is_err()
+        {
+            // Written between the read and the swap: report the version now stored.
+            let now: Option<FixRun> = get_json(&self.runs, key.as_bytes())?;
+            return Err(StoreError::RunChanged {
+                key: key.replace('\u{0}', " "),
+                read: run.version,
+                found: now.map_or(0, |r| r.version),
+            });
+        }
+        run.version = next.version;
         if let Phase::Pushed { commit_sha } = run.phase() {
             self.pushed.insert(
                 format!("{}@{commit_sha}", run.repo).as_bytes(),
@@ -349,6 +383,23 @@ impl RunStore {
         }
         self.runs.flush()?;
         Ok(())
+    }
+
+    /// Every pushed fix commit with its run: `(repo, sha, pull request, check)`, for
+    /// `ci-medic migrate --from-sled`.
+    pub fn pushed_commits(&self) -> Result<Vec<(String, String, u64, String)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.pushed.iter() {
+            let (k, v) = item?;
+            let key = String::from_utf8_lossy(&k).into_owned();
+            let Some((_, sha)) = key.split_once('@') else {
+                continue;
+            };
+            if let Some(run) = get_json::<FixRun>(&self.runs, &v)? {
+                out.push((run.repo, sha.to_string(), run.pr_number, run.check_name));
+            }
+        }
+        Ok(out)
     }
 
     /// The run whose fix commit is `sha`, if ci-medic pushed it.
@@ -605,14 +656,15 @@ mod tests {
             previous_attempt: None,
             creations: None,
             updated_at: at,
+            version: 0,
         };
-        runs.put(&run).unwrap();
+        runs.put(&mut run).unwrap();
         assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_some());
         assert!(runs.by_rerun("o/r", "aaa", "lint").unwrap().is_none());
         assert!(runs.by_rerun("o/r", "bbb", "test").unwrap().is_none());
         // A new failure on another commit: the old commit's entry no longer leads anywhere.
         run.state = step(&run.state, not_code("bbb", 2), at).unwrap().0;
-        runs.put(&run).unwrap();
+        runs.put(&mut run).unwrap();
         assert!(runs.by_rerun("o/r", "aaa", "test").unwrap().is_none());
         assert!(runs.rerun.is_empty(), "the stale entry is dropped");
     }
