@@ -80,6 +80,9 @@ pub struct Context {
     /// How long the CI monitor waits for a re-run's result before it says none came
     /// (`RERUN_TIMEOUT_MINUTES`).
     pub rerun_timeout_minutes: u32,
+    /// How long the CI monitor waits for the check's result on a pushed fix
+    /// (`VERDICT_TIMEOUT_MINUTES`).
+    pub verdict_timeout_minutes: u32,
     /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pub(crate) pr_locks: PrLocks,
@@ -137,6 +140,7 @@ impl Context {
             fix_agent: crate::fix_agent::FixAgent::new(None),
             executor: None,
             rerun_timeout_minutes: crate::config::DEFAULT_RERUN_TIMEOUT_MINUTES,
+            verdict_timeout_minutes: crate::config::DEFAULT_VERDICT_TIMEOUT_MINUTES,
             config_cache: Mutex::new(HashMap::new()),
             pr_locks: PrLocks::default(),
             queue: std::sync::OnceLock::new(),

@@ -605,3 +605,48 @@ async fn a_refused_patch_publishes_a_failed_dds() {
     assert_eq!(dds_status(&body), "failed", "{body}");
     assert!(w.server.terminate().success());
 }
+
+/// A pushed fix whose check never reports: once `VERDICT_TIMEOUT_MINUTES` have passed, the CI
+/// monitor's reconcile pass (here the one at start-up) says no verdict came, and the code_fix
+/// is `failed`. Waits out the shortest wait the setting allows, one minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_fix_whose_check_never_reports_times_out() {
+    let env = vec![("VERDICT_TIMEOUT_MINUTES".to_string(), "1".to_string())];
+    let w = world_on(free_port(), env.clone()).await;
+    // No CI script: the fake runs nothing on the pushed commit.
+    propose_and_approve(&w, "maintainer").await;
+    wait_comment(&w, |b| b.contains("**pushed**")).await;
+    let pushed = std::time::Instant::now();
+
+    tokio::time::sleep(Duration::from_secs(61).saturating_sub(pushed.elapsed())).await;
+    let World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    } = w;
+    let dir = server.data_dir.clone();
+    server.kill();
+    let server = Server::start(ServerOptions {
+        data_dir: &dir,
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env: env,
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    let w = World {
+        fake,
+        server,
+        _dir,
+        base,
+        head,
+    };
+    let body = wait_comment(&w, |b| status_line(b).contains("within 1 minute")).await;
+    assert!(
+        status_line(&body).contains("no result for the check"),
+        "{body}"
+    );
+    let dds = &json_blocks(&body)[1];
+    assert_eq!(dds["status"], "failed", "{body}");
+}

@@ -147,8 +147,16 @@ pub enum Stage {
     },
     /// The check still failed and no attempt is left.
     Stopped { attempts: u32, max_attempts: u32 },
-    /// CI never reported on the pushed commit.
-    NoVerdict { commit_sha: String, hours: u32 },
+    /// CI never reported on the pushed commit within `minutes` (`VERDICT_TIMEOUT_MINUTES`).
+    NoVerdict {
+        commit_sha: String,
+        #[serde(default)]
+        minutes: u32,
+        /// Runs recorded when the wait was six fixed hours hold it here instead of `minutes`;
+        /// read, never written.
+        #[serde(default, skip_serializing)]
+        hours: u32,
+    },
     /// The failure is not the code's ([`RunState::not_code`]); nothing is proposed.
     NotCode,
     /// Its failed jobs are being re-run; `by` is `None` for an automatic re-run. `at` is for
@@ -308,8 +316,8 @@ pub enum Event {
         run_url: Option<String>,
         max_attempts: u32,
     },
-    /// No result for the pushed commit within `hours`.
-    NoVerdict { commit_sha: String, hours: u32 },
+    /// No result for the pushed commit within `minutes`.
+    NoVerdict { commit_sha: String, minutes: u32 },
     /// The check failed on `head_sha`, and not because of the code.
     NotCode {
         head_sha: String,
@@ -584,9 +592,14 @@ impl RunState {
                 attempts: *attempts,
                 max_attempts: *max_attempts,
             },
-            Stage::NoVerdict { commit_sha, hours } => ProposalStatusView::NoVerdict {
+            Stage::NoVerdict {
+                commit_sha,
+                minutes,
+                hours,
+            } => ProposalStatusView::NoVerdict {
                 commit_sha: commit_sha.clone(),
-                hours: *hours,
+                minutes: if *minutes > 0 { *minutes } else { hours * 60 },
+                hours: 0,
             },
             Stage::NotCode => ProposalStatusView::NotCode,
             Stage::RerunRequested { by, at, .. } => ProposalStatusView::RerunRequested {
@@ -975,22 +988,30 @@ pub fn step(
                 effects.push(Effect::ProposeNext { source: id });
             }
         }
-        Event::NoVerdict { commit_sha, hours } => {
+        Event::NoVerdict {
+            commit_sha,
+            minutes,
+        } => {
             waiting_for(state, &commit_sha)?;
+            let within = crate::comment::minutes_text(minutes);
             effects.push(record(
                 state,
                 DdsStatus::Failed,
                 SERVICE_ACTOR,
-                format!("no CI result for the pushed fix within {hours} hours"),
+                format!("no CI result for the pushed fix within {within}"),
             )?);
             next.note(
                 at,
                 format!(
-                    "no result for `{check}` on {} within {hours} hours; ci-medic stopped watching",
+                    "no result for `{check}` on {} within {within}; ci-medic stopped watching",
                     short(&commit_sha)
                 ),
             );
-            next.stage = Stage::NoVerdict { commit_sha, hours };
+            next.stage = Stage::NoVerdict {
+                commit_sha,
+                minutes,
+                hours: 0,
+            };
             effects.push(Effect::Publish);
         }
         Event::NotCode {
