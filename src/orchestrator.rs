@@ -28,6 +28,7 @@ mod analysis;
 mod apply;
 mod approval;
 mod fix_loop;
+mod sandbox;
 
 pub(crate) use apply::Replay;
 pub(crate) use fix_loop::job_id;
@@ -175,6 +176,12 @@ impl JobHandler for Orchestrator {
     async fn handle(&self, input: JobInput) -> Result<(), JobError> {
         match &input.job.kind {
             JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
+            JobKind::VerifyFix {
+                repo,
+                pr,
+                check,
+                commit,
+            } => return self.verify_fix(repo, *pr, check, commit).await,
             JobKind::Reconcile { repo, pr, check } => {
                 return self.reconcile_run(repo, *pr, check).await;
             }

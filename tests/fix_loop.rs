@@ -367,6 +367,100 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     assert!(w.server.terminate().success());
 }
 
+/// The sandbox build is a job of its own, outside the pull request's queue and lock: while it
+/// runs (a build made to take 12 s), a command on the same pull request is answered, and the
+/// fix is pushed only once the build has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
+    if !sandbox_available().await {
+        return;
+    }
+    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: sleep 12 && python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+    let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
+    let w = world_with(&[(".github/ci-medic.yml", config)], &[("app.py", &broken)]).await;
+    let log = corpus("logs/actions/python_missing_colon.log");
+    w.fake.set_ci_script(REPO, CHECK, move |files| {
+        let app = files
+            .get("app.py")
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        if app.contains("def greet(name):") {
+            ("success".to_string(), b"ok\n".to_vec())
+        } else {
+            ("failure".to_string(), log.clone())
+        }
+    });
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let queued = w
+        .fake
+        .wait_for(Duration::from_secs(30), |_| {
+            (!w.server.log_lines_with("sandbox build queued").is_empty()).then_some(())
+        })
+        .await;
+    assert!(queued.is_some(), "the sandbox build was never queued");
+
+    let c = say(&w, "maintainer", "/help").await;
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(
+        w.server.log_lines_with("sandbox build verified").is_empty(),
+        "the reply waited for the sandbox build"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing is pushed before the build passed"
+    );
+
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    assert!(
+        done.contains("built in the sandbox without the errors it targets"),
+        "{done}"
+    );
+    assert_eq!(w.server.log_lines_with("sandbox build verified").len(), 1);
+    assert!(w.server.terminate().success());
+}
+
+fn log_of_missing_colon() -> Vec<u8> {
+    corpus("logs/actions/python_missing_colon.log")
+}
+
+/// A prepared fix the sandbox build still fails on is refused through the machine, and
+/// nothing is pushed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_the_sandbox_build_still_fails_on_is_refused_and_not_pushed() {
+    if !sandbox_available().await {
+        return;
+    }
+    // The build compiles a second file the fix does not touch, with the same error at the
+    // same place: the targeted error is still there after the patch.
+    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: cp broken_copy.txt app.py && python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+    let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
+    let w = world_with(
+        &[(".github/ci-medic.yml", config)],
+        &[("app.py", &broken), ("broken_copy.txt", &broken)],
+    )
+    .await;
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    refused_and_nothing_pushed(&w, &["sandbox_build", "still shows 1 targeted error"]).await;
+    let body = app_comments(&w)
+        .into_iter()
+        .find(|b| b.contains("DDS-FIX-"))
+        .unwrap();
+    assert_eq!(json_blocks(&body)[1]["status"], "failed", "{body}");
+    assert_eq!(w.server.log_lines_with("sandbox build verified").len(), 1);
+    assert!(w.server.terminate().success());
+}
+
 fn entry<'a>(path: &'a str, mode: &'a str, content: &'a [u8]) -> FileEntry<'a> {
     FileEntry {
         path,

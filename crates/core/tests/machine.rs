@@ -543,6 +543,36 @@ fn the_published_dds_follows_each_transition() {
     assert_eq!(run.state.phase(), Phase::Finished);
 }
 
+/// The sandbox's pass is an event like any other: only an approved fix takes it, it publishes
+/// nothing of its own (the push follows at once), and it names the commit that may be pushed.
+#[test]
+fn a_sandbox_pass_is_taken_only_while_approved() {
+    let passed = || Event::SandboxPassed {
+        commit_sha: COMMITS[0].into(),
+    };
+    let run = Run::proposed();
+    assert!(matches!(
+        step(&run.state, passed(), run.at),
+        Err(MachineError::NotApproved { .. })
+    ));
+    let mut run = Run::proposed();
+    run.op(Op::Approve(0));
+    let effects = run.go(passed());
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(run.state.sandbox_passed.as_deref(), Some(COMMITS[0]));
+    assert_eq!(run.state.dds_status(), Some(DdsStatus::Approved));
+    run.op(Op::Push(0));
+    let body = render_comment(&run.state.view());
+    assert!(
+        body.contains("built in the sandbox without the errors it targets"),
+        "{body}"
+    );
+    assert!(matches!(
+        step(&run.state, passed(), run.at),
+        Err(MachineError::NotApproved { .. })
+    ));
+}
+
 /// The wait for a pushed fix's verdict is a setting in minutes; a run recorded when it was six
 /// fixed hours (`hours`) still reads as six hours, and a new one is written in minutes only.
 #[test]

@@ -259,6 +259,10 @@ pub struct RunState {
     /// Present exactly when the stage is about a failure that is not the code's.
     #[serde(default)]
     pub not_code: Option<NotCode>,
+    /// The prepared fix commit that built in the sandbox (`verify: docker`) without the errors
+    /// it targets: with `verify: docker` only that commit may be pushed.
+    #[serde(default)]
+    pub sandbox_passed: Option<String>,
 }
 
 /// Something that happened to a check's proposal.
@@ -299,6 +303,9 @@ pub enum Event {
     PatchRefused { rule: String, detail: String },
     /// `branch` moved to `head_sha` before the fix was pushed.
     PushStale { branch: String, head_sha: String },
+    /// The approved fix's prepared commit `commit_sha` built in the sandbox without the errors
+    /// it targets. (One that still shows them is [`Event::PatchRefused`].)
+    SandboxPassed { commit_sha: String },
     /// The fix commit is on the branch; `destination` says where, for people.
     Pushed {
         commit_sha: String,
@@ -480,6 +487,7 @@ impl RunState {
             history: Vec::new(),
             log_excerpt: None,
             not_code: None,
+            sandbox_passed: None,
         }
     }
 
@@ -916,6 +924,19 @@ pub fn step(
             );
             next.stage = Stage::PushStale { head_sha };
             effects.push(Effect::Publish);
+        }
+        Event::SandboxPassed { commit_sha } => {
+            approved(state, "sandbox passed")?;
+            next.note(
+                at,
+                format!(
+                    "the patch ({}) built in the sandbox without the errors it targets",
+                    short(&commit_sha)
+                ),
+            );
+            // Shown with the push that follows at once: a comment edit of its own would cost a
+            // request and say nothing the push does not.
+            next.sandbox_passed = Some(commit_sha);
         }
         Event::Pushed {
             commit_sha,
