@@ -322,15 +322,17 @@ async fn sandbox_available() -> bool {
     ok
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
-    if !sandbox_available().await {
-        return;
-    }
-    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+/// A world whose `app.py` misses a colon, and the fake's CI for `lint`: Python's real error
+/// log until `app.py` defines `greet` properly.
+async fn missing_colon_world(config: &str) -> World {
     let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
     let w = world_with(&[(".github/ci-medic.yml", config)], &[("app.py", &broken)]).await;
-    let log = corpus("logs/actions/python_missing_colon.log");
+    missing_colon_ci(&w);
+    w
+}
+
+fn missing_colon_ci(w: &World) {
+    let log = log_of_missing_colon();
     w.fake.set_ci_script(REPO, CHECK, move |files| {
         let app = files
             .get("app.py")
@@ -342,11 +344,18 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
             ("failure".to_string(), log.clone())
         }
     });
-    let check = fail_check(
-        &w,
-        &w.head,
-        &corpus("logs/actions/python_missing_colon.log"),
-    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
+    if !sandbox_available().await {
+        return;
+    }
+    let w = missing_colon_world(
+        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n",
+    )
+    .await;
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
     deliver_check(&w, check).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     assert!(body.contains("SYNTAX error in app.py line 1"), "{body}");
@@ -375,21 +384,10 @@ async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
     if !sandbox_available().await {
         return;
     }
-    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: sleep 12 && python3 -m py_compile app.py\n  timeout_seconds: 60\n";
-    let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
-    let w = world_with(&[(".github/ci-medic.yml", config)], &[("app.py", &broken)]).await;
-    let log = corpus("logs/actions/python_missing_colon.log");
-    w.fake.set_ci_script(REPO, CHECK, move |files| {
-        let app = files
-            .get("app.py")
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
-        if app.contains("def greet(name):") {
-            ("success".to_string(), b"ok\n".to_vec())
-        } else {
-            ("failure".to_string(), log.clone())
-        }
-    });
+    let w = missing_colon_world(
+        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: sleep 12 && python3 -m py_compile app.py\n  timeout_seconds: 60\n",
+    )
+    .await;
     let check = fail_check(&w, &w.head, &log_of_missing_colon());
     deliver_check(&w, check).await;
     wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
@@ -713,29 +711,7 @@ async fn a_pushed_fix_whose_check_never_reports_times_out() {
     let pushed = std::time::Instant::now();
 
     tokio::time::sleep(Duration::from_secs(61).saturating_sub(pushed.elapsed())).await;
-    let World {
-        fake,
-        server,
-        _dir,
-        base,
-        head,
-    } = w;
-    let dir = server.data_dir.clone();
-    server.kill();
-    let server = Server::start(ServerOptions {
-        data_dir: &dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: env,
-    });
-    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
-    let w = World {
-        fake,
-        server,
-        _dir,
-        base,
-        head,
-    };
+    let w = kill_and_restart_with(w, env);
     let body = wait_comment(&w, |b| status_line(b).contains("within 1 minute")).await;
     assert!(
         status_line(&body).contains("no result for the check"),
