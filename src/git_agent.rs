@@ -298,18 +298,27 @@ impl GitAgent<'_> {
         let repo = &target.repo;
         let git_ref = format!("heads/{}", target.branch);
         if target.new_branch {
-            return match self.gh.get_git_ref(self.inst, repo, &git_ref).await {
-                Ok(r) if r.object.sha == commit => Ok(()),
-                Ok(r) => Err(GitAgentError::Stale {
-                    branch: target.branch.clone(),
-                    expected: commit.into(),
-                    actual: r.object.sha,
-                }),
-                Err(GitHubError::NotFound) => {
-                    self.gh
-                        .create_ref(self.inst, repo, &format!("refs/{git_ref}"), commit)
-                        .await?;
-                    Ok(())
+            // Created without reading first: GitHub refuses an existing ref with 422
+            // ("Reference already exists"), and only then is it read, to tell a retry whose
+            // creation landed from a branch someone else made.
+            return match self
+                .gh
+                .create_ref(self.inst, repo, &format!("refs/{git_ref}"), commit)
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(refused @ GitHubError::Unprocessable { .. }) => {
+                    match self.gh.get_git_ref(self.inst, repo, &git_ref).await {
+                        Ok(r) if r.object.sha == commit => Ok(()),
+                        Ok(r) => Err(GitAgentError::Stale {
+                            branch: target.branch.clone(),
+                            expected: commit.into(),
+                            actual: r.object.sha,
+                        }),
+                        // Refused for another reason than an existing ref: that reason.
+                        Err(GitHubError::NotFound) => Err(refused.into()),
+                        Err(e) => Err(e.into()),
+                    }
                 }
                 Err(e) => Err(e.into()),
             };

@@ -141,6 +141,44 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
     );
 }
 
+/// The fallback branch is created in one request; a repeat (a restart after the creation
+/// landed) is a no-op, and a branch of that name someone else made is left alone.
+#[tokio::test]
+async fn the_fallback_branch_is_one_request_and_never_taken_over() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let head = fake.add_repo("o", "r", "main", &[("a.py", "import os\n")]);
+    let gh = client(&fake).await;
+    let base = RepoRef::new("o", "r");
+    let fork = RepoRef::new("contributor", "r");
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
+    let target = target_for(&base, Some(&fork), "patch-1", false, "DDS-FIX-20260101-003");
+    let commit = agent
+        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix", None)
+        .await
+        .unwrap();
+    fake.clear_request_log();
+    agent.publish(&target, &head, &commit).await.unwrap();
+    let methods: Vec<String> = fake
+        .request_log()
+        .into_iter()
+        .map(|r| format!("{} {}", r.method, r.status))
+        .collect();
+    assert_eq!(methods, vec!["POST 201".to_string()]);
+    agent.publish(&target, &head, &commit).await.unwrap();
+    let branch = "ci-medic/DDS-FIX-20260101-003";
+    assert_eq!(fake.branch_head("o/r", branch).unwrap(), commit);
+
+    let other = fake
+        .commit_files("o/r", branch, Some(&head), &[("b.py", "x\n")], "someone")
+        .unwrap();
+    let err = agent.publish(&target, &head, &commit).await.unwrap_err();
+    assert!(matches!(err, GitAgentError::Stale { .. }), "{err}");
+    assert_eq!(fake.branch_head("o/r", branch).unwrap(), other);
+}
+
 /// A repository on `feature` with an executable, a symbolic link to a file, a link to a
 /// directory and a submodule; returns the head commit.
 fn repo_with_modes(fake: &FakeGitHub) -> String {
