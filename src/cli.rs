@@ -553,6 +553,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
         ctx.executor = connect_executor().await;
         ctx.rerun_timeout_minutes = config.rerun_timeout_minutes;
+        ctx.verdict_timeout_minutes = config.verdict_timeout_minutes;
         let redelivery = config
             .redelivery_interval
             .map(|interval| crate::redelivery::Redelivery {

@@ -18,6 +18,8 @@ use crate::github::AppCredentials;
 pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
 /// How long a re-run's result is waited for, like a pushed fix's (six hours).
 pub const DEFAULT_RERUN_TIMEOUT_MINUTES: u32 = 360;
+/// How long the check's result on a pushed fix is waited for (six hours).
+pub const DEFAULT_VERDICT_TIMEOUT_MINUTES: u32 = 360;
 
 /// A setting that is missing or invalid. Its message names the setting and what is expected,
 /// never the value (which may be a secret).
@@ -112,6 +114,10 @@ pub struct ServeArgs {
     /// (1 to 10080).
     #[arg(long, env = "RERUN_TIMEOUT_MINUTES", default_value_t = DEFAULT_RERUN_TIMEOUT_MINUTES)]
     pub rerun_timeout_minutes: u32,
+    /// Minutes the CI monitor waits for the failed check to finish on the fix commit ci-medic
+    /// pushed before the comment says no verdict came (1 to 10080).
+    #[arg(long, env = "VERDICT_TIMEOUT_MINUTES", default_value_t = DEFAULT_VERDICT_TIMEOUT_MINUTES)]
+    pub verdict_timeout_minutes: u32,
     /// Operators' token for the status page and the admin API (at least 16 characters);
     /// unset with no OAuth credentials, the status page is off.
     #[arg(long, env = "STATUS_TOKEN", hide_env_values = true)]
@@ -148,6 +154,7 @@ pub struct ServiceConfig {
     /// How often missed deliveries are looked for; `None`: never.
     pub redelivery_interval: Option<Duration>,
     pub rerun_timeout_minutes: u32,
+    pub verdict_timeout_minutes: u32,
     /// `STATUS_TOKEN`.
     pub status_token: Option<SecretString>,
     /// `GITHUB_CLIENT_ID` and `GITHUB_CLIENT_SECRET`, both or neither.
@@ -258,6 +265,12 @@ impl ServeArgs {
                 "must be between 1 and 10080 (a week)",
             ));
         }
+        if !(1..=10_080).contains(&self.verdict_timeout_minutes) {
+            return Err(config_error(
+                "VERDICT_TIMEOUT_MINUTES",
+                "must be between 1 and 10080 (a week)",
+            ));
+        }
         if self.redelivery_interval_seconds > 86_400 {
             return Err(config_error(
                 "REDELIVERY_INTERVAL_SECONDS",
@@ -363,6 +376,7 @@ impl ServeArgs {
             redelivery_interval: (self.redelivery_interval_seconds > 0)
                 .then(|| Duration::from_secs(self.redelivery_interval_seconds)),
             rerun_timeout_minutes: self.rerun_timeout_minutes,
+            verdict_timeout_minutes: self.verdict_timeout_minutes,
             status_token,
             oauth,
         })
@@ -687,6 +701,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "RERUN_TIMEOUT_MINUTES",
         "360",
         "Minutes the CI monitor waits for the result of a re-run ci-medic requested (`/rerun`, `triage.auto_rerun`); after that the comment says no verdict arrived in time and offers `/rerun` again (1 to 10080).",
+    ),
+    (
+        "VERDICT_TIMEOUT_MINUTES",
+        "360",
+        "Minutes the CI monitor waits for the failed check to finish on the fix commit ci-medic pushed; after that the comment says no verdict arrived in time and the code_fix is `failed` (1 to 10080).",
     ),
     (
         "STATUS_TOKEN",

@@ -286,8 +286,9 @@ impl GitAgent<'_> {
         Ok(commit.sha)
     }
 
-    /// Moves the branch from `parent` to `commit`, fast-forward only. Done already when the
-    /// branch is at `commit`; `Stale` when it is anywhere else but `parent`.
+    /// Moves the branch to `commit` (whose parent is `parent`), fast-forward only. Done already
+    /// when the branch is at `commit`; `Stale` when it moved on from `parent` (a new branch:
+    /// when it exists at another commit).
     pub async fn publish(
         &self,
         target: &PushTarget,
@@ -297,33 +298,40 @@ impl GitAgent<'_> {
         let repo = &target.repo;
         let git_ref = format!("heads/{}", target.branch);
         if target.new_branch {
-            return match self.gh.get_git_ref(self.inst, repo, &git_ref).await {
-                Ok(r) if r.object.sha == commit => Ok(()),
-                Ok(r) => Err(GitAgentError::Stale {
-                    branch: target.branch.clone(),
-                    expected: commit.into(),
-                    actual: r.object.sha,
-                }),
-                Err(GitHubError::NotFound) => {
-                    self.gh
-                        .create_ref(self.inst, repo, &format!("refs/{git_ref}"), commit)
-                        .await?;
-                    Ok(())
+            // Created without reading first: GitHub refuses an existing ref with 422
+            // ("Reference already exists"), and only then is it read, to tell a retry whose
+            // creation landed from a branch someone else made.
+            return match self
+                .gh
+                .create_ref(self.inst, repo, &format!("refs/{git_ref}"), commit)
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(refused @ GitHubError::Unprocessable { .. }) => {
+                    match self.gh.get_git_ref(self.inst, repo, &git_ref).await {
+                        Ok(r) if r.object.sha == commit => Ok(()),
+                        Ok(r) => Err(GitAgentError::Stale {
+                            branch: target.branch.clone(),
+                            expected: commit.into(),
+                            actual: r.object.sha,
+                        }),
+                        // Refused for another reason than an existing ref: that reason.
+                        Err(GitHubError::NotFound) => Err(refused.into()),
+                        Err(e) => Err(e.into()),
+                    }
                 }
                 Err(e) => Err(e.into()),
             };
         }
-        let current = self.gh.get_git_ref(self.inst, repo, &git_ref).await?;
-        if current.object.sha == commit {
-            return Ok(());
-        }
-        if current.object.sha != parent {
-            return Err(GitAgentError::Stale {
-                branch: target.branch.clone(),
-                expected: parent.into(),
-                actual: current.object.sha,
-            });
-        }
+        // No read of the ref first: the update is fast-forward only (`force: false`), which
+        // GitHub checks atomically and refuses with 422 "Update is not a fast forward" when the
+        // branch moved on from the commit the fix builds on: nothing is overwritten. A branch
+        // already at `commit` (a retry after the push landed) is a fast-forward of itself.
+        // Only a refusal costs a read, to tell "already pushed" from "moved". A branch reset to
+        // an ancestor of `parent` meanwhile is a fast-forward to `commit` too (nothing on it is
+        // lost; the commits the reset dropped come back with the fix): a read first would
+        // only have narrowed that window, never closed it, as GitHub's API has no
+        // compare-and-swap on a ref.
         match self.gh.update_ref(self.inst, repo, &git_ref, commit).await {
             Ok(_) => Ok(()),
             Err(GitHubError::NotFastForward { .. }) => {

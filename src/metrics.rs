@@ -83,6 +83,7 @@ const KNOWN_EVENTS: &[&str] = &[
     // The service's own jobs (`JobKind::event_name`): without them every fix and
     // reconciliation would be timed and counted as `other`.
     "ci_medic_write_fix",
+    "ci_medic_verify_fix",
     "ci_medic_reconcile",
 ];
 
@@ -245,6 +246,12 @@ mod tests {
                 repo: "o/r".into(),
                 pr: 1,
                 check: "lint".into(),
+            },
+            JobKind::VerifyFix {
+                repo: "o/r".into(),
+                pr: 1,
+                check: "lint".into(),
+                commit: "c0ffee".into(),
             },
             JobKind::Reconcile {
                 repo: "o/r".into(),

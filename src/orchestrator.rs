@@ -28,6 +28,7 @@ mod analysis;
 mod apply;
 mod approval;
 mod fix_loop;
+mod sandbox;
 
 pub(crate) use apply::Replay;
 pub(crate) use fix_loop::job_id;
@@ -84,6 +85,9 @@ pub struct Context {
     /// How long the CI monitor waits for a re-run's result before it says none came
     /// (`RERUN_TIMEOUT_MINUTES`).
     pub rerun_timeout_minutes: u32,
+    /// How long the CI monitor waits for the check's result on a pushed fix
+    /// (`VERDICT_TIMEOUT_MINUTES`).
+    pub verdict_timeout_minutes: u32,
     /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
     pub(crate) pr_locks: PrLocks,
@@ -139,6 +143,7 @@ impl Context {
             fix_agent: crate::fix_agent::FixAgent::new(None),
             executor: None,
             rerun_timeout_minutes: crate::config::DEFAULT_RERUN_TIMEOUT_MINUTES,
+            verdict_timeout_minutes: crate::config::DEFAULT_VERDICT_TIMEOUT_MINUTES,
             config_cache: Mutex::new(HashMap::new()),
             pr_locks: PrLocks::default(),
             queue: std::sync::OnceLock::new(),
@@ -173,6 +178,12 @@ impl JobHandler for Orchestrator {
     async fn handle(&self, input: JobInput) -> Result<(), JobError> {
         match &input.job.kind {
             JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
+            JobKind::VerifyFix {
+                repo,
+                pr,
+                check,
+                commit,
+            } => return self.verify_fix(repo, *pr, check, commit).await,
             JobKind::Reconcile { repo, pr, check } => {
                 return self.reconcile_run(repo, *pr, check).await;
             }

@@ -124,6 +124,15 @@ pub enum JobKind {
         pr: u64,
         check: String,
     },
+    /// Build the approved fix's prepared commit `commit` in the Docker sandbox
+    /// (`verify: docker`). Queued under its own key: the build holds no pull request's lock
+    /// and keeps none of its other jobs waiting.
+    VerifyFix {
+        repo: String,
+        pr: u64,
+        check: String,
+        commit: String,
+    },
     /// CI monitor: move on a run no webhook moved (resume an approved fix after a restart,
     /// poll CI for a pushed one whose result was missed).
     Reconcile {
@@ -139,6 +148,7 @@ impl JobKind {
         match self {
             JobKind::Delivery => None,
             JobKind::WriteFix { .. } => Some("ci_medic_write_fix"),
+            JobKind::VerifyFix { .. } => Some("ci_medic_verify_fix"),
             JobKind::Reconcile { .. } => Some("ci_medic_reconcile"),
         }
     }

@@ -322,15 +322,17 @@ async fn sandbox_available() -> bool {
     ok
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
-    if !sandbox_available().await {
-        return;
-    }
-    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+/// A world whose `app.py` misses a colon, and the fake's CI for `lint`: Python's real error
+/// log until `app.py` defines `greet` properly.
+async fn missing_colon_world(config: &str) -> World {
     let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
     let w = world_with(&[(".github/ci-medic.yml", config)], &[("app.py", &broken)]).await;
-    let log = corpus("logs/actions/python_missing_colon.log");
+    missing_colon_ci(&w);
+    w
+}
+
+fn missing_colon_ci(w: &World) {
+    let log = log_of_missing_colon();
     w.fake.set_ci_script(REPO, CHECK, move |files| {
         let app = files
             .get("app.py")
@@ -342,11 +344,18 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
             ("failure".to_string(), log.clone())
         }
     });
-    let check = fail_check(
-        &w,
-        &w.head,
-        &corpus("logs/actions/python_missing_colon.log"),
-    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
+    if !sandbox_available().await {
+        return;
+    }
+    let w = missing_colon_world(
+        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n",
+    )
+    .await;
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
     deliver_check(&w, check).await;
     let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
     assert!(body.contains("SYNTAX error in app.py line 1"), "{body}");
@@ -364,6 +373,89 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     let new_head = w.fake.branch_head(REPO, "feature").unwrap();
     let fixed = String::from_utf8(w.fake.file_at(REPO, &new_head, "app.py").unwrap()).unwrap();
     assert!(fixed.starts_with("def greet(name):\n"), "{fixed}");
+    assert!(w.server.terminate().success());
+}
+
+/// The sandbox build is a job of its own, outside the pull request's queue and lock: while it
+/// runs (a build made to take 12 s), a command on the same pull request is answered, and the
+/// fix is pushed only once the build has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
+    if !sandbox_available().await {
+        return;
+    }
+    let w = missing_colon_world(
+        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: sleep 12 && python3 -m py_compile app.py\n  timeout_seconds: 60\n",
+    )
+    .await;
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let queued = w
+        .fake
+        .wait_for(Duration::from_secs(30), |_| {
+            (!w.server.log_lines_with("sandbox build queued").is_empty()).then_some(())
+        })
+        .await;
+    assert!(queued.is_some(), "the sandbox build was never queued");
+
+    let c = say(&w, "maintainer", "/help").await;
+    wait_comment(&w, |b| b.contains(&format!("reply-to={c}"))).await;
+    assert!(
+        w.server.log_lines_with("sandbox build verified").is_empty(),
+        "the reply waited for the sandbox build"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing is pushed before the build passed"
+    );
+
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    assert!(
+        done.contains("built in the sandbox without the errors it targets"),
+        "{done}"
+    );
+    assert_eq!(w.server.log_lines_with("sandbox build verified").len(), 1);
+    assert!(w.server.terminate().success());
+}
+
+fn log_of_missing_colon() -> Vec<u8> {
+    corpus("logs/actions/python_missing_colon.log")
+}
+
+/// A prepared fix the sandbox build still fails on is refused through the machine, and
+/// nothing is pushed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fix_the_sandbox_build_still_fails_on_is_refused_and_not_pushed() {
+    if !sandbox_available().await {
+        return;
+    }
+    // The build compiles a second file the fix does not touch, with the same error at the
+    // same place: the targeted error is still there after the patch.
+    let config = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: cp broken_copy.txt app.py && python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+    let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();
+    let w = world_with(
+        &[(".github/ci-medic.yml", config)],
+        &[("app.py", &broken), ("broken_copy.txt", &broken)],
+    )
+    .await;
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    refused_and_nothing_pushed(&w, &["sandbox_build", "still shows 1 targeted error"]).await;
+    let body = app_comments(&w)
+        .into_iter()
+        .find(|b| b.contains("DDS-FIX-"))
+        .unwrap();
+    assert_eq!(json_blocks(&body)[1]["status"], "failed", "{body}");
+    assert_eq!(w.server.log_lines_with("sandbox build verified").len(), 1);
     assert!(w.server.terminate().success());
 }
 
@@ -604,4 +696,27 @@ async fn a_refused_patch_publishes_a_failed_dds() {
     let body = wait_comment(&w, |b| status_line(b).contains("refused")).await;
     assert_eq!(dds_status(&body), "failed", "{body}");
     assert!(w.server.terminate().success());
+}
+
+/// A pushed fix whose check never reports: once `VERDICT_TIMEOUT_MINUTES` have passed, the CI
+/// monitor's reconcile pass (here the one at start-up) says no verdict came, and the code_fix
+/// is `failed`. Waits out the shortest wait the setting allows, one minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_fix_whose_check_never_reports_times_out() {
+    let env = vec![("VERDICT_TIMEOUT_MINUTES".to_string(), "1".to_string())];
+    let w = world_on(free_port(), env.clone()).await;
+    // No CI script: the fake runs nothing on the pushed commit.
+    propose_and_approve(&w, "maintainer").await;
+    wait_comment(&w, |b| b.contains("**pushed**")).await;
+    let pushed = std::time::Instant::now();
+
+    tokio::time::sleep(Duration::from_secs(61).saturating_sub(pushed.elapsed())).await;
+    let w = kill_and_restart_with(w, env);
+    let body = wait_comment(&w, |b| status_line(b).contains("within 1 minute")).await;
+    assert!(
+        status_line(&body).contains("no result for the check"),
+        "{body}"
+    );
+    let dds = &json_blocks(&body)[1];
+    assert_eq!(dds["status"], "failed", "{body}");
 }

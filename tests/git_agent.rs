@@ -141,6 +141,44 @@ async fn a_fork_without_maintainer_edits_gets_a_branch_in_the_base_repository() 
     );
 }
 
+/// The fallback branch is created in one request; a repeat (a restart after the creation
+/// landed) is a no-op, and a branch of that name someone else made is left alone.
+#[tokio::test]
+async fn the_fallback_branch_is_one_request_and_never_taken_over() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let head = fake.add_repo("o", "r", "main", &[("a.py", "import os\n")]);
+    let gh = client(&fake).await;
+    let base = RepoRef::new("o", "r");
+    let fork = RepoRef::new("contributor", "r");
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
+    let target = target_for(&base, Some(&fork), "patch-1", false, "DDS-FIX-20260101-003");
+    let commit = agent
+        .prepare(&target, &head, &[("a.py".into(), "\n".into())], "fix", None)
+        .await
+        .unwrap();
+    fake.clear_request_log();
+    agent.publish(&target, &head, &commit).await.unwrap();
+    let methods: Vec<String> = fake
+        .request_log()
+        .into_iter()
+        .map(|r| format!("{} {}", r.method, r.status))
+        .collect();
+    assert_eq!(methods, vec!["POST 201".to_string()]);
+    agent.publish(&target, &head, &commit).await.unwrap();
+    let branch = "ci-medic/DDS-FIX-20260101-003";
+    assert_eq!(fake.branch_head("o/r", branch).unwrap(), commit);
+
+    let other = fake
+        .commit_files("o/r", branch, Some(&head), &[("b.py", "x\n")], "someone")
+        .unwrap();
+    let err = agent.publish(&target, &head, &commit).await.unwrap_err();
+    assert!(matches!(err, GitAgentError::Stale { .. }), "{err}");
+    assert_eq!(fake.branch_head("o/r", branch).unwrap(), other);
+}
+
 /// A repository on `feature` with an executable, a symbolic link to a file, a link to a
 /// directory and a submodule; returns the head commit.
 fn repo_with_modes(fake: &FakeGitHub) -> String {
@@ -306,4 +344,76 @@ async fn links_submodules_and_directories_are_never_written() {
         );
     }
     assert_eq!(fake.branch_head("o/r", "feature").unwrap(), head);
+}
+
+/// The push is one request when the branch is where the fix expects it: the fast-forward-only
+/// update is the check. A branch that moved on, or was rewritten, answers 422 and is read once
+/// to say where it is; it is never overwritten.
+#[tokio::test]
+async fn the_push_is_one_request_and_a_moved_or_rewritten_branch_is_left_alone() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let base = fake.add_repo("o", "r", "main", &[("a.py", "import os\n")]);
+    let proposed_for = fake
+        .commit_files("o/r", "feature", Some(&base), &[("a.py", "x\n")], "one")
+        .unwrap();
+    let gh = client(&fake).await;
+    let repo = RepoRef::new("o", "r");
+    let agent = GitAgent {
+        gh: &gh as &dyn GitHubApi,
+        inst: InstallationId(1),
+    };
+    let target = target_for(&repo, Some(&repo), "feature", true, "DDS-FIX-20260101-001");
+    let files = [("a.py".to_string(), "y\n".to_string())];
+    let commit = agent
+        .prepare(&target, &proposed_for, &files, "fix", None)
+        .await
+        .unwrap();
+    let calls = |fake: &FakeGitHub| -> Vec<String> {
+        let log = fake.request_log();
+        fake.clear_request_log();
+        log.into_iter()
+            .map(|r| format!("{} {} {}", r.method, r.path, r.status))
+            .collect()
+    };
+    calls(&fake);
+    agent
+        .publish(&target, &proposed_for, &commit)
+        .await
+        .unwrap();
+    assert_eq!(
+        calls(&fake),
+        vec!["PATCH /repos/o/r/git/refs/heads/feature 200".to_string()]
+    );
+    assert_eq!(fake.branch_head("o/r", "feature").unwrap(), commit);
+
+    // The next fix, made for the commit just pushed; someone pushes on top before ci-medic.
+    let second = agent
+        .prepare(&target, &commit, &files, "fix again", None)
+        .await
+        .unwrap();
+    let moved = fake
+        .commit_files("o/r", "feature", Some(&commit), &[("b.py", "z\n")], "two")
+        .unwrap();
+    calls(&fake);
+    let err = agent.publish(&target, &commit, &second).await.unwrap_err();
+    match err {
+        GitAgentError::Stale { actual, .. } => assert_eq!(actual, moved),
+        other => panic!("{other}"),
+    }
+    assert_eq!(
+        calls(&fake),
+        vec![
+            "PATCH /repos/o/r/git/refs/heads/feature 422".to_string(),
+            "GET /repos/o/r/git/ref/heads/feature 200".to_string(),
+        ]
+    );
+    assert_eq!(fake.branch_head("o/r", "feature").unwrap(), moved);
+
+    // Rewritten instead (a force-push of another history): refused the same way.
+    let rewritten = fake
+        .commit_files("o/r", "feature", Some(&base), &[("c.py", "w\n")], "other")
+        .unwrap();
+    let err = agent.publish(&target, &commit, &second).await.unwrap_err();
+    assert!(matches!(err, GitAgentError::Stale { .. }), "{err}");
+    assert_eq!(fake.branch_head("o/r", "feature").unwrap(), rewritten);
 }

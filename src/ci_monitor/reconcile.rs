@@ -21,9 +21,6 @@ use crate::store::runs::Phase;
 /// [`ReconcilePayload`]; still understood, so an upgrade leaves none behind.
 pub(crate) const RECONCILE_EVENT: &str = "ci_medic_reconcile";
 
-/// Stop watching CI for a pushed fix after this long without a result.
-const CI_TIMEOUT: chrono::Duration = chrono::Duration::hours(6);
-
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct ReconcilePayload {
     pub repo: String,
@@ -61,9 +58,11 @@ impl Orchestrator {
         self.reconcile_run(&p.repo, p.pr, &p.check).await
     }
 
-    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix or a
-    /// re-run whose check finished without a webhook reaching us gets its verdict by polling;
-    /// a re-run with no result after `RERUN_TIMEOUT_MINUTES` is given up on, `/rerun` offered.
+    /// CI monitor: moves one run on. An approved fix is written and pushed. A pushed fix and a
+    /// re-run ci-medic asked for wait alike for a result: one that finished without its webhook
+    /// reaching us is found by polling the check's runs on the watched commit, and when none
+    /// has come within the wait's setting (`VERDICT_TIMEOUT_MINUTES` for a pushed fix,
+    /// `RERUN_TIMEOUT_MINUTES` for a re-run) the comment says so.
     pub(crate) async fn reconcile_run(
         &self,
         repo: &str,
@@ -80,64 +79,68 @@ impl Orchestrator {
         };
         let inst = InstallationId(run.installation_id);
         let (config, _) = self.repo_config(inst, &repo).await?;
-        match run.phase() {
-            Phase::Approved { .. } => self.advance_approved(inst, &repo, run, &config).await,
-            Phase::Pushed { commit_sha } => {
-                let runs = ctx
-                    .github
-                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
-                    .await
-                    .map_err(|e| gh_err("polling check runs", e))?;
-                let done =
-                    crate::ci_monitor::completed_run(&runs, &run.check_name, &commit_sha).cloned();
-                if let Some(c) = done {
-                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
-                    return self.verdict(inst, &repo, run, &cr, &config).await;
-                }
-                if run.pushed_at.is_some_and(|t| Utc::now() - t > CI_TIMEOUT) {
-                    let mut run = run;
-                    let event = Event::NoVerdict {
-                        commit_sha,
-                        hours: u32::try_from(CI_TIMEOUT.num_hours()).unwrap_or(u32::MAX),
-                    };
-                    return self.moved(inst, &repo, &mut run, event).await;
-                }
-                Ok(())
+        let (commit_sha, rerun) = match run.phase() {
+            Phase::Approved { .. } => {
+                return self.advance_approved(inst, &repo, run, &config).await;
             }
-            Phase::RerunRequested { commit_sha } => {
-                // The re-run's result, when its webhook did not reach us.
-                let runs = ctx
-                    .github
-                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
-                    .await
-                    .map_err(|e| gh_err("polling check runs", e))?;
-                let failed = run.state.not_code.as_ref().map(|n| n.check_run_id);
-                let done = runs
-                    .iter()
-                    .filter(|c| Some(c.id) != failed)
-                    .find(|c| {
-                        crate::ci_monitor::completed_run(
-                            std::slice::from_ref(*c),
-                            &run.check_name,
-                            &commit_sha,
-                        )
-                        .is_some()
-                    })
-                    .cloned();
-                if let Some(c) = done {
-                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
-                    return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
-                }
-                let minutes = ctx.rerun_timeout_minutes;
-                if run.state.rerun_overdue(Utc::now(), minutes) {
-                    let mut run = run;
-                    let event = Event::RerunNoVerdict { minutes };
-                    self.moved(inst, &repo, &mut run, event).await?;
-                    ctx.metrics.stage("rerun", "no_verdict");
-                }
-                Ok(())
-            }
-            _ => Ok(()),
+            Phase::Pushed { commit_sha } => (commit_sha, false),
+            Phase::RerunRequested { commit_sha } => (commit_sha, true),
+            _ => return Ok(()),
+        };
+        let runs = ctx
+            .github
+            .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
+            .await
+            .map_err(|e| gh_err("polling check runs", e))?;
+        // A re-run's result is any completed run of the check but the failed one itself.
+        let failed = rerun
+            .then(|| run.state.not_code.as_ref().map(|n| n.check_run_id))
+            .flatten();
+        let done = runs
+            .iter()
+            .filter(|c| Some(c.id) != failed)
+            .filter(|c| {
+                crate::ci_monitor::completed_run(
+                    std::slice::from_ref(*c),
+                    &run.check_name,
+                    &commit_sha,
+                )
+                .is_some()
+            })
+            .max_by_key(|c| c.id)
+            .cloned();
+        if let Some(c) = done {
+            let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
+            return match rerun {
+                true => self.rerun_verdict(inst, &repo, run, &cr, &config).await,
+                false => self.verdict(inst, &repo, run, &cr, &config).await,
+            };
         }
+        // No result came: the same rule for both waits, each with its own setting.
+        let now = Utc::now();
+        let (overdue, event) = if rerun {
+            let minutes = ctx.rerun_timeout_minutes;
+            (
+                run.state.rerun_overdue(now, minutes),
+                Event::RerunNoVerdict { minutes },
+            )
+        } else {
+            let minutes = ctx.verdict_timeout_minutes;
+            let waited = chrono::Duration::minutes(i64::from(minutes));
+            (
+                run.pushed_at.is_some_and(|t| now - t >= waited),
+                Event::NoVerdict {
+                    commit_sha,
+                    minutes,
+                },
+            )
+        };
+        if overdue {
+            let mut run = run;
+            self.moved(inst, &repo, &mut run, event).await?;
+            ctx.metrics
+                .stage(if rerun { "rerun" } else { "verdict" }, "no_verdict");
+        }
+        Ok(())
     }
 }

@@ -15,7 +15,7 @@ use tracing::warn;
 
 use ci_medic_core::comment::render_comment;
 use ci_medic_core::proposal::TransitionError;
-use ci_medic_core::proposal::machine::{self, Effect, MachineError, SERVICE_ACTOR};
+use ci_medic_core::proposal::machine::{self, Effect, MachineError, SERVICE_ACTOR, Stage};
 
 use super::{Orchestrator, gh_err, store_err};
 use crate::github::{InstallationId, RepoRef};
@@ -139,7 +139,7 @@ impl Orchestrator {
         ctx.metrics.stage("comment", "published");
 
         // Annotations belong to a proposal: none when the analysis found nothing to propose.
-        if run.state.proposal.is_some() && !run.reports.is_empty() {
+        if run.state.proposal.is_some() && !run.reports.is_empty() && !head_moved_on(run) {
             let existing = if run.check_run_sha.as_deref() == Some(view.head_sha.as_str()) {
                 run.check_run_id
             } else {
@@ -174,4 +174,24 @@ impl Orchestrator {
         }
         Ok(())
     }
+}
+
+/// Whether the fix commit went to the pull request's own branch, so that the commit the
+/// annotations check run is on is no longer the pull request's head. GitHub shows a pull
+/// request the checks of its head only, so the check run is left as the approval left it
+/// (approved, with a link to the comment): the push and the verdict are on the comment, and
+/// writing them to a check run the pull request no longer shows would cost a request each.
+/// A fix pushed to a new branch (a fork without maintainer edits) leaves the head where it
+/// was, and its check run follows every step.
+fn head_moved_on(run: &FixRun) -> bool {
+    let to_the_pr = run.push_target.as_ref().is_some_and(|t| !t.new_branch);
+    to_the_pr
+        && matches!(
+            run.state.stage,
+            Stage::Pushed { .. }
+                | Stage::Executed { .. }
+                | Stage::CheckFailed { .. }
+                | Stage::Stopped { .. }
+                | Stage::NoVerdict { .. }
+        )
 }

@@ -1,5 +1,6 @@
-//! The fix loop after an approval: fix agent → patch guard → (sandbox build) → git agent; the
-//! CI monitor (`crate::ci_monitor`) takes over once the commit is pushed.
+//! The fix loop after an approval: fix agent → patch guard → git agent, with the sandbox
+//! build (`verify: docker`) between the prepared commit and the push as a job of its own
+//! (`sandbox`); the CI monitor (`crate::ci_monitor`) takes over once the commit is pushed.
 //!
 //! Each step is stored in the run before the next begins: the prepared commit before the ref
 //! moves, the pushed commit before the comment says so. A run found `Approved` at start-up (or
@@ -27,9 +28,9 @@ use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
 /// Why the loop stopped before pushing.
-struct Refusal {
-    rule: String,
-    detail: String,
+pub(super) struct Refusal {
+    pub(super) rule: String,
+    pub(super) detail: String,
 }
 
 /// A guarded patch ready for the git agent.
@@ -132,6 +133,13 @@ impl Orchestrator {
             }
         };
 
+        if config.verify == VerifyMode::Docker
+            && run.state.sandbox_passed.as_deref() != Some(commit.as_str())
+        {
+            // Built in the sandbox by a job of its own, which holds no lock while it builds;
+            // its verdict comes back through the machine and pushes this very commit.
+            return self.queue_verify(inst, repo, run, &commit, config).await;
+        }
         match agent.publish(&target, &parent, &commit).await {
             Ok(()) => {}
             Err(GitAgentError::Stale { actual, .. }) => {
@@ -391,13 +399,6 @@ impl Orchestrator {
                     .join("; "),
             }));
         }
-        if config.verify == VerifyMode::Docker
-            && let Some(refusal) = self
-                .verify_in_sandbox(inst, read_from, run, config, &candidate.changes)
-                .await?
-        {
-            return Ok(Err(refusal));
-        }
         Ok(Ok(WrittenPatch {
             changes: candidate.changes,
             tree: KnownTree {
@@ -410,7 +411,7 @@ impl Orchestrator {
     }
 
     /// A patch that cannot be pushed: the proposal fails, and the comment names the rule.
-    async fn refuse(
+    pub(super) async fn refuse(
         &self,
         inst: InstallationId,
         repo: &RepoRef,
@@ -425,15 +426,6 @@ impl Orchestrator {
             detail: refusal.detail,
         };
         self.moved(inst, repo, &mut run, event).await
-    }
-}
-
-/// Removes a scratch directory however the verification ends.
-struct RemoveOnDrop(std::path::PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -461,7 +453,7 @@ pub(super) fn push_plan(
 
 /// The files of the current proposal's reports that it may change: what a commit prepared
 /// by an earlier attempt of the job changes.
-fn reported_files(run: &FixRun) -> Vec<String> {
+pub(super) fn reported_files(run: &FixRun) -> Vec<String> {
     let allowed = run
         .state
         .proposal
@@ -550,99 +542,5 @@ impl Orchestrator {
         let inst = InstallationId(run.installation_id);
         let (config, _) = self.repo_config(inst, &repo).await?;
         self.advance_approved(inst, &repo, run, &config).await
-    }
-}
-
-impl Orchestrator {
-    /// `verify: docker`: builds the proposal's commit with the patch applied in the sandbox.
-    /// `Some(refusal)` when the build still shows an error the patch targeted.
-    async fn verify_in_sandbox(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        run: &FixRun,
-        config: &RepoConfig,
-        changes: &[FileChange],
-    ) -> Result<Option<Refusal>, JobError> {
-        use crate::executor::{
-            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, extract_tarball_safely,
-            resolve_plan, targeted_errors_remaining,
-        };
-        let ctx = &self.ctx;
-        let refusal = |detail: String| {
-            Ok(Some(Refusal {
-                rule: "sandbox_build".into(),
-                detail,
-            }))
-        };
-        let Some(executor) = ctx.executor.clone() else {
-            return refusal("`verify: docker` is set but this ci-medic has no Docker engine; nothing was pushed".into());
-        };
-        let dir = std::env::temp_dir().join(format!(
-            "ci-medic-verify-{}-{}",
-            std::process::id(),
-            Utc::now().timestamp_nanos_opt().unwrap_or_default()
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let _cleanup = RemoveOnDrop(dir.clone());
-        let tarball = dir.join("source.tar.gz");
-        ctx.github
-            .download_tarball(inst, repo, run.proposed_for_sha(), &tarball, 512 << 20)
-            .await
-            .map_err(|e| gh_err("downloading the repository tarball", e))?;
-        let file = std::fs::File::open(&tarball)
-            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let root = extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
-            .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
-        let files: Vec<(String, String)> = changes
-            .iter()
-            .map(|c| (c.path.clone(), c.after.clone()))
-            .collect();
-        apply_files(&root, &files)
-            .map_err(|e| JobError::Permanent(format!("applying the patch: {e}")))?;
-        let plan = match resolve_plan(&root, &config.executor, &PlanOverrides::default()) {
-            Ok(p) => p,
-            Err(e) => return refusal(format!("no build to verify with: {e}")),
-        };
-        let result = match executor
-            .execute(ExecutionRequest::from_plan(
-                root,
-                plan,
-                NetworkAccess::Disabled,
-            ))
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => return refusal(format!("the sandbox build could not run: {e}")),
-        };
-        let after = ci_medic_parser::parse_str(
-            &result.build_log,
-            &ci_medic_parser::ParseOptions::with_workspace("/workspace"),
-        );
-        let remaining = targeted_errors_remaining(&run.reports, &after);
-        info!(
-            exit_code = result.exit_code,
-            remaining = remaining.len(),
-            seconds = result.execution_time_seconds,
-            "sandbox build verified"
-        );
-        if result.timed_out {
-            return refusal("the sandbox build timed out".into());
-        }
-        if remaining.is_empty() {
-            ctx.metrics.stage("verify", "passed");
-            Ok(None)
-        } else {
-            ctx.metrics.stage("verify", "failed");
-            refusal(format!(
-                "the patched build still shows {} targeted error(s): {}",
-                remaining.len(),
-                remaining
-                    .iter()
-                    .map(format_report_line)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ))
-        }
     }
 }

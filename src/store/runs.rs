@@ -249,7 +249,15 @@ mod legacy {
                 attempts,
                 max_attempts,
             },
-            V::NoVerdict { commit_sha, hours } => Stage::NoVerdict { commit_sha, hours },
+            V::NoVerdict {
+                commit_sha,
+                minutes,
+                hours,
+            } => Stage::NoVerdict {
+                commit_sha,
+                minutes,
+                hours,
+            },
             V::Stale { head_sha } => Stage::PushStale { head_sha },
             V::AnalysisFailed { reason } => Stage::NothingFound { reason },
             V::LogsUnavailable { reason } => Stage::LogsUnavailable { reason },

@@ -132,6 +132,11 @@ pub async fn seeded_fake(
 /// Kills the server (SIGKILL: no shutdown, nothing flushed), clears the faults injected into
 /// the fake, and starts a new server on the same data directory, as after a crash.
 pub fn kill_and_restart(w: World) -> World {
+    kill_and_restart_with(w, vec![])
+}
+
+/// [`kill_and_restart`] with extra environment for the new server (a setting to change).
+pub fn kill_and_restart_with(w: World, extra_env: Vec<(String, String)>) -> World {
     let World {
         fake,
         server,
@@ -146,7 +151,7 @@ pub fn kill_and_restart(w: World) -> World {
         data_dir: &dir,
         workers: 2,
         github_api_url: &fake.base_url(),
-        extra_env: vec![],
+        extra_env,
     });
     fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
     World {

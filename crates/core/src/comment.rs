@@ -387,8 +387,16 @@ pub enum ProposalStatusView {
     },
     /// ci-medic stops trying on this check.
     MaxAttemptsReached { attempts: u32, max_attempts: u32 },
-    /// CI never reported on the pushed commit; ci-medic stopped watching.
-    NoVerdict { commit_sha: String, hours: u32 },
+    /// CI never reported on the pushed commit within `minutes`; ci-medic stopped watching.
+    NoVerdict {
+        commit_sha: String,
+        #[serde(default)]
+        minutes: u32,
+        /// Records written when the wait was six fixed hours hold it here instead of
+        /// `minutes`; read, never written.
+        #[serde(default, skip_serializing)]
+        hours: u32,
+    },
     /// The pull request moved on (new commits) so this proposal no longer applies.
     Stale { head_sha: String },
     /// The logs were read but no fixable error was found in them, or reading them failed.
@@ -889,11 +897,16 @@ fn status_section(status: &ProposalStatusView, dds_id: &str) -> String {
             ),
             String::new(),
         ),
-        ProposalStatusView::NoVerdict { commit_sha, hours } => (
+        ProposalStatusView::NoVerdict {
+            commit_sha,
+            minutes,
+            hours,
+        } => (
             "⌛",
             format!(
-                "no result for the check on {} within {hours} hours; ci-medic stopped watching.",
-                commit(commit_sha)
+                "no result for the check on {} within {}; ci-medic stopped watching.",
+                commit(commit_sha),
+                minutes_text(if *minutes > 0 { *minutes } else { hours * 60 })
             ),
             "Re-run the check, then `/retry` if it still fails.\n".to_string(),
         ),

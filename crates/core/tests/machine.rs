@@ -272,7 +272,7 @@ fn event(op: &Op, reg: &mut Registry) -> Event {
         },
         Op::Timeout(c) => Event::NoVerdict {
             commit_sha: COMMITS[c].into(),
-            hours: 6,
+            minutes: 360,
         },
         Op::Close => Event::Closed,
         Op::Reopen(s) => Event::Reopened {
@@ -541,6 +541,63 @@ fn the_published_dds_follows_each_transition() {
     run.op(Op::Pass(0));
     run.snapshot("machine_executed", "executed");
     assert_eq!(run.state.phase(), Phase::Finished);
+}
+
+/// The sandbox's pass is an event like any other: only an approved fix takes it, it publishes
+/// nothing of its own (the push follows at once), and it names the commit that may be pushed.
+#[test]
+fn a_sandbox_pass_is_taken_only_while_approved() {
+    let passed = || Event::SandboxPassed {
+        commit_sha: COMMITS[0].into(),
+    };
+    let run = Run::proposed();
+    assert!(matches!(
+        step(&run.state, passed(), run.at),
+        Err(MachineError::NotApproved { .. })
+    ));
+    let mut run = Run::proposed();
+    run.op(Op::Approve(0));
+    let effects = run.go(passed());
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(run.state.sandbox_passed.as_deref(), Some(COMMITS[0]));
+    assert_eq!(run.state.dds_status(), Some(DdsStatus::Approved));
+    run.op(Op::Push(0));
+    let body = render_comment(&run.state.view());
+    assert!(
+        body.contains("built in the sandbox without the errors it targets"),
+        "{body}"
+    );
+    assert!(matches!(
+        step(&run.state, passed(), run.at),
+        Err(MachineError::NotApproved { .. })
+    ));
+}
+
+/// The wait for a pushed fix's verdict is a setting in minutes; a run recorded when it was six
+/// fixed hours (`hours`) still reads as six hours, and a new one is written in minutes only.
+#[test]
+fn a_no_verdict_stage_recorded_in_hours_still_reads_in_hours() {
+    let old: Stage = serde_json::from_value(serde_json::json!({
+        "stage": "no_verdict", "commit_sha": COMMITS[0], "hours": 6
+    }))
+    .unwrap();
+    let mut run = Run::proposed();
+    run.state.stage = old;
+    let body = render_comment(&run.state.view());
+    assert!(body.contains("within 6 hours"), "{body}");
+
+    let mut run = Run::proposed();
+    run.op(Op::Approve(0));
+    run.op(Op::Push(0));
+    run.go(Event::NoVerdict {
+        commit_sha: COMMITS[0].into(),
+        minutes: 1,
+    });
+    let body = render_comment(&run.state.view());
+    assert!(body.contains("within 1 minute;"), "{body}");
+    let stored = serde_json::to_value(&run.state.stage).unwrap();
+    assert_eq!(stored["minutes"], 1);
+    assert!(stored.get("hours").is_none(), "{stored}");
 }
 
 #[test]

@@ -1465,7 +1465,8 @@ fn git_route(
                 return unprocessable("Update is not a fast forward");
             }
             st.set_ref(repo, &full, &sha);
-            if let Some(b) = full.strip_prefix("refs/heads/") {
+            // GitHub sends no push for an update that leaves the branch where it was.
+            if let Some(b) = full.strip_prefix("refs/heads/").filter(|_| cur != sha) {
                 pushes.push(Push {
                     repo: repo.into(),
                     branch: b.into(),

@@ -147,8 +147,16 @@ pub enum Stage {
     },
     /// The check still failed and no attempt is left.
     Stopped { attempts: u32, max_attempts: u32 },
-    /// CI never reported on the pushed commit.
-    NoVerdict { commit_sha: String, hours: u32 },
+    /// CI never reported on the pushed commit within `minutes` (`VERDICT_TIMEOUT_MINUTES`).
+    NoVerdict {
+        commit_sha: String,
+        #[serde(default)]
+        minutes: u32,
+        /// Runs recorded when the wait was six fixed hours hold it here instead of `minutes`;
+        /// read, never written.
+        #[serde(default, skip_serializing)]
+        hours: u32,
+    },
     /// The failure is not the code's ([`RunState::not_code`]); nothing is proposed.
     NotCode,
     /// Its failed jobs are being re-run; `by` is `None` for an automatic re-run. `at` is for
@@ -251,6 +259,10 @@ pub struct RunState {
     /// Present exactly when the stage is about a failure that is not the code's.
     #[serde(default)]
     pub not_code: Option<NotCode>,
+    /// The prepared fix commit that built in the sandbox (`verify: docker`) without the errors
+    /// it targets: with `verify: docker` only that commit may be pushed.
+    #[serde(default)]
+    pub sandbox_passed: Option<String>,
 }
 
 /// Something that happened to a check's proposal.
@@ -291,6 +303,9 @@ pub enum Event {
     PatchRefused { rule: String, detail: String },
     /// `branch` moved to `head_sha` before the fix was pushed.
     PushStale { branch: String, head_sha: String },
+    /// The approved fix's prepared commit `commit_sha` built in the sandbox without the errors
+    /// it targets. (One that still shows them is [`Event::PatchRefused`].)
+    SandboxPassed { commit_sha: String },
     /// The fix commit is on the branch; `destination` says where, for people.
     Pushed {
         commit_sha: String,
@@ -308,8 +323,8 @@ pub enum Event {
         run_url: Option<String>,
         max_attempts: u32,
     },
-    /// No result for the pushed commit within `hours`.
-    NoVerdict { commit_sha: String, hours: u32 },
+    /// No result for the pushed commit within `minutes`.
+    NoVerdict { commit_sha: String, minutes: u32 },
     /// The check failed on `head_sha`, and not because of the code.
     NotCode {
         head_sha: String,
@@ -472,6 +487,7 @@ impl RunState {
             history: Vec::new(),
             log_excerpt: None,
             not_code: None,
+            sandbox_passed: None,
         }
     }
 
@@ -584,9 +600,14 @@ impl RunState {
                 attempts: *attempts,
                 max_attempts: *max_attempts,
             },
-            Stage::NoVerdict { commit_sha, hours } => ProposalStatusView::NoVerdict {
+            Stage::NoVerdict {
+                commit_sha,
+                minutes,
+                hours,
+            } => ProposalStatusView::NoVerdict {
                 commit_sha: commit_sha.clone(),
-                hours: *hours,
+                minutes: if *minutes > 0 { *minutes } else { hours * 60 },
+                hours: 0,
             },
             Stage::NotCode => ProposalStatusView::NotCode,
             Stage::RerunRequested { by, at, .. } => ProposalStatusView::RerunRequested {
@@ -904,6 +925,19 @@ pub fn step(
             next.stage = Stage::PushStale { head_sha };
             effects.push(Effect::Publish);
         }
+        Event::SandboxPassed { commit_sha } => {
+            approved(state, "sandbox passed")?;
+            next.note(
+                at,
+                format!(
+                    "the patch ({}) built in the sandbox without the errors it targets",
+                    short(&commit_sha)
+                ),
+            );
+            // Shown with the push that follows at once: a comment edit of its own would cost a
+            // request and say nothing the push does not.
+            next.sandbox_passed = Some(commit_sha);
+        }
         Event::Pushed {
             commit_sha,
             files,
@@ -975,22 +1009,30 @@ pub fn step(
                 effects.push(Effect::ProposeNext { source: id });
             }
         }
-        Event::NoVerdict { commit_sha, hours } => {
+        Event::NoVerdict {
+            commit_sha,
+            minutes,
+        } => {
             waiting_for(state, &commit_sha)?;
+            let within = crate::comment::minutes_text(minutes);
             effects.push(record(
                 state,
                 DdsStatus::Failed,
                 SERVICE_ACTOR,
-                format!("no CI result for the pushed fix within {hours} hours"),
+                format!("no CI result for the pushed fix within {within}"),
             )?);
             next.note(
                 at,
                 format!(
-                    "no result for `{check}` on {} within {hours} hours; ci-medic stopped watching",
+                    "no result for `{check}` on {} within {within}; ci-medic stopped watching",
                     short(&commit_sha)
                 ),
             );
-            next.stage = Stage::NoVerdict { commit_sha, hours };
+            next.stage = Stage::NoVerdict {
+                commit_sha,
+                minutes,
+                hours: 0,
+            };
             effects.push(Effect::Publish);
         }
         Event::NotCode {
