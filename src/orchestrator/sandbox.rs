@@ -77,7 +77,7 @@ impl Orchestrator {
         commit: &str,
     ) -> Result<(), JobError> {
         let ctx = &self.ctx;
-        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+        let Some(run) = ctx.runs.get(repo, pr, check).await.map_err(store_err)? else {
             return Ok(());
         };
         if !awaits_sandbox(&run, commit) {
@@ -94,7 +94,7 @@ impl Orchestrator {
             .await?;
         let _held = ctx.pr_locks.lock(repo, pr).await;
         // Read again under the lock: the run may have moved on while it built.
-        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
+        let Some(run) = ctx.runs.get(repo, pr, check).await.map_err(store_err)? else {
             return Ok(());
         };
         if !awaits_sandbox(&run, commit) {
