@@ -23,8 +23,11 @@
 pub mod backend;
 pub mod installations;
 pub mod pg;
+pub mod pg_shared_state;
 pub mod registry;
 pub mod runs;
+pub mod sealing;
+pub mod shared_state;
 pub mod spool;
 pub mod triage;
 

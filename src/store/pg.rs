@@ -33,8 +33,14 @@ use super::{Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requ
 
 /// The versioned schema, in order. A released file is never edited (sqlx checks each applied
 /// migration's checksum); a change is a new file here.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "queue", include_str!("../../migrations/0001_queue.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "queue", include_str!("../../migrations/0001_queue.sql")),
+    (
+        3,
+        "shared state",
+        include_str!("../../migrations/0003_shared_state.sql"),
+    ),
+];
 
 /// The migrations compiled into the binary, so a replica needs no files beside it.
 #[derive(Debug)]
@@ -90,6 +96,11 @@ pub struct SledImport {
 }
 
 impl PgStore {
+    /// The pool, for the operations kept in other files (`pg_shared_state.rs`).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// `ci-medic migrate --from-sled`: copies a stopped sled `DATA_DIR`'s pending jobs, with
     /// their deliveries and payloads, in their order, the other delivery ids it remembers
     /// (de-duplication), and its per-day DDS counters (the
