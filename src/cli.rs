@@ -265,6 +265,28 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
             copied.counters,
             copied.skipped
         );
+        let keys = crate::store::sealing::CredentialsKey::from_env()?;
+        let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys)
+            .import_sled(&store, dir)
+            .await?;
+        println!(
+            "copied from {}: {} test outcomes, {} re-run counters, {} installations; App credentials {}",
+            dir.display(),
+            shared.outcomes,
+            shared.reruns,
+            shared.installations,
+            if shared.credentials {
+                "copied, sealed with CREDENTIALS_KEY"
+            } else {
+                "not copied"
+            }
+        );
+        if shared.credentials_need_key {
+            eprintln!(
+                "ci-medic migrate: the App credentials in {} were not copied: set CREDENTIALS_KEY (or CREDENTIALS_KEY_FILE) to seal them, and run this again",
+                dir.display()
+            );
+        }
     }
     Ok(())
 }
@@ -480,11 +502,53 @@ async fn remote_jobs(
     }
 }
 
+/// The stored App: from the database with `DATABASE_URL` (opened with `CREDENTIALS_KEY`),
+/// else from `DATA_DIR`'s files. The first replica started with the files and the key copies
+/// them into the database, so the others need no files.
+fn stored_app(args: &ServeArgs) -> anyhow::Result<Option<crate::setup::StoredApp>> {
+    use crate::store::shared_state::SharedState;
+    let url = args
+        .database_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty());
+    let files = || {
+        crate::setup::load_stored_app(&args.data_dir).map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))
+    };
+    let Some(url) = url else {
+        return files();
+    };
+    runtime().block_on(async {
+        let db = crate::store::pg::PgStore::connect(url.trim(), 2).await?;
+        db.migrate().await?;
+        let keys = crate::store::sealing::CredentialsKey::from_env()?;
+        let has_key = keys.is_some();
+        let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys);
+        let found = shared.load_app().await?;
+        let app = match found {
+            Some(app) => Some(app),
+            None => {
+                let app = files()?;
+                if let Some(app) = &app
+                    && has_key
+                {
+                    shared.store_app(app).await?;
+                    tracing::info!(
+                        "the App credentials from DATA_DIR are now stored in the database, sealed with CREDENTIALS_KEY"
+                    );
+                }
+                app
+            }
+        };
+        crate::store::backend::Backend::close(&db).await?;
+        Ok(app)
+    })
+}
+
 fn run_serve(args: ServeArgs) -> ExitCode {
-    let stored = match crate::setup::load_stored_app(&args.data_dir) {
+    let stored = match stored_app(&args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("ci-medic: DATA_DIR: {e}");
+            eprintln!("ci-medic: {e:#}");
             return ExitCode::from(2);
         }
     };

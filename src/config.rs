@@ -649,6 +649,21 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "PostgreSQL (`postgres://user:password@host/db`) for deliveries and the job queue, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
     ),
     (
+        "CREDENTIALS_KEY",
+        "",
+        "With `DATABASE_URL`: the 256-bit key (64 hex digits or base64; `openssl rand -hex 32`) that seals the App's stored credentials in the database (XChaCha20-Poly1305). Needed once credentials are stored there; a wrong key stops `serve` at start. Never logged.",
+    ),
+    (
+        "CREDENTIALS_KEY_FILE",
+        "",
+        "A file holding `CREDENTIALS_KEY` (a mounted secret), read when `CREDENTIALS_KEY` is unset.",
+    ),
+    (
+        "CREDENTIALS_KEY_PREVIOUS",
+        "",
+        "During a key rotation, the old `CREDENTIALS_KEY`: credentials sealed with it are opened and sealed again with the new key at start (see \"More than one replica\").",
+    ),
+    (
         "JOB_LEASE_SECONDS",
         "60",
         "With `DATABASE_URL`: seconds a running job stays its replica's without a heartbeat (renewed every third of it); a job whose replica died runs again elsewhere after it.",

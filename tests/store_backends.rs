@@ -490,7 +490,9 @@ fn test_key(byte: u8) -> Keys {
 async fn sled_shared() -> Shared {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let s = SledShared::open(&store, dir.path()).unwrap();
+    let s = SledShared::open(&store)
+        .unwrap()
+        .with_credentials(dir.path());
     Shared {
         a: Arc::new(s.clone()),
         b: Arc::new(s),

@@ -120,7 +120,7 @@ impl PgShared {
         store: &Store,
         data_dir: &Path,
     ) -> Result<SharedImport, CredentialsError> {
-        let sled = SledShared::open(store, data_dir)?;
+        let sled = SledShared::open(store)?.with_credentials(data_dir);
         let mut out = SharedImport::default();
         for (repo, check, o) in sled.triage().export_outcomes()? {
             if self.insert_outcome(&repo, &check, &o).await? {

@@ -38,6 +38,9 @@ pub enum CredentialsError {
         "CREDENTIALS_KEY is not set: with DATABASE_URL the App's credentials are stored sealed in the database, and the key seals and opens them (make one with `openssl rand -hex 32`)"
     )]
     NoKey,
+    /// A programming error: a handle opened without `DATA_DIR` asked for the credentials.
+    #[error("this sled handle was opened without DATA_DIR: it holds no App credentials")]
+    NoCredentialsDir,
 }
 
 /// State shared by every replica beside the queue. Cheap to clone behind an `Arc`.
@@ -127,20 +130,34 @@ pub struct SledShared {
     triage: TriageStore,
     installations: Installations,
     marks: sled::Tree,
-    data_dir: PathBuf,
+    /// `DATA_DIR`, where the credential files are; `None`: this handle has no credentials
+    /// (the orchestrator's, which never reads them).
+    data_dir: Option<PathBuf>,
 }
 
 const REDELIVERY_MARK: &[u8] = b"redelivery_last_pass";
 
 impl SledShared {
-    /// `data_dir` is `DATA_DIR` (the credential files' parent), `store` the database in it.
-    pub fn open(store: &Store, data_dir: impl Into<PathBuf>) -> Result<SledShared, StoreError> {
+    /// The shared state in `store`, without the credentials (see [`Self::with_credentials`]).
+    pub fn open(store: &Store) -> Result<SledShared, StoreError> {
         Ok(SledShared {
             triage: TriageStore::open(store)?,
             installations: Installations::open(store)?,
             marks: store.db().open_tree("shared_marks")?,
-            data_dir: data_dir.into(),
+            data_dir: None,
         })
+    }
+
+    /// With the credential files of `data_dir` (`DATA_DIR`, the directory `store` is in).
+    pub fn with_credentials(mut self, data_dir: impl Into<PathBuf>) -> SledShared {
+        self.data_dir = Some(data_dir.into());
+        self
+    }
+
+    fn credentials_dir(&self) -> Result<PathBuf, CredentialsError> {
+        self.data_dir
+            .clone()
+            .ok_or(CredentialsError::NoCredentialsDir)
     }
 
     /// The triage trees (`migrate --from-sled` reads them).
@@ -264,12 +281,12 @@ impl SharedState for SledShared {
     }
 
     async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError> {
-        let (dir, app) = (self.data_dir.clone(), app.clone());
+        let (dir, app) = (self.credentials_dir()?, app.clone());
         blocking(move || crate::setup::store_app(&dir, &app).map_err(CredentialsError::from)).await
     }
 
     async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError> {
-        let dir = self.data_dir.clone();
+        let dir = self.credentials_dir()?;
         blocking(move || crate::setup::load_stored_app(&dir).map_err(CredentialsError::from)).await
     }
 
