@@ -579,17 +579,27 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 config.data_dir.display()
             )
         })?;
-        let state: Arc<dyn crate::store::backend::Backend> = match &config.database_url {
-            None => Arc::new(store.clone()),
-            Some(url) => {
-                use secrecy::ExposeSecret;
-                // Pool: the workers, the intake's concurrent commits, and the singletons.
-                let size = (config.workers as u32 + 8).min(64);
-                let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
-                db.migrate().await?;
-                Arc::new(db)
-            }
-        };
+        type Shared = Arc<dyn crate::store::shared_state::SharedState>;
+        let (state, shared): (Arc<dyn crate::store::backend::Backend>, Shared) =
+            match &config.database_url {
+                None => (
+                    Arc::new(store.clone()),
+                    Arc::new(
+                        crate::store::shared_state::SledShared::open(&store)?
+                            .with_credentials(&config.data_dir),
+                    ),
+                ),
+                Some(url) => {
+                    use secrecy::ExposeSecret;
+                    // Pool: the workers, the intake's concurrent commits, and the singletons.
+                    let size = (config.workers as u32 + 8).min(64);
+                    let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
+                    db.migrate().await?;
+                    let keys = crate::store::sealing::CredentialsKey::from_env()?;
+                    let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys);
+                    (Arc::new(db), Arc::new(shared))
+                }
+            };
         let metrics = Metrics::new();
         let mut client_config =
             crate::github::GitHubClientConfig::new(config.github_api_url.clone());
@@ -614,6 +624,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             .map(|interval| crate::redelivery::Redelivery {
                 github,
                 state: state.clone(),
+                shared: shared.clone(),
                 metrics: metrics.clone(),
                 interval,
             });
