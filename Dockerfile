@@ -1,21 +1,23 @@
-# syntax=docker/dockerfile:1
-#
 # ci-medic: multi-stage build. The builder compiles the release binary with BuildKit cache
 # mounts (registry and target dir), the runtime image holds the binary, CA certificates and
 # nothing else, and runs as an unprivileged user with DATA_DIR on a volume.
 #
-#   docker build -t ci-medic .
+#   DOCKER_BUILDKIT=1 docker build -t ci-medic .
 #   docker run -p 3000:3000 -v ci-medic-data:/data -e PUBLIC_URL=https://… ci-medic
+#
+# The bases are build arguments so a registry mirror or a locally assembled Debian base can
+# stand in for Docker Hub (`.ci/docker-setup.sh` builds one from Debian packages for CI):
+#
+#   --build-arg RUNTIME_IMAGE=… --build-arg BUILDER_IMAGE=…
+#
+# `--target prebuilt` packages a binary built elsewhere (placed at the context's root as
+# `ci-medic`) in exactly the runtime image; `tests/docker_image.rs` builds it that way.
+# No `# syntax=` line: the engine's built-in frontend reads this file, so nothing is pulled.
 
-FROM rust:1-slim-bookworm AS builder
-WORKDIR /build
-COPY . .
-RUN --mount=type=cache,target=/usr/local/cargo/registry \
-    --mount=type=cache,target=/build/target \
-    cargo build --release --locked --bin ci-medic \
-    && install -m 0755 target/release/ci-medic /usr/local/bin/ci-medic
+ARG BUILDER_IMAGE=rust:1-slim-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
-FROM debian:bookworm-slim AS runtime
+FROM ${RUNTIME_IMAGE} AS runtime-base
 # ca-certificates: TLS to GitHub, the LLM API and GitHub Enterprise Server.
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -26,9 +28,8 @@ RUN apt-get update \
     && mkdir -p /data \
     && chown ci-medic:ci-medic /data \
     && chmod 0700 /data
-COPY --from=builder /usr/local/bin/ci-medic /usr/local/bin/ci-medic
-
 # OCI annotations; VERSION and REVISION come from the build (`--build-arg REVISION=$(git rev-parse HEAD)`).
+ARG RUNTIME_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="ci-medic" \
@@ -37,7 +38,7 @@ LABEL org.opencontainers.image.title="ci-medic" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.licenses="MIT" \
       org.opencontainers.image.source="https://github.com/ci-medic/ci-medic" \
-      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 
 ENV DATA_DIR=/data \
     HOST=0.0.0.0 \
@@ -54,3 +55,22 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/ci-medic"]
 CMD ["serve"]
+
+# A binary built elsewhere (CI, a release job): `--target prebuilt` with an executable
+# `ci-medic` at the context's root. It comes before the builder so that the classic builder,
+# which runs every stage up to the target, never needs the Rust image. The default target is
+# the last stage.
+FROM runtime-base AS prebuilt
+COPY ci-medic /usr/local/bin/ci-medic
+
+
+FROM ${BUILDER_IMAGE} AS builder
+WORKDIR /build
+COPY . .
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/build/target \
+    cargo build --release --locked --bin ci-medic \
+    && install -m 0755 target/release/ci-medic /usr/local/bin/ci-medic
+
+FROM runtime-base AS runtime
+COPY --from=builder /usr/local/bin/ci-medic /usr/local/bin/ci-medic

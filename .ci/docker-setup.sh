@@ -12,6 +12,10 @@
 #      (python3.11-minimal, libpython3.11-stdlib and their libraries) + static busybox for /bin/sh,
 #      imported with `docker import`. Real CPython, so the failing-build test's log is a real
 #      interpreter's output.
+#   4. ci-medic-base/debian:bookworm-slim: a Debian 12 minbase root filesystem made by
+#      debootstrap from deb.debian.org, trimmed as debian:bookworm-slim is (no docs, man pages
+#      or apt lists). The Dockerfile's runtime stage builds on it in `tests/docker_image.rs`
+#      (`--build-arg RUNTIME_IMAGE=…`), standing in for Docker Hub's image.
 #
 # Environment: CI_MEDIC_DOCKERD_ARGS adds flags to dockerd (e.g. "--storage-driver=vfs
 # --iptables=false" where overlayfs or iptables are unavailable).
@@ -127,6 +131,23 @@ else
     tar -C "$work/python" -c . | "$DOCKER" import \
         -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' -c 'ENV PYTHONDONTWRITEBYTECODE=1' \
         -c 'CMD ["/bin/sh"]' - ci-medic-test/python >/dev/null
+fi
+
+if "$DOCKER" image inspect ci-medic-base/debian:bookworm-slim >/dev/null 2>&1; then
+    log "ci-medic-base/debian:bookworm-slim present"
+else
+    log "building ci-medic-base/debian:bookworm-slim with debootstrap"
+    command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
+    root="$work/bookworm"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian \
+        >/tmp/docker-setup-debootstrap.log 2>&1 || {
+        tail -n 30 /tmp/docker-setup-debootstrap.log >&2
+        exit 1
+    }
+    rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
+        "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+    tar -C "$root" -c . | "$DOCKER" import -c 'CMD ["bash"]' \
+        - ci-medic-base/debian:bookworm-slim >/dev/null
 fi
 
 # Smoke test: the sandbox settings the executor uses must work on this engine.

@@ -1,10 +1,17 @@
 //! Stage: the CI monitor — what the next run of the failed check says about a pushed fix.
 //!
-//! Pure decisions over plain values; the orchestrator feeds them from `check_run` webhooks and,
-//! when a webhook is missed, from polling the check-runs API. It never changes code, never
+//! This file holds the pure decisions over plain values; the handlers that feed them are
+//! beside it: `verdict` (a finished `check_run` for a pushed fix or a re-run, through the
+//! proposal machine) and `reconcile` (the periodic pass that polls the check-runs API when a
+//! webhook is missed, and times out a wait with no result). It never changes code, never
 //! pushes, and never judges a run other than the same check on the commit ci-medic pushed.
 
 use crate::github::{CheckRun, CheckStatus};
+
+mod reconcile;
+mod verdict;
+
+pub(crate) use reconcile::RECONCILE_EVENT;
 
 /// What a finished run means for the fix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //!
 //! It implements [`JobHandler`]: each job is one accepted delivery, turned into a delivery
 //! event and dispatched to one handler per event and command (`analysis`, `approval`,
-//! `fix_loop`, and the pull-request and installation handlers here). A proposal's state moves
+//! `fix_loop`, the CI monitor's verdicts and reconcile pass in [`crate::ci_monitor`], and the
+//! pull-request and installation handlers here). A proposal's state moves
 //! only through the pure state machine `ci_medic_core::proposal::machine`, whose effects
 //! `apply` carries out (registry transition, stored run, comment rendered from the state).
 //! Every handler is idempotent, because a job interrupted by a crash runs again: records are
@@ -28,6 +29,9 @@ mod apply;
 mod approval;
 mod fix_loop;
 
+pub(crate) use apply::Replay;
+pub(crate) use fix_loop::job_id;
+
 use crate::events::{
     CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
 };
@@ -36,9 +40,8 @@ use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::registry::{Registry, RegistryError};
-use crate::store::runs::{Phase, RunStore};
+use crate::store::runs::RunStore;
 use crate::store::{JobKind, Store, StoreError};
-use apply::Replay;
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
 /// A repository's configuration as last read: when, from which blob (`None`: no file), and
@@ -79,7 +82,7 @@ pub struct Context {
     pub rerun_timeout_minutes: u32,
     /// Parsed `.github/ci-medic.yml` per repository, re-read after [`CONFIG_TTL`].
     config_cache: Mutex<HashMap<String, CachedConfig>>,
-    pr_locks: PrLocks,
+    pub(crate) pr_locks: PrLocks,
     /// The durable queue, once the server attached it: follow-up jobs (writing a fix) go there.
     queue: std::sync::OnceLock<Arc<crate::jobs::Queue>>,
 }
@@ -90,10 +93,10 @@ pub struct Context {
 /// run record over the other's. Every handler takes this lock once it knows the pull request,
 /// and only at its entry point (the lock is not re-entrant).
 #[derive(Default)]
-struct PrLocks(std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>);
+pub(crate) struct PrLocks(std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>);
 
 impl PrLocks {
-    async fn lock(&self, repo: &str, pr: u64) -> tokio::sync::OwnedMutexGuard<()> {
+    pub(crate) async fn lock(&self, repo: &str, pr: u64) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = {
             let mut map = self.0.lock().expect("pr locks poisoned");
             // Forget the locks nobody holds or waits for, so the map stays as small as the
@@ -143,7 +146,7 @@ impl Context {
 
 /// The pipeline's entry point for queued deliveries.
 pub struct Orchestrator {
-    ctx: Arc<Context>,
+    pub(crate) ctx: Arc<Context>,
 }
 
 impl Orchestrator {
@@ -154,12 +157,12 @@ impl Orchestrator {
 
 /// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
 /// answer ([`JobError::is_permanent`], [`JobError::wait`]).
-fn gh_err(what: &'static str, source: GitHubError) -> JobError {
+pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
     JobError::GitHub { what, source }
 }
 
 /// A failed read or write of the database or the DDS registry; retried.
-fn store_err(e: impl Into<JobError>) -> JobError {
+pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
     e.into()
 }
 
@@ -171,7 +174,7 @@ impl JobHandler for Orchestrator {
             JobKind::Reconcile { repo, pr, check } => {
                 return self.reconcile_run(repo, *pr, check).await;
             }
-            JobKind::Delivery if input.job.event == fix_loop::RECONCILE_EVENT => {
+            JobKind::Delivery if input.job.event == crate::ci_monitor::RECONCILE_EVENT => {
                 return self.reconcile_legacy(&input.payload).await;
             }
             JobKind::Delivery => {}
@@ -223,29 +226,8 @@ impl Orchestrator {
         }
         let project = cr.repo.full_name();
         // CI monitor: the check finished again on a commit whose failed jobs were re-run.
-        if let Some(found) = ctx
-            .runs
-            .by_rerun(&project, &cr.head_sha, &cr.name)
-            .map_err(store_err)?
-        {
-            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
-            let run = ctx
-                .runs
-                .get(&project, found.pr_number, &found.check_name)
-                .map_err(store_err)?
-                .unwrap_or(found);
-            // An index entry left by an earlier re-run on another commit is not this one.
-            if run.check_name == cr.name
-                && run.phase()
-                    == (Phase::RerunRequested {
-                        commit_sha: cr.head_sha.clone(),
-                    })
-            {
-                let inst = InstallationId(run.installation_id);
-                let repo = cr.repo.clone();
-                let (config, _) = self.repo_config(inst, &repo).await?;
-                return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
-            }
+        if self.rerun_finished(&cr).await? {
+            return Ok(());
         }
         if cr.conclusion.as_deref() == Some("success") {
             // The tests that failed in this check on this commit passed now.
@@ -258,29 +240,8 @@ impl Orchestrator {
             }
         }
         // CI monitor: the check finished on a commit ci-medic pushed.
-        if let Some(found) = ctx
-            .runs
-            .by_pushed_commit(&project, &cr.head_sha)
-            .map_err(store_err)?
-        {
-            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
-            // Read again under the lock: the run may have moved on while this job waited.
-            let run = ctx
-                .runs
-                .get(&project, found.pr_number, &found.check_name)
-                .map_err(store_err)?
-                .unwrap_or(found);
-            if run.check_name == cr.name
-                && run.phase()
-                    == (Phase::Pushed {
-                        commit_sha: cr.head_sha.clone(),
-                    })
-            {
-                let inst = InstallationId(run.installation_id);
-                let repo = cr.repo.clone();
-                let (config, _) = self.repo_config(inst, &repo).await?;
-                return self.verdict(inst, &repo, run, &cr, &config).await;
-            }
+        if self.pushed_fix_checked(&cr).await? {
+            return Ok(());
         }
         let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
         if !failed {
@@ -355,7 +316,7 @@ impl Orchestrator {
 
     /// The repository's configuration from its default branch; safe defaults (and the error)
     /// when the file is invalid.
-    async fn repo_config(
+    pub(crate) async fn repo_config(
         &self,
         inst: InstallationId,
         repo: &RepoRef,

@@ -35,7 +35,7 @@ use crate::store::runs::FixRun;
 
 impl Orchestrator {
     /// Logs → bug reports → failed DDS → code_fix proposal → comment + annotations.
-    pub(super) async fn analyse(
+    pub(crate) async fn analyse(
         &self,
         inst: InstallationId,
         repo: &RepoRef,
@@ -51,7 +51,7 @@ impl Orchestrator {
     /// [`Self::analyse`], with the source DDS given when the failure follows a pushed fix (the
     /// failed code_fix is then the next proposal's source, so its scope can only narrow).
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn analyse_with_source(
+    pub(crate) async fn analyse_with_source(
         &self,
         inst: InstallationId,
         repo: &RepoRef,

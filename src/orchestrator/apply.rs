@@ -25,7 +25,7 @@ use crate::store::runs::FixRun;
 
 /// How a step's registry transition is taken when the registry already holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Replay {
+pub(crate) enum Replay {
     /// A first attempt: a person's decision must win the compare-and-swap.
     First,
     /// This job made the registry transition before it stopped (a crash, a failed call):
@@ -38,7 +38,7 @@ impl Orchestrator {
     /// machine (or the registry's compare-and-swap) refused it; nothing was changed then.
     /// `Ok(Ok(follow_ups))` lists the effects left to the caller ([`Effect::WriteFix`],
     /// [`Effect::ProposeNext`]).
-    pub(super) async fn apply(
+    pub(crate) async fn apply(
         &self,
         inst: InstallationId,
         repo: &RepoRef,

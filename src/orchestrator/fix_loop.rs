@@ -1,9 +1,9 @@
-//! The fix loop after an approval: fix agent → patch guard → (sandbox build) → git agent →
-//! CI monitor, and the next proposal when the check still fails.
+//! The fix loop after an approval: fix agent → patch guard → (sandbox build) → git agent; the
+//! CI monitor (`crate::ci_monitor`) takes over once the commit is pushed.
 //!
 //! Each step is stored in the run before the next begins: the prepared commit before the ref
-//! moves, the pushed commit before the comment says so. A run found `Approved` or `Pushed` at
-//! start-up (or by the periodic reconcile) is moved on from where it stopped.
+//! moves, the pushed commit before the comment says so. A run found `Approved` at start-up (or
+//! by the CI monitor's periodic reconcile) is moved on from where it stopped.
 
 use chrono::Utc;
 use tracing::{info, warn};
@@ -12,13 +12,11 @@ use ci_medic_core::fix_check::{
     Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
 };
 use ci_medic_core::formatter::format_report_line;
-use ci_medic_core::ids::DdsId;
-use ci_medic_core::proposal::machine::{Effect, Event};
+use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::apply::Replay;
 use super::{Orchestrator, gh_err, store_err};
-use crate::events::CheckRunCompleted;
 use crate::fix_agent::Proposal;
 use crate::git_agent::{
     GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry,
@@ -63,7 +61,7 @@ impl WrittenPatch {
 
 impl Orchestrator {
     /// Moves an approved run to a pushed commit (or to a refusal on the comment).
-    pub(super) async fn advance_approved(
+    pub(crate) async fn advance_approved(
         &self,
         inst: InstallationId,
         repo: &RepoRef,
@@ -179,7 +177,7 @@ impl Orchestrator {
 
     /// Applies a step of the loop the service took itself; the machine refuses it only when
     /// the run moved on meanwhile, which is logged.
-    async fn moved(
+    pub(crate) async fn moved(
         &self,
         inst: InstallationId,
         repo: &RepoRef,
@@ -427,78 +425,6 @@ impl Orchestrator {
         };
         self.moved(inst, repo, &mut run, event).await
     }
-
-    /// CI monitor: the check finished on a commit ci-medic pushed.
-    pub(super) async fn verdict(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        mut run: FixRun,
-        cr: &CheckRunCompleted,
-        config: &RepoConfig,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        let Phase::Pushed { commit_sha } = run.phase() else {
-            return Ok(());
-        };
-        let event = match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
-            crate::ci_monitor::Verdict::Passed => {
-                ctx.metrics.stage("verdict", "passed");
-                Event::CheckPassed {
-                    commit_sha,
-                    run_url: cr.html_url.clone(),
-                }
-            }
-            crate::ci_monitor::Verdict::Failed => {
-                ctx.metrics.stage("verdict", "failed");
-                if run.state.attempts < config.fix.max_attempts
-                    && let Some(prev) = run.previous_attempt.as_mut()
-                {
-                    prev.failure = format!("`{}` still failed after the fix was pushed", cr.name);
-                }
-                Event::CheckFailed {
-                    commit_sha,
-                    run_url: cr.html_url.clone(),
-                    max_attempts: config.fix.max_attempts,
-                }
-            }
-            crate::ci_monitor::Verdict::NoVerdict => {
-                info!(conclusion = ?cr.conclusion, "check finished without a verdict on the fix; still waiting");
-                return Ok(());
-            }
-        };
-        let follow_ups = match self
-            .apply(inst, repo, &mut run, event, Replay::First)
-            .await?
-        {
-            Ok(f) => f,
-            Err(e) => {
-                warn!(check = %run.check_name, error = %e, "verdict not applied");
-                return Ok(());
-            }
-        };
-        for effect in follow_ups {
-            if let Effect::ProposeNext { source } = effect {
-                // The next proposal's source is the failed code_fix.
-                let pr = ctx
-                    .github
-                    .get_pull_request(inst, repo, run.pr_number)
-                    .await
-                    .map_err(|e| gh_err("reading the pull request", e))?;
-                self.analyse_with_source(
-                    inst,
-                    repo,
-                    pr.number,
-                    cr,
-                    config,
-                    None,
-                    Some(DdsId(source)),
-                )
-                .await?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Removes a scratch directory however the verification ends.
@@ -565,16 +491,9 @@ fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
     )
 }
 
-/// Event name of the reconcile jobs the version before typed jobs queued as deliveries, with a
-/// [`ReconcilePayload`]; still understood, so an upgrade leaves none behind.
-pub const RECONCILE_EVENT: &str = "ci_medic_reconcile";
-
-/// Stop watching CI for a pushed fix after this long without a result.
-const CI_TIMEOUT: chrono::Duration = chrono::Duration::hours(6);
-
 /// A run's part of its jobs' ids: repository, pull request and check, in characters any id
 /// may hold.
-fn job_id(run: &FixRun) -> String {
+pub(crate) fn job_id(run: &FixRun) -> String {
     format!(
         "{}-{}-{}",
         run.repo.replace('/', "."),
@@ -586,36 +505,7 @@ fn job_id(run: &FixRun) -> String {
     )
 }
 
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct ReconcilePayload {
-    pub repo: String,
-    pub pr: u64,
-    pub check: String,
-}
-
 impl Orchestrator {
-    /// Jobs for every run the loop must still move.
-    pub(super) fn reconcile_jobs(&self) -> Vec<crate::jobs::InternalJob> {
-        let runs = match self.ctx.runs.active() {
-            Ok(r) => r,
-            Err(e) => {
-                warn!(error = %e, "cannot list active runs");
-                return Vec::new();
-            }
-        };
-        runs.into_iter()
-            .map(|r| crate::jobs::InternalJob {
-                key: format!("{}#{}", r.repo, r.pr_number),
-                id: job_id(&r),
-                kind: JobKind::Reconcile {
-                    repo: r.repo,
-                    pr: r.pr_number,
-                    check: r.check_name,
-                },
-            })
-            .collect()
-    }
-
     /// Queues the job that writes and pushes the run's approved fix, once per proposal; runs
     /// it here when no queue is attached (a handler used on its own).
     pub(super) async fn queue_fix(
@@ -659,165 +549,6 @@ impl Orchestrator {
         let inst = InstallationId(run.installation_id);
         let (config, _) = self.repo_config(inst, &repo).await?;
         self.advance_approved(inst, &repo, run, &config).await
-    }
-
-    /// A reconcile job queued by the version before typed jobs.
-    pub(super) async fn reconcile_legacy(&self, payload: &[u8]) -> Result<(), JobError> {
-        let p: ReconcilePayload = serde_json::from_slice(payload)
-            .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
-        self.reconcile_run(&p.repo, p.pr, &p.check).await
-    }
-
-    /// CI monitor: moves one run on. An approved fix is written and pushed; a pushed fix or a
-    /// re-run whose check finished without a webhook reaching us gets its verdict by polling;
-    /// a re-run with no result after `RERUN_TIMEOUT_MINUTES` is given up on, `/rerun` offered.
-    pub(super) async fn reconcile_run(
-        &self,
-        repo: &str,
-        pr: u64,
-        check: &str,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        let _held = ctx.pr_locks.lock(repo, pr).await;
-        let Some(run) = ctx.runs.get(repo, pr, check).map_err(store_err)? else {
-            return Ok(());
-        };
-        let Some(repo) = RepoRef::parse(&run.repo) else {
-            return Ok(());
-        };
-        let inst = InstallationId(run.installation_id);
-        let (config, _) = self.repo_config(inst, &repo).await?;
-        match run.phase() {
-            Phase::Approved { .. } => self.advance_approved(inst, &repo, run, &config).await,
-            Phase::Pushed { commit_sha } => {
-                let runs = ctx
-                    .github
-                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
-                    .await
-                    .map_err(|e| gh_err("polling check runs", e))?;
-                let done =
-                    crate::ci_monitor::completed_run(&runs, &run.check_name, &commit_sha).cloned();
-                if let Some(c) = done {
-                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
-                    return self.verdict(inst, &repo, run, &cr, &config).await;
-                }
-                if run.pushed_at.is_some_and(|t| Utc::now() - t > CI_TIMEOUT) {
-                    let mut run = run;
-                    let event = Event::NoVerdict {
-                        commit_sha,
-                        hours: u32::try_from(CI_TIMEOUT.num_hours()).unwrap_or(u32::MAX),
-                    };
-                    return self.moved(inst, &repo, &mut run, event).await;
-                }
-                Ok(())
-            }
-            Phase::RerunRequested { commit_sha } => {
-                // The re-run's result, when its webhook did not reach us.
-                let runs = ctx
-                    .github
-                    .list_check_runs_for_ref(inst, &repo, &commit_sha, Some(&run.check_name))
-                    .await
-                    .map_err(|e| gh_err("polling check runs", e))?;
-                let failed = run.state.not_code.as_ref().map(|n| n.check_run_id);
-                let done = runs
-                    .iter()
-                    .filter(|c| Some(c.id) != failed)
-                    .find(|c| {
-                        crate::ci_monitor::completed_run(
-                            std::slice::from_ref(*c),
-                            &run.check_name,
-                            &commit_sha,
-                        )
-                        .is_some()
-                    })
-                    .cloned();
-                if let Some(c) = done {
-                    let cr = CheckRunCompleted::from_api(repo.clone(), inst.0, &c, run.pr_number);
-                    return self.rerun_verdict(inst, &repo, run, &cr, &config).await;
-                }
-                let minutes = ctx.rerun_timeout_minutes;
-                if run.state.rerun_overdue(Utc::now(), minutes) {
-                    let mut run = run;
-                    let event = Event::RerunNoVerdict { minutes };
-                    self.moved(inst, &repo, &mut run, event).await?;
-                    ctx.metrics.stage("rerun", "no_verdict");
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// CI monitor: the check finished again on the commit whose failed jobs were re-run. A
-    /// pass ends it; a failure is analysed like any other (it may be the code's this time).
-    pub(super) async fn rerun_verdict(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        mut run: FixRun,
-        cr: &CheckRunCompleted,
-        config: &RepoConfig,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        let passed = match crate::ci_monitor::classify(cr.conclusion.as_deref()) {
-            crate::ci_monitor::Verdict::Passed => true,
-            crate::ci_monitor::Verdict::Failed => false,
-            crate::ci_monitor::Verdict::NoVerdict
-                if crate::ci_monitor::rerun_cancelled(cr.conclusion.as_deref()) =>
-            {
-                let event = Event::RerunCancelled {
-                    check_run_id: cr.check_run_id,
-                    conclusion: cr.conclusion.clone().unwrap_or_default(),
-                    run_url: cr.html_url.clone(),
-                };
-                if let Err(e) = self
-                    .apply(inst, repo, &mut run, event, Replay::First)
-                    .await?
-                {
-                    info!(check = %run.check_name, error = %e, "not the re-run's end");
-                    return Ok(());
-                }
-                // An automatic re-run stays counted against `triage.max_reruns`, and none
-                // follows: a cancellation is someone's (or a concurrency group's) decision.
-                ctx.metrics.stage("rerun", "cancelled");
-                return Ok(());
-            }
-            crate::ci_monitor::Verdict::NoVerdict => {
-                info!(conclusion = ?cr.conclusion, "the re-run finished without a verdict; still waiting");
-                return Ok(());
-            }
-        };
-        let event = Event::RerunFinished {
-            check_run_id: cr.check_run_id,
-            passed,
-            run_url: cr.html_url.clone(),
-        };
-        if let Err(e) = self
-            .apply(inst, repo, &mut run, event, Replay::First)
-            .await?
-        {
-            // The failed run itself (a redelivery), or the run moved on.
-            info!(check = %run.check_name, error = %e, "not the re-run's verdict");
-            return Ok(());
-        }
-        ctx.metrics
-            .stage("rerun", if passed { "passed" } else { "failed" });
-        if passed {
-            ctx.triage
-                .record_check_passed(&run.repo, &run.check_name, &cr.head_sha)
-                .map_err(store_err)?;
-            return Ok(());
-        }
-        let pr = ctx
-            .github
-            .get_pull_request(inst, repo, run.pr_number)
-            .await
-            .map_err(|e| gh_err("reading the pull request", e))?;
-        if pr.state != "open" || pr.head.sha != cr.head_sha {
-            info!(check = %run.check_name, "the pull request moved on; the re-run's failure is not analysed");
-            return Ok(());
-        }
-        self.analyse(inst, repo, pr.number, cr, config, None).await
     }
 }
 

@@ -67,6 +67,31 @@ pub async fn world_full(
     feature_files: &[FileEntry<'_>],
     extra_env: Vec<(String, String)>,
 ) -> World {
+    let (fake, base, head) = seeded_fake(main_files, feature_files).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(ServerOptions {
+        data_dir: dir.path(),
+        workers: 2,
+        github_api_url: &fake.base_url(),
+        extra_env,
+    });
+    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
+    World {
+        fake,
+        server,
+        _dir: dir,
+        base,
+        head,
+    }
+}
+
+/// The fake GitHub as every world starts: the App with the test key, `octo-org/shop` with
+/// `main_files` on `main`, and pull request #7 from `feature` (`feature_files`) that a
+/// maintainer may approve and a reader may not. Returns the fake, the base and the head sha.
+pub async fn seeded_fake(
+    main_files: &[(&str, &str)],
+    feature_files: &[FileEntry<'_>],
+) -> (FakeGitHub, String, String) {
     let fake = FakeGitHub::start().await.unwrap();
     fake.set_app(4242, "ci-medic");
     let pubkey =
@@ -101,21 +126,7 @@ pub async fn world_full(
     fake.set_permission(REPO, "reader", Permission::Read)
         .unwrap();
 
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(ServerOptions {
-        data_dir: dir.path(),
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env,
-    });
-    fake.set_webhook(&server.url("/api/github/webhooks"), SECRET);
-    World {
-        fake,
-        server,
-        _dir: dir,
-        base,
-        head,
-    }
+    (fake, base, head)
 }
 
 /// Kills the server (SIGKILL: no shutdown, nothing flushed), clears the faults injected into

@@ -1,0 +1,323 @@
+//! The container image, built from the repository's own `Dockerfile` and run as an operator
+//! would: its labels, user, volume and health check, then a failed check handled end to end by
+//! the containerised `serve` against the fake GitHub, and a clean stop on `docker stop`.
+//!
+//! The image is the Dockerfile's `prebuilt` target around this test build's binary, on the
+//! Debian base `.ci/docker-setup.sh` assembles from Debian packages (Docker Hub cannot be
+//! reached from CI). The `runtime` target differs only by where its binary comes from.
+//! Without a Docker engine these tests print why and skip, except under `CI=true`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::world::*;
+use common::*;
+
+/// The base `.ci/docker-setup.sh` builds with debootstrap; `CI_MEDIC_RUNTIME_IMAGE` names another.
+const LOCAL_BASE: &str = "ci-medic-base/debian:bookworm-slim";
+const TAG: &str = "ci-medic-test/app:ci";
+
+fn docker(args: &[&str]) -> Output {
+    Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker client runs")
+}
+
+fn docker_ok(args: &[&str]) -> String {
+    let out = docker(args);
+    assert!(
+        out.status.success(),
+        "docker {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The base image to build on, or `None` (skip) when there is no engine or base outside CI.
+fn base_image() -> Option<String> {
+    let base = std::env::var("CI_MEDIC_RUNTIME_IMAGE").unwrap_or_else(|_| LOCAL_BASE.into());
+    let ci = std::env::var("CI").as_deref() == Ok("true");
+    let engine = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !engine {
+        assert!(!ci, "CI=true but no Docker engine answers");
+        eprintln!("skipped: no Docker engine (run .ci/docker-setup.sh)");
+        return None;
+    }
+    if !docker(&["image", "inspect", &base]).status.success() {
+        assert!(!ci, "CI=true but the base image {base} is missing");
+        eprintln!("skipped: base image {base} missing (run .ci/docker-setup.sh)");
+        return None;
+    }
+    Some(base)
+}
+
+/// Builds the image once for the tests of this file (they run in parallel); returns the
+/// build's seconds.
+fn build_image(base: &str) -> f64 {
+    static BUILT: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *BUILT.get_or_init(|| build_prebuilt(base))
+}
+
+/// Builds the `prebuilt` target around this test build's binary; returns the build's seconds.
+fn build_prebuilt(base: &str) -> f64 {
+    let ctx = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(root.join("Dockerfile"), ctx.path().join("Dockerfile")).unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ci-medic"));
+    // A hard link when the temporary directory shares the target's file system: the debug
+    // binary is over 100 MB.
+    if std::fs::hard_link(&bin, ctx.path().join("ci-medic")).is_err() {
+        std::fs::copy(&bin, ctx.path().join("ci-medic")).unwrap();
+    }
+    let revision = "0123456789abcdef0123456789abcdef01234567";
+    let mut cmd = Command::new("docker");
+    // The classic builder needs nothing but the engine; BuildKit needs the buildx plugin,
+    // which Debian's docker.io does not ship.
+    let buildx = docker(&["buildx", "version"]).status.success();
+    cmd.env("DOCKER_BUILDKIT", if buildx { "1" } else { "0" });
+    cmd.args(["build", "-q", "--target", "prebuilt", "-t", TAG])
+        .arg("--build-arg")
+        .arg(format!("RUNTIME_IMAGE={base}"))
+        .arg("--build-arg")
+        .arg(format!("REVISION={revision}"))
+        .arg(ctx.path());
+    let started = Instant::now();
+    let out = cmd.output().expect("docker build runs");
+    assert!(
+        out.status.success(),
+        "docker build failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    started.elapsed().as_secs_f64()
+}
+
+/// Removes the container however the test ends.
+struct Container(String);
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = docker(&["rm", "-f", &self.0]);
+    }
+}
+
+fn inspect(target: &str, format: &str) -> String {
+    docker_ok(&["inspect", "--format", format, target])
+}
+
+#[test]
+fn the_image_says_what_it_is_and_runs_unprivileged() {
+    let Some(base) = base_image() else { return };
+    let secs = build_image(&base);
+    println!("image built in {secs:.1} s");
+
+    let label = |name: &str| {
+        inspect(
+            TAG,
+            &format!("{{{{index .Config.Labels \"org.opencontainers.image.{name}\"}}}}"),
+        )
+    };
+    assert_eq!(label("title"), "ci-medic");
+    // The Dockerfile's default version is the crate's: a release that forgets one is caught.
+    assert_eq!(label("version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        label("revision"),
+        "0123456789abcdef0123456789abcdef01234567"
+    );
+    assert_eq!(label("licenses"), "MIT");
+    assert_eq!(label("base.name"), base);
+    assert!(!label("source").is_empty() && !label("description").is_empty());
+
+    assert_eq!(inspect(TAG, "{{.Config.User}}"), "10001:10001");
+    assert_eq!(
+        inspect(TAG, "{{json .Config.Entrypoint}}"),
+        r#"["/usr/local/bin/ci-medic"]"#
+    );
+    assert_eq!(inspect(TAG, "{{json .Config.Cmd}}"), r#"["serve"]"#);
+    assert!(inspect(TAG, "{{json .Config.Volumes}}").contains("\"/data\""));
+    assert!(inspect(TAG, "{{json .Config.ExposedPorts}}").contains("3000/tcp"));
+    assert_eq!(inspect(TAG, "{{.Config.StopSignal}}"), "SIGTERM");
+    let env = inspect(TAG, "{{json .Config.Env}}");
+    for want in [
+        "DATA_DIR=/data",
+        "HOST=0.0.0.0",
+        "PORT=3000",
+        "LOG_FORMAT=json",
+    ] {
+        assert!(env.contains(want), "{want} missing from {env}");
+    }
+
+    // DATA_DIR belongs to the unprivileged user alone; CA certificates are there for TLS.
+    let stat = docker_ok(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--entrypoint",
+        "stat",
+        TAG,
+        "-c",
+        "%a %U",
+        "/data",
+    ]);
+    assert_eq!(stat, "700 ci-medic");
+    docker_ok(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--entrypoint",
+        "test",
+        TAG,
+        "-s",
+        "/etc/ssl/certs/ca-certificates.crt",
+    ]);
+    let version = docker_ok(&["run", "--rm", "--network", "none", TAG, "--version"]);
+    assert_eq!(version, format!("ci-medic {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_containerised_service_proposes_a_fix_pushes_it_and_stops_cleanly() {
+    let Some(base) = base_image() else { return };
+    build_image(&base);
+
+    let main = src("app/main.py");
+    let pyproject = src("pyproject.toml");
+    let feature = [
+        FileEntry {
+            path: "app/main.py",
+            mode: "100644",
+            content: main.as_bytes(),
+        },
+        FileEntry {
+            path: "pyproject.toml",
+            mode: "100644",
+            content: pyproject.as_bytes(),
+        },
+    ];
+    let (fake, _base, head) = seeded_fake(&[], &feature).await;
+    let port = free_port();
+    let key = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pem"),
+    )
+    .unwrap();
+
+    // Host networking: the container reaches the fake on loopback and the fake reaches the
+    // container's port, as a replica behind a proxy would be reached.
+    let env = [
+        "APP_ID=4242".to_string(),
+        format!("PRIVATE_KEY={key}"),
+        format!("WEBHOOK_SECRET={SECRET}"),
+        format!("GITHUB_API_URL={}", fake.base_url()),
+        "HOST=127.0.0.1".to_string(),
+        format!("PORT={port}"),
+        "WORKERS=2".to_string(),
+        "GITHUB_WRITE_INTERVAL_MS=50".to_string(),
+        "SHUTDOWN_GRACE_SECONDS=5".to_string(),
+    ];
+    let mut args: Vec<String> = ["run", "-d", "--network", "host"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for e in &env {
+        args.push("-e".into());
+        args.push(e.clone());
+    }
+    // The Dockerfile's own health check, run every second instead of every 30.
+    args.extend([
+        "--health-interval=1s".into(),
+        "--health-start-period=0s".into(),
+    ]);
+    args.push(TAG.into());
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let container = Container(docker_ok(&argv));
+
+    let started = Instant::now();
+    loop {
+        let health = inspect(&container.0, "{{.State.Health.Status}}");
+        if health == "healthy" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not healthy after 60 s ({health}); logs:\n{}",
+            logs(&container.0)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    println!("healthy after {:.1} s", started.elapsed().as_secs_f64());
+
+    fake.set_webhook(
+        &format!("http://127.0.0.1:{port}/api/github/webhooks"),
+        SECRET,
+    );
+    let check = fake.add_check_run(
+        REPO,
+        &head,
+        CHECK,
+        "github-actions",
+        "failure",
+        fake_github::CheckOutput::default(),
+    );
+    fake.set_job_log(REPO, check, &corpus("logs/actions/ruff_unused_import.log"));
+    let payload = fake.check_run_completed_payload(check).unwrap();
+    let d = fake.deliver("check_run", &payload).await.unwrap();
+    assert_eq!(d.status, 202, "logs:\n{}", logs(&container.0));
+
+    let proposal = wait_for_comment(&fake, &container.0, |b| b.contains("DDS-FIX-")).await;
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&proposal)[1].clone()).unwrap();
+    let c = fake.add_comment(REPO, 7, "maintainer", &format!("/approve {}", dds.id));
+    let payload = fake.issue_comment_created_payload(c).unwrap();
+    fake.deliver("issue_comment", &payload).await.unwrap();
+
+    let pushed = fake
+        .wait_for(Duration::from_secs(60), |f| {
+            f.branch_head(REPO, "feature").filter(|h| *h != head)
+        })
+        .await;
+    let pushed = pushed.unwrap_or_else(|| panic!("nothing pushed; logs:\n{}", logs(&container.0)));
+    let fixed = fake.file_at(REPO, &pushed, "app/main.py").unwrap();
+    assert!(!String::from_utf8_lossy(&fixed).contains("import os"));
+
+    // `docker stop` sends the image's STOPSIGNAL and waits 10 s before SIGKILL.
+    let stopping = Instant::now();
+    docker_ok(&["stop", &container.0]);
+    let stop_secs = stopping.elapsed().as_secs_f64();
+    assert_eq!(inspect(&container.0, "{{.State.ExitCode}}"), "0");
+    // 0, not 137: it stopped on SIGTERM, not by the SIGKILL at the end of the grace.
+    println!("docker stop: exit 0 after {stop_secs:.2} s");
+}
+
+async fn wait_for_comment(
+    fake: &fake_github::FakeGitHub,
+    container: &str,
+    pred: impl Fn(&str) -> bool,
+) -> String {
+    let found = fake
+        .wait_for(Duration::from_secs(60), |f| {
+            f.comments(REPO, 7)
+                .into_iter()
+                .find(|c| c.via_app && pred(&c.body))
+                .map(|c| c.body)
+        })
+        .await;
+    found.unwrap_or_else(|| panic!("no comment; logs:\n{}", logs(container)))
+}
+
+fn logs(container: &str) -> String {
+    let out = docker(&["logs", container]);
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
