@@ -615,6 +615,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             config.app.app_id,
         )
         .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
+        ctx.shared = shared.clone();
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
         ctx.executor = connect_executor().await;
@@ -656,6 +657,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 },
                 github_api_url: config.github_api_url.clone(),
                 public_url: config.public_url.clone(),
+                shared: Some(shared.clone()),
             },
             addr_file: Some(config.data_dir.join(crate::status::ADDR_FILE)),
             job_lease: Some(config.job_lease),

@@ -45,8 +45,14 @@ pub enum DataError {
     Registry(#[from] crate::store::registry::RegistryError),
 }
 
-/// Reads the store for `role`. Blocking (sled): run it off the async runtime.
-pub fn snapshot(store: &Store, role: &Role, jobs: Vec<JobRecord>) -> Result<Snapshot, DataError> {
+/// Reads the store for `role`. Blocking (sled): run it off the async runtime. `installations`:
+/// read elsewhere (PostgreSQL) already; `None`, from the sled store.
+pub fn snapshot(
+    store: &Store,
+    role: &Role,
+    jobs: Vec<JobRecord>,
+    installations: Option<Vec<Installation>>,
+) -> Result<Snapshot, DataError> {
     let registry = store.registry()?;
     let fixes = registry.list_fixes()?;
     let runs = RunStore::open(store)?.all()?;
@@ -98,9 +104,11 @@ pub fn snapshot(store: &Store, role: &Role, jobs: Vec<JobRecord>) -> Result<Snap
         .map(|f| f.failed_at)
         .collect();
 
-    let installations: Vec<Installation> = store
-        .installations()?
-        .all()?
+    let installations = match installations {
+        Some(i) => i,
+        None => store.installations()?.all()?,
+    };
+    let installations: Vec<Installation> = installations
         .into_iter()
         .filter_map(|mut i| {
             i.repositories.retain(|r| role.can_see(r));

@@ -48,6 +48,9 @@ pub struct StatusConfig {
     pub github_web_url: String,
     /// Where browsers reach this server (the OAuth callback URL); from `Host` when unset.
     pub public_url: Option<String>,
+    /// Where installations are recorded when not in the sled store (PostgreSQL, shared by the
+    /// replicas); `None`: the sled store's.
+    pub shared: Option<Arc<dyn crate::store::shared_state::SharedState>>,
 }
 
 impl StatusConfig {
@@ -295,7 +298,19 @@ async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     } else {
         Vec::new()
     };
-    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs)).await {
+    let installations = match &st.cfg.shared {
+        None => None,
+        Some(shared) => match shared.installations().await {
+            Ok(i) => Some(i),
+            Err(e) => {
+                tracing::error!(error = %e, "status page cannot read the installations");
+                Some(Vec::new())
+            }
+        },
+    };
+    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs, installations))
+        .await
+    {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => {
             tracing::error!(error = %e, "status page cannot read the store");
