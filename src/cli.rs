@@ -507,10 +507,12 @@ async fn remote_jobs(
 /// them into the database, so the others need no files.
 fn stored_app(args: &ServeArgs) -> anyhow::Result<Option<crate::setup::StoredApp>> {
     use crate::store::shared_state::SharedState;
+    // Not a PostgreSQL URL: the configuration check says so, after this.
     let url = args
         .database_url
         .as_deref()
-        .filter(|u| !u.trim().is_empty());
+        .map(str::trim)
+        .filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
     let files = || {
         crate::setup::load_stored_app(&args.data_dir).map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))
     };
@@ -518,7 +520,7 @@ fn stored_app(args: &ServeArgs) -> anyhow::Result<Option<crate::setup::StoredApp
         return files();
     };
     runtime().block_on(async {
-        let db = crate::store::pg::PgStore::connect(url.trim(), 2).await?;
+        let db = crate::store::pg::PgStore::connect(url, 2).await?;
         db.migrate().await?;
         let keys = crate::store::sealing::CredentialsKey::from_env()?;
         let has_key = keys.is_some();
