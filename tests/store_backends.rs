@@ -544,6 +544,7 @@ both_shared!(
     installation_changes_from_two_replicas_all_land,
     the_app_credentials_round_trip,
     the_redelivery_mark_only_moves_forward,
+    a_failed_check_records_at_most_its_bound_of_tests_once,
 );
 
 fn tests_named(names: &[&str]) -> Vec<String> {
@@ -599,6 +600,33 @@ async fn a_failure_then_a_pass_on_one_commit_is_a_mixed_history_on_either_replic
     assert_eq!(both[3].test, tests[0]);
     // Another repository's test of the same name is another test.
     assert!(f.a.histories("o/other", &tests).await.unwrap().is_empty());
+}
+
+async fn a_failed_check_records_at_most_its_bound_of_tests_once(f: Shared) {
+    use ci_medic::store::triage::MAX_TESTS_PER_CHECK;
+    // A suite failing wholesale, one test named twice.
+    let mut many: Vec<String> = (0..MAX_TESTS_PER_CHECK + 50)
+        .map(|i| format!("t{i:03}"))
+        .collect();
+    many.insert(1, "t000".into());
+    let n =
+        f.a.record_failures("o/r", "test", "abc", false, &many)
+            .await
+            .unwrap();
+    assert_eq!(n, MAX_TESTS_PER_CHECK - 1, "the bound, each test once");
+    let h = f.b.histories("o/r", &many[..3]).await.unwrap();
+    assert_eq!(
+        h.iter().map(|o| o.test.as_str()).collect::<Vec<_>>(),
+        vec!["t000", "t001"],
+        "per test as asked, each once"
+    );
+    assert!(
+        f.b.histories("o/r", &[format!("t{:03}", MAX_TESTS_PER_CHECK + 10)])
+            .await
+            .unwrap()
+            .is_empty(),
+        "beyond the bound: not recorded"
+    );
 }
 
 async fn default_branch_passes_around_a_failure_are_recorded_for_the_checks_tests(f: Shared) {

@@ -212,18 +212,29 @@ impl SharedState for PgShared {
         on_default_branch: bool,
         tests: &[String],
     ) -> Result<usize, StoreError> {
-        let mut n = 0;
-        for test in tests.iter().take(MAX_TESTS_PER_CHECK) {
-            let o = TestOutcome {
-                test: test.clone(),
-                head_sha: head_sha.into(),
-                on_default_branch,
-                passed: false,
-            };
-            n += usize::from(self.insert_outcome(repo, check, &o).await?);
-        }
+        // One statement for the whole list (a suite failing wholesale names hundreds), in
+        // the list's order; a test already recorded failing here conflicts and is skipped.
+        let tests: Vec<&str> = tests
+            .iter()
+            .take(MAX_TESTS_PER_CHECK)
+            .map(String::as_str)
+            .collect();
+        let n = sqlx::query(
+            "INSERT INTO triage_outcomes (repo, check_name, test, head_sha, on_default_branch, passed) \
+             SELECT $1, $2, u.test, $3, $4, false \
+             FROM unnest($5::text[]) WITH ORDINALITY AS u(test, n) ORDER BY u.n \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(repo)
+        .bind(check)
+        .bind(head_sha)
+        .bind(on_default_branch)
+        .bind(&tests)
+        .execute(self.pool())
+        .await?
+        .rows_affected();
         self.prune().await?;
-        Ok(n)
+        Ok(n as usize)
     }
 
     async fn record_check_passed(

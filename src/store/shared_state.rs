@@ -76,7 +76,8 @@ pub trait SharedState: Send + Sync + 'static {
         head_sha: &str,
     ) -> Result<usize, StoreError>;
 
-    /// The recorded outcomes of each of `tests`, oldest first per test.
+    /// The recorded outcomes of each of `tests` (each once, in the order given), oldest first
+    /// per test.
     async fn histories(&self, repo: &str, tests: &[String])
     -> Result<Vec<TestOutcome>, StoreError>;
 
@@ -230,8 +231,15 @@ impl SharedState for SledShared {
         repo: &str,
         tests: &[String],
     ) -> Result<Vec<TestOutcome>, StoreError> {
-        let (t, repo, tests) = (self.triage.clone(), repo.to_string(), tests.to_vec());
-        blocking(move || t.histories(&repo, &tests)).await
+        // Each test once, in the order asked, as PostgreSQL answers.
+        let mut unique: Vec<String> = Vec::new();
+        for t in tests {
+            if !unique.contains(t) {
+                unique.push(t.clone());
+            }
+        }
+        let (t, repo) = (self.triage.clone(), repo.to_string());
+        blocking(move || t.histories(&repo, &unique)).await
     }
 
     async fn reruns(&self, repo: &str, sha: &str, check: &str) -> Result<u32, StoreError> {

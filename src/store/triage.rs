@@ -124,12 +124,14 @@ impl TriageStore {
         on_default_branch: bool,
         tests: &[String],
     ) -> Result<usize, StoreError> {
-        let already = self.failed_in(repo, head_sha, check)?;
+        let mut already = self.failed_in(repo, head_sha, check)?;
         let mut n = 0;
         for test in tests.iter().take(MAX_TESTS_PER_CHECK) {
+            // Recorded before, or earlier in this list.
             if already.contains(test) {
                 continue;
             }
+            already.push(test.clone());
             self.insert(&Record {
                 repo: repo.into(),
                 check: check.into(),
