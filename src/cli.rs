@@ -273,6 +273,28 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
             copied.fix_state.fixes,
             copied.fix_state.runs
         );
+        let keys = crate::store::sealing::CredentialsKey::from_env()?;
+        let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys)
+            .import_sled(&store, dir)
+            .await?;
+        println!(
+            "copied from {}: {} test outcomes, {} re-run counters, {} installations; App credentials {}",
+            dir.display(),
+            shared.outcomes,
+            shared.reruns,
+            shared.installations,
+            if shared.credentials {
+                "copied, sealed with CREDENTIALS_KEY"
+            } else {
+                "not copied"
+            }
+        );
+        if shared.credentials_need_key {
+            eprintln!(
+                "ci-medic migrate: the App credentials in {} were not copied: set CREDENTIALS_KEY (or CREDENTIALS_KEY_FILE) to seal them, and run this again",
+                dir.display()
+            );
+        }
     }
     Ok(())
 }
@@ -488,11 +510,55 @@ async fn remote_jobs(
     }
 }
 
+/// The stored App: from the database with `DATABASE_URL` (opened with `CREDENTIALS_KEY`),
+/// else from `DATA_DIR`'s files. The first replica started with the files and the key copies
+/// them into the database, so the others need no files.
+fn stored_app(args: &ServeArgs) -> anyhow::Result<Option<crate::setup::StoredApp>> {
+    use crate::store::shared_state::SharedState;
+    // Not a PostgreSQL URL: the configuration check says so, after this.
+    let url = args
+        .database_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+    let files = || {
+        crate::setup::load_stored_app(&args.data_dir).map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))
+    };
+    let Some(url) = url else {
+        return files();
+    };
+    runtime().block_on(async {
+        let db = crate::store::pg::PgStore::connect(url, 2).await?;
+        db.migrate().await?;
+        let keys = crate::store::sealing::CredentialsKey::from_env()?;
+        let has_key = keys.is_some();
+        let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys);
+        let found = shared.load_app().await?;
+        let app = match found {
+            Some(app) => Some(app),
+            None => {
+                let app = files()?;
+                if let Some(app) = &app
+                    && has_key
+                {
+                    shared.store_app(app).await?;
+                    tracing::info!(
+                        "the App credentials from DATA_DIR are now stored in the database, sealed with CREDENTIALS_KEY"
+                    );
+                }
+                app
+            }
+        };
+        crate::store::backend::Backend::close(&db).await?;
+        Ok(app)
+    })
+}
+
 fn run_serve(args: ServeArgs) -> ExitCode {
-    let stored = match crate::setup::load_stored_app(&args.data_dir) {
+    let stored = match stored_app(&args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("ci-medic: DATA_DIR: {e}");
+            eprintln!("ci-medic: {e:#}");
             return ExitCode::from(2);
         }
     };
@@ -523,17 +589,27 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 config.data_dir.display()
             )
         })?;
-        let state: Arc<dyn crate::store::backend::Backend> = match &config.database_url {
-            None => Arc::new(store.clone()),
-            Some(url) => {
-                use secrecy::ExposeSecret;
-                // Pool: the workers, the intake's concurrent commits, and the singletons.
-                let size = (config.workers as u32 + 8).min(64);
-                let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
-                db.migrate().await?;
-                Arc::new(db)
-            }
-        };
+        type Shared = Arc<dyn crate::store::shared_state::SharedState>;
+        let (state, shared): (Arc<dyn crate::store::backend::Backend>, Shared) =
+            match &config.database_url {
+                None => (
+                    Arc::new(store.clone()),
+                    Arc::new(
+                        crate::store::shared_state::SledShared::open(&store)?
+                            .with_credentials(&config.data_dir),
+                    ),
+                ),
+                Some(url) => {
+                    use secrecy::ExposeSecret;
+                    // Pool: the workers, the intake's concurrent commits, and the singletons.
+                    let size = (config.workers as u32 + 8).min(64);
+                    let db = crate::store::pg::PgStore::connect(url.expose_secret(), size).await?;
+                    db.migrate().await?;
+                    let keys = crate::store::sealing::CredentialsKey::from_env()?;
+                    let shared = crate::store::pg_shared_state::PgShared::new(db.clone(), keys);
+                    (Arc::new(db), Arc::new(shared))
+                }
+            };
         let metrics = Metrics::new();
         let mut client_config =
             crate::github::GitHubClientConfig::new(config.github_api_url.clone());
@@ -549,6 +625,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             config.app.app_id,
         )
         .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
+        ctx.shared = shared.clone();
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
         ctx.executor = connect_executor().await;
@@ -559,6 +636,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             .map(|interval| crate::redelivery::Redelivery {
                 github,
                 state: state.clone(),
+                shared: shared.clone(),
                 metrics: metrics.clone(),
                 interval,
             });
@@ -590,6 +668,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
                 },
                 github_api_url: config.github_api_url.clone(),
                 public_url: config.public_url.clone(),
+                shared: Some(shared.clone()),
             },
             addr_file: Some(config.data_dir.join(crate::status::ADDR_FILE)),
             job_lease: Some(config.job_lease),

@@ -660,7 +660,22 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
     (
         "DATABASE_URL",
         "",
-        "PostgreSQL (`postgres://user:password@host/db`) for deliveries, the job queue, proposals and fix runs, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
+        "PostgreSQL (`postgres://user:password@host/db`) for deliveries, the job queue, proposals, fix runs, triage history, installations and the sealed App credentials, shared by several replicas (see \"More than one replica\"); migrations are applied at start. Unset: the sled database in `DATA_DIR`.",
+    ),
+    (
+        "CREDENTIALS_KEY",
+        "",
+        "With `DATABASE_URL`: the 256-bit key (64 hex digits or base64; `openssl rand -hex 32`) that seals the App's stored credentials in the database (XChaCha20-Poly1305). Needed once credentials are stored there; a wrong key stops `serve` at start. Never logged.",
+    ),
+    (
+        "CREDENTIALS_KEY_FILE",
+        "",
+        "A file holding `CREDENTIALS_KEY` (a mounted secret), read when `CREDENTIALS_KEY` is unset.",
+    ),
+    (
+        "CREDENTIALS_KEY_PREVIOUS",
+        "",
+        "During a key rotation, the old `CREDENTIALS_KEY`: credentials sealed with it are opened and sealed again with the new key at start (see \"More than one replica\").",
     ),
     (
         "JOB_LEASE_SECONDS",

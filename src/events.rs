@@ -214,6 +214,10 @@ pub struct CheckRunCompleted {
     /// The head sha each linked pull request had when GitHub sent the event (GitHub links an
     /// open pull request by its head sha or its head branch, so a head may have moved on).
     pub pull_request_heads: Vec<(u64, String)>,
+    /// The branch the check's suite ran for (`check_suite.head_branch`), when the event says.
+    pub head_branch: Option<String>,
+    /// The repository's default branch (`repository.default_branch`), when the event says.
+    pub default_branch: Option<String>,
 }
 
 impl CheckRunCompleted {
@@ -245,7 +249,18 @@ impl CheckRunCompleted {
             pull_requests: vec![pr_number],
             // The API's view names no heads: the pull request is read.
             pull_request_heads: Vec::new(),
+            // Found through a pull request: not a default-branch check.
+            head_branch: None,
+            default_branch: None,
         }
+    }
+
+    /// The check ran for a push to the repository's default branch (not for a pull request's
+    /// head, which GitHub would have linked).
+    pub fn on_default_branch(&self) -> bool {
+        self.pull_requests.is_empty()
+            && self.head_branch.is_some()
+            && self.head_branch == self.default_branch
     }
 }
 
@@ -328,6 +343,9 @@ struct P {
 struct PRepo {
     full_name: String,
     id: Option<u64>,
+    /// Only in the event's `repository` (not in the lists of installation events).
+    #[serde(default)]
+    default_branch: Option<String>,
 }
 #[derive(Deserialize)]
 struct PCheckRun {
@@ -341,6 +359,12 @@ struct PCheckRun {
     completed_at: Option<String>,
     #[serde(default)]
     pull_requests: Vec<PrLink>,
+    check_suite: Option<PCheckSuite>,
+}
+#[derive(Deserialize)]
+struct PCheckSuite {
+    /// `null` for a check on a tag or a detached commit.
+    head_branch: Option<String>,
 }
 #[derive(Deserialize)]
 struct PApp {
@@ -438,6 +462,8 @@ impl Event {
                             Some((l.number, sha))
                         })
                         .collect(),
+                    head_branch: cr.check_suite.as_ref().and_then(|s| s.head_branch.clone()),
+                    default_branch: p.repository.as_ref().and_then(|r| r.default_branch.clone()),
                 }))
             }
             "issue_comment" if action == "created" => {

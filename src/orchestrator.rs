@@ -27,6 +27,7 @@ use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 mod analysis;
 mod apply;
 mod approval;
+mod default_branch;
 mod fix_loop;
 mod sandbox;
 
@@ -72,8 +73,9 @@ pub struct Context {
     pub runs: Arc<dyn Runs>,
     /// The reply-asked marks of command comments, still in this replica's sled.
     pub replies: RunStore,
-    /// Per-test outcomes and automatic re-run counters, for failure triage.
-    pub triage: crate::store::triage::TriageStore,
+    /// Per-test outcomes and automatic re-run counters (failure triage), and installations:
+    /// on PostgreSQL shared by every replica. Sled's by default; `serve` sets PostgreSQL's.
+    pub shared: Arc<dyn crate::store::shared_state::SharedState>,
     pub metrics: Metrics,
     /// Our own App id: check runs it owns are ours and never analysed.
     pub app_id: u64,
@@ -128,7 +130,7 @@ impl Context {
     ) -> Result<Context, StoreError> {
         let fix_state = state.fix_state()?;
         let replies = RunStore::open(&store)?;
-        let triage = crate::store::triage::TriageStore::open(&store)?;
+        let shared = Arc::new(crate::store::shared_state::SledShared::open(&store)?);
         Ok(Context {
             github,
             store,
@@ -136,7 +138,7 @@ impl Context {
             ids: state,
             runs: fix_state.runs,
             replies,
-            triage,
+            shared,
             metrics,
             app_id,
             log_limits: LogLimits::default(),
@@ -237,6 +239,9 @@ impl Orchestrator {
             info!(check = %cr.name, "our own check run; ignored");
             return Ok(());
         }
+        if cr.on_default_branch() {
+            return self.default_branch_check(&cr).await;
+        }
         let project = cr.repo.full_name();
         // CI monitor: the check finished again on a commit whose failed jobs were re-run.
         if self.rerun_finished(&cr).await? {
@@ -245,8 +250,9 @@ impl Orchestrator {
         if cr.conclusion.as_deref() == Some("success") {
             // The tests that failed in this check on this commit passed now.
             let passed = ctx
-                .triage
+                .shared
                 .record_check_passed(&project, &cr.name, &cr.head_sha)
+                .await
                 .map_err(store_err)?;
             if passed > 0 {
                 info!(check = %cr.name, tests = passed, "test passes recorded");
@@ -417,10 +423,15 @@ impl Orchestrator {
     async fn installation_changed(&self, i: InstallationChanged) -> Result<(), JobError> {
         // Recorded so ci-medic knows where it is installed; a deleted installation also
         // forgets the repositories recorded earlier that this payload does not list.
-        let installations = self.ctx.store.installations().map_err(store_err)?;
+        let installations = &self.ctx.shared;
         let deleted = i.action == "deleted";
         let mut removed = i.removed.clone();
-        if deleted && let Some(prev) = installations.get(i.installation_id).map_err(store_err)? {
+        if deleted
+            && let Some(prev) = installations
+                .installation(i.installation_id)
+                .await
+                .map_err(store_err)?
+        {
             removed.extend(
                 prev.repositories
                     .into_iter()
@@ -428,13 +439,14 @@ impl Orchestrator {
             );
         }
         installations
-            .apply(
+            .apply_installation(
                 i.installation_id,
                 i.account.as_deref(),
                 deleted,
                 &i.added,
                 &removed,
             )
+            .await
             .map_err(store_err)?;
         // Uninstalled repositories: their pending work is forgotten.
         for name in &removed {

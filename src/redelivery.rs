@@ -9,6 +9,11 @@
 //! already holds; let [`ci_medic_core::redelivery::select`] decide; post one redelivery request
 //! per chosen event. The intake de-duplicates by guid, so an event sent twice is processed once.
 //!
+//! With several replicas one of them reads the log at a time (the `redelivery` lease), and
+//! where the last complete pass started is shared ([`SharedState::redelivery_mark`]): a pass
+//! on any replica starts where the last one on any replica did, and a replica started after
+//! a downtime reads back to the last pass before it.
+//!
 //! This is the thin I/O shell: the decision is pure and lives in `ci-medic-core`. It must never
 //! ask for more than [`LIMITS`] allows in a pass, ask for a guid twice in a pass or one the
 //! store holds, or stop the service when GitHub cannot be asked (it logs and tries at the next
@@ -29,6 +34,7 @@ use crate::github::app_hook::HookDeliveryItem;
 use crate::metrics::Metrics;
 use crate::store::StoreError;
 use crate::store::backend::Backend;
+use crate::store::shared_state::SharedState;
 
 /// Pages of 100 attempts read in one pass, at most.
 pub const MAX_PAGES: usize = 10;
@@ -70,8 +76,10 @@ pub struct PassReport {
 /// The periodic redelivery task.
 pub struct Redelivery {
     pub github: RestClient,
-    /// Where deliveries are recorded (sled or PostgreSQL).
+    /// Where deliveries are recorded (sled or PostgreSQL), and the `redelivery` lease.
     pub state: std::sync::Arc<dyn Backend>,
+    /// Where the last complete pass's start is kept for every replica.
+    pub shared: std::sync::Arc<dyn SharedState>,
     pub metrics: Metrics,
     pub interval: Duration,
 }
@@ -81,18 +89,14 @@ impl Redelivery {
     /// webhook delivery the store held before the server started listening: what came after
     /// it may have been missed.
     pub async fn run(self, newest_recorded: Option<DateTime<Utc>>, stop: CancellationToken) {
-        let mut last_pass = None;
+        let owner = lease_owner();
         loop {
             let started = Utc::now();
             tokio::select! {
                 _ = stop.cancelled() => return,
-                result = self.pass(started, last_pass, newest_recorded) => match result {
-                    Ok(report) => {
-                        // The next pass reads from here when this one saw and took everything
-                        // before it; otherwise from where this one started reading.
-                        if report.complete && report.deferred == 0 {
-                            last_pass = Some(started);
-                        }
+                result = self.shared_pass(&owner, started, newest_recorded) => match result {
+                    Ok(None) => tracing::debug!("another replica reads the webhook delivery log"),
+                    Ok(Some(report)) => {
                         if report.requested + report.failed + report.given_up > 0 {
                             info!(?report, "asked GitHub to redeliver missed webhook deliveries");
                         } else {
@@ -107,6 +111,32 @@ impl Redelivery {
                 _ = tokio::time::sleep(self.interval) => {}
             }
         }
+    }
+
+    /// A pass on the replica holding the `redelivery` lease (`None` on the others), from the
+    /// shared mark, which it moves to `started` when it read and took everything before it.
+    pub async fn shared_pass(
+        &self,
+        owner: &str,
+        started: DateTime<Utc>,
+        newest_recorded: Option<DateTime<Utc>>,
+    ) -> Result<Option<PassReport>, PassError> {
+        // The lease outlives the interval: the replica reading the log keeps it until it dies.
+        if !self
+            .state
+            .try_lease("redelivery", owner, self.interval.saturating_mul(2))
+            .await?
+        {
+            return Ok(None);
+        }
+        let last_pass = self.shared.redelivery_mark().await?;
+        let report = self.pass(started, last_pass, newest_recorded).await?;
+        // The next pass reads from here when this one saw and took everything before it;
+        // otherwise from where this one started reading.
+        if report.complete && report.deferred == 0 {
+            self.shared.set_redelivery_mark(started).await?;
+        }
+        Ok(Some(report))
     }
 
     /// One pass at `now`.
@@ -187,4 +217,13 @@ fn attempt(item: &HookDeliveryItem) -> Attempt {
         redelivery: item.redelivery,
         status_code: item.status_code,
     }
+}
+
+/// This process's name for the `redelivery` lease: unique per process, also across machines.
+fn lease_owner() -> String {
+    let mut suffix = [0u8; 6];
+    // Without randomness two processes with one pid on two machines could share a name; the
+    // pid alone still tells this machine's processes apart.
+    let _ = getrandom::fill(&mut suffix);
+    format!("redelivery-{}-{}", std::process::id(), hex::encode(suffix))
 }

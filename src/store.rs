@@ -24,9 +24,12 @@ pub mod backend;
 pub mod installations;
 pub mod pg;
 pub mod pg_proposals;
+pub mod pg_shared_state;
 pub mod proposals;
 pub mod registry;
 pub mod runs;
+pub mod sealing;
+pub mod shared_state;
 pub mod spool;
 pub mod triage;
 

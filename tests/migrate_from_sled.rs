@@ -347,3 +347,139 @@ async fn proposals_transitions_and_runs_move_from_sled_to_postgresql() {
         DdsStatus::Executed
     );
 }
+
+// ----- the shared state beside the queue ------------------------------------------------------
+
+fn migrate_with_key(url: &str, dir: &std::path::Path, key: Option<&str>) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ci-medic"));
+    cmd.args(["migrate", "--from-sled"])
+        .arg(dir)
+        .env_clear()
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "off");
+    if let Some(k) = key {
+        cmd.env("CREDENTIALS_KEY", k);
+    }
+    cmd.output().unwrap()
+}
+
+/// Triage history, re-run counters, installations and the App's credentials (sealed with
+/// `CREDENTIALS_KEY`) reach PostgreSQL; a second run copies nothing twice; without a key the
+/// credentials stay behind and the command says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triage_history_installations_and_credentials_move_from_sled_to_postgresql() {
+    use ci_medic::store::pg_shared_state::PgShared;
+    use ci_medic::store::sealing::{CredentialsKey, Keys};
+    use ci_medic::store::shared_state::{SharedState, SledShared};
+    use secrecy::{ExposeSecret, SecretString};
+
+    let Some(url) = common::fresh_database("migrate_shared_from_sled").await else {
+        return;
+    };
+    let pem = include_str!("../fixtures/keys/test-app.pem");
+    let dir = tempfile::tempdir().unwrap();
+    let tests = vec!["tests/test_a.py::test_flaky".to_string()];
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let s = SledShared::open(&store)
+            .unwrap()
+            .with_credentials(dir.path());
+        s.record_failures("o/r", "test", "pr1", false, &tests)
+            .await
+            .unwrap();
+        s.record_default_branch_pass("o/r", "test", "m1")
+            .await
+            .unwrap();
+        s.record_failures("o/r", "test", "m2", true, &tests)
+            .await
+            .unwrap();
+        assert!(
+            s.take_rerun("o/r", "pr1", "test", 2, Utc::now())
+                .await
+                .unwrap()
+        );
+        s.apply_installation(7, Some("octo"), false, &["octo/a".to_string()], &[])
+            .await
+            .unwrap();
+        s.store_app(&ci_medic::setup::StoredApp {
+            app_id: 99,
+            private_key_pem: SecretString::from(pem.to_string()),
+            webhook_secret: SecretString::from("migrated-hook-secret".to_string()),
+            slug: "medic".into(),
+            html_url: "https://github.com/apps/medic".into(),
+            client_id: None,
+            client_secret: None,
+        })
+        .await
+        .unwrap();
+        Backend::close(&store).await.unwrap();
+    }
+
+    // Without a key: everything but the credentials, and a line saying so.
+    let out = migrate_with_key(&url, dir.path(), None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(
+            "3 test outcomes, 1 re-run counters, 1 installations; App credentials not copied"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("not copied: set CREDENTIALS_KEY"),
+        "{stderr}"
+    );
+    let key_hex = "5a".repeat(32);
+    let out = migrate_with_key(&url, dir.path(), Some(&key_hex));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(
+            "0 test outcomes, 0 re-run counters, 0 installations; App credentials copied"
+        ),
+        "{stdout}"
+    );
+    // Again: nothing twice.
+    let out = migrate_with_key(&url, dir.path(), Some(&key_hex));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "0 test outcomes, 0 re-run counters, 0 installations; App credentials not copied"
+        ),
+        "{stdout}"
+    );
+
+    let db = PgStore::connect(&url, 2).await.unwrap();
+    let key = Keys::new(CredentialsKey::parse(&key_hex, "CREDENTIALS_KEY").unwrap());
+    let pg = PgShared::new(db, Some(key));
+    let h = pg.histories("o/r", &tests).await.unwrap();
+    assert_eq!(
+        h.iter()
+            .map(|o| (o.head_sha.as_str(), o.on_default_branch, o.passed))
+            .collect::<Vec<_>>(),
+        vec![
+            ("pr1", false, false),
+            ("m1", true, true),
+            ("m2", true, false)
+        ]
+    );
+    // The budget already spent on sled is spent on PostgreSQL too.
+    assert_eq!(pg.reruns("o/r", "pr1", "test").await.unwrap(), 1);
+    assert!(
+        pg.take_rerun("o/r", "pr1", "test", 2, Utc::now())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !pg.take_rerun("o/r", "pr1", "test", 2, Utc::now())
+            .await
+            .unwrap()
+    );
+    let inst = pg.installation(7).await.unwrap().unwrap();
+    assert!(inst.repositories.contains("octo/a"));
+    let app = pg.load_app().await.unwrap().unwrap();
+    assert_eq!(app.app_id, 99);
+    assert_eq!(app.private_key_pem.expose_secret(), pem);
+    assert_eq!(app.webhook_secret.expose_secret(), "migrated-hook-secret");
+}

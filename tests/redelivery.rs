@@ -191,6 +191,9 @@ async fn a_pass_reads_every_page_and_asks_for_at_most_its_bound() {
     let metrics = ci_medic::metrics::Metrics::new();
     let redelivery = ci_medic::redelivery::Redelivery {
         github,
+        shared: std::sync::Arc::new(
+            ci_medic::store::shared_state::SledShared::open(&store).unwrap(),
+        ),
         state: std::sync::Arc::new(store),
         metrics: metrics.clone(),
         interval: Duration::from_secs(300),
@@ -234,5 +237,94 @@ async fn a_pass_reads_every_page_and_asks_for_at_most_its_bound() {
     println!(
         "log: {total} failed attempts over {} pages; asked for {}, deferred {}",
         report.pages, report.requested, report.deferred
+    );
+}
+
+/// Two replicas on one PostgreSQL database: one reads the delivery log at a time (the
+/// `redelivery` lease), and where the last complete pass started is shared, so the next pass,
+/// on either replica, starts from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_one_redelivery_pass_and_its_mark() {
+    use ci_medic::github::{AppCredentials, GitHubClientConfig, RestClient};
+    use ci_medic::store::pg::PgStore;
+    use ci_medic::store::pg_shared_state::PgShared;
+    use secrecy::SecretString;
+    use std::sync::Arc;
+
+    let Some(event) = payload("check_run/completed.payload.json") else {
+        return;
+    };
+    let Some(url) = fresh_database("redelivery_shared").await else {
+        return;
+    };
+    let fake = fake_github::FakeGitHub::start().await.unwrap();
+    fake.set_app(4242, "ci-medic");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    fake.set_app_public_key(&std::fs::read(root.join("fixtures/keys/test-app.pub.pem")).unwrap())
+        .unwrap();
+    fake.set_webhook(
+        &format!("http://127.0.0.1:{}/api/github/webhooks", free_port()),
+        SECRET,
+    );
+    let event: serde_json::Value = serde_json::from_slice(&event).unwrap();
+    for _ in 0..5 {
+        assert!(fake.deliver("check_run", &event).await.is_err());
+    }
+    let key = std::fs::read_to_string(root.join("fixtures/keys/test-app.pem")).unwrap();
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let mut config = GitHubClientConfig::new(fake.base_url());
+        config.write_interval = Duration::ZERO;
+        let github = RestClient::for_app(
+            config,
+            AppCredentials::new(4242, &SecretString::from(key.clone())).unwrap(),
+        )
+        .unwrap();
+        let db = PgStore::connect(&url, 2).await.unwrap();
+        db.migrate().await.unwrap();
+        replicas.push(ci_medic::redelivery::Redelivery {
+            github,
+            state: Arc::new(db.clone()),
+            shared: Arc::new(PgShared::new(db, None)),
+            metrics: ci_medic::metrics::Metrics::new(),
+            interval: Duration::from_millis(500),
+        });
+    }
+    let started = chrono::Utc::now();
+    let first = replicas[0]
+        .shared_pass("a", started, None)
+        .await
+        .unwrap()
+        .expect("the first replica takes the lease");
+    assert_eq!(first.requested, 5, "{first:?}");
+    assert!(
+        replicas[1]
+            .shared_pass("b", chrono::Utc::now(), None)
+            .await
+            .unwrap()
+            .is_none(),
+        "one replica reads the log at a time"
+    );
+    let mark = replicas[1].shared.redelivery_mark().await.unwrap().unwrap();
+    assert_eq!(mark.timestamp_micros(), started.timestamp_micros());
+    // The lease lapses (its replica died): the other replica takes over, and its complete
+    // pass moves the shared mark.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let later = chrono::Utc::now();
+    let second = replicas[1]
+        .shared_pass("b", later, None)
+        .await
+        .unwrap()
+        .expect("the lease lapsed");
+    assert!(second.complete, "{second:?}");
+    let mark = replicas[0].shared.redelivery_mark().await.unwrap().unwrap();
+    assert_eq!(mark.timestamp_micros(), later.timestamp_micros());
+    // Meanwhile the first replica, still alive, waits for the lease.
+    assert!(
+        replicas[0]
+            .shared_pass("a", chrono::Utc::now(), None)
+            .await
+            .unwrap()
+            .is_none()
     );
 }

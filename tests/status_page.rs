@@ -230,6 +230,7 @@ fn config(token: bool, oauth: Option<(&str, &str)>) -> StatusConfig {
             .map(|(web, _)| web.to_string())
             .unwrap_or_else(|| WEB.to_string()),
         public_url: None,
+        shared: None,
     }
 }
 

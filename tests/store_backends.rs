@@ -37,9 +37,10 @@ async fn sled_fixture() -> Fixture {
 async fn pg_fixture(test: &str) -> Option<Fixture> {
     let url = common::fresh_database(test).await?;
     let a = PgStore::connect(&url, 8).await.unwrap();
+    let applied = a.migrate().await.unwrap();
     assert!(
-        a.migrate().await.unwrap().starts_with(&[1, 2]),
-        "a fresh database migrates"
+        applied.first() == Some(&1) && applied.windows(2).all(|w| w[0] < w[1]),
+        "a fresh database migrates every version in order: {applied:?}"
     );
     let b = PgStore::connect(&url, 8).await.unwrap();
     assert!(
@@ -994,4 +995,473 @@ mod fix_state {
         );
         assert!(b.runs.get("acme/calc", 6, "nope").await.unwrap().is_none());
     }
+}
+
+// ----- the shared state beside the queue (`store::shared_state::SharedState`) -----------------
+
+use ci_medic::setup::StoredApp;
+use ci_medic::store::pg_shared_state::PgShared;
+use ci_medic::store::sealing::{CredentialsKey, Keys};
+use ci_medic::store::shared_state::{CredentialsError, SharedState, SledShared};
+use secrecy::{ExposeSecret, SecretString};
+
+/// Two replicas' handles on one shared state.
+struct Shared {
+    a: Arc<dyn SharedState>,
+    b: Arc<dyn SharedState>,
+    /// PostgreSQL only: the database, to look at what the tables hold.
+    url: Option<String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn test_key(byte: u8) -> Keys {
+    Keys::new(CredentialsKey::from_bytes([byte; 32]))
+}
+
+async fn sled_shared() -> Shared {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let s = SledShared::open(&store)
+        .unwrap()
+        .with_credentials(dir.path());
+    Shared {
+        a: Arc::new(s.clone()),
+        b: Arc::new(s),
+        url: None,
+        _dir: Some(dir),
+    }
+}
+
+async fn pg_shared(test: &str) -> Option<Shared> {
+    let url = common::fresh_database(test).await?;
+    let a = PgStore::connect(&url, 8).await.unwrap();
+    a.migrate().await.unwrap();
+    let b = PgStore::connect(&url, 8).await.unwrap();
+    Some(Shared {
+        a: Arc::new(PgShared::new(a, Some(test_key(7)))),
+        b: Arc::new(PgShared::new(b, Some(test_key(7)))),
+        url: Some(url),
+        _dir: None,
+    })
+}
+
+macro_rules! both_shared {
+    ($($case:ident),* $(,)?) => {
+        mod sled_shared {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    super::$case(super::sled_shared().await).await;
+                }
+            )*
+        }
+        mod postgres_shared {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    if let Some(f) = super::pg_shared(stringify!($case)).await {
+                        super::$case(f).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+both_shared!(
+    a_failure_then_a_pass_on_one_commit_is_a_mixed_history_on_either_replica,
+    default_branch_passes_around_a_failure_are_recorded_for_the_checks_tests,
+    the_last_automatic_rerun_goes_to_exactly_one_replica,
+    installation_changes_from_two_replicas_all_land,
+    the_app_credentials_round_trip,
+    the_redelivery_mark_only_moves_forward,
+    a_failed_check_records_at_most_its_bound_of_tests_once,
+);
+
+fn tests_named(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+async fn a_failure_then_a_pass_on_one_commit_is_a_mixed_history_on_either_replica(f: Shared) {
+    let tests = tests_named(&[
+        "tests/test_api.py::test_login",
+        "tests/test_api.py::test_me",
+    ]);
+    assert_eq!(
+        f.a.record_failures("o/r", "test", "abc", false, &tests)
+            .await
+            .unwrap(),
+        2
+    );
+    // The same failure redelivered to the other replica is not a second outcome.
+    assert_eq!(
+        f.b.record_failures("o/r", "test", "abc", false, &tests)
+            .await
+            .unwrap(),
+        0
+    );
+    // Another check passing on the commit says nothing about these tests.
+    assert_eq!(
+        f.b.record_check_passed("o/r", "lint", "abc").await.unwrap(),
+        0
+    );
+    assert_eq!(
+        f.b.record_check_passed("o/r", "test", "abc").await.unwrap(),
+        2
+    );
+    assert_eq!(
+        f.a.record_check_passed("o/r", "test", "abc").await.unwrap(),
+        0
+    );
+    let h = f.a.histories("o/r", &tests[..1]).await.unwrap();
+    assert_eq!(
+        h.iter()
+            .map(|o| (o.passed, o.head_sha.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(false, "abc"), (true, "abc")]
+    );
+    assert!(h.iter().all(|o| o.test == tests[0] && !o.on_default_branch));
+    // Per test, in the order asked.
+    let both =
+        f.b.histories("o/r", &[tests[1].clone(), tests[0].clone()])
+            .await
+            .unwrap();
+    assert_eq!(both.len(), 4);
+    assert_eq!(both[0].test, tests[1]);
+    assert_eq!(both[3].test, tests[0]);
+    // Another repository's test of the same name is another test.
+    assert!(f.a.histories("o/other", &tests).await.unwrap().is_empty());
+}
+
+async fn a_failed_check_records_at_most_its_bound_of_tests_once(f: Shared) {
+    use ci_medic::store::triage::MAX_TESTS_PER_CHECK;
+    // A suite failing wholesale, one test named twice.
+    let mut many: Vec<String> = (0..MAX_TESTS_PER_CHECK + 50)
+        .map(|i| format!("t{i:03}"))
+        .collect();
+    many.insert(1, "t000".into());
+    let n =
+        f.a.record_failures("o/r", "test", "abc", false, &many)
+            .await
+            .unwrap();
+    assert_eq!(n, MAX_TESTS_PER_CHECK - 1, "the bound, each test once");
+    let h = f.b.histories("o/r", &many[..3]).await.unwrap();
+    assert_eq!(
+        h.iter().map(|o| o.test.as_str()).collect::<Vec<_>>(),
+        vec!["t000", "t001"],
+        "per test as asked, each once"
+    );
+    assert!(
+        f.b.histories("o/r", &[format!("t{:03}", MAX_TESTS_PER_CHECK + 10)])
+            .await
+            .unwrap()
+            .is_empty(),
+        "beyond the bound: not recorded"
+    );
+}
+
+async fn default_branch_passes_around_a_failure_are_recorded_for_the_checks_tests(f: Shared) {
+    let flaky = tests_named(&["tests/test_net.py::test_timeout"]);
+    // Known from a pull request's failure first.
+    f.a.record_failures("o/r", "test", "pr1", false, &flaky)
+        .await
+        .unwrap();
+    // main: passes at m1, fails at m2, passes at m3 (events spread over both replicas).
+    assert_eq!(
+        f.a.record_default_branch_pass("o/r", "test", "m1")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        f.b.record_default_branch_pass("o/r", "test", "m1")
+            .await
+            .unwrap(),
+        0,
+        "a redelivered success is not a second pass"
+    );
+    assert_eq!(
+        f.b.record_failures("o/r", "test", "m2", true, &flaky)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        f.a.record_default_branch_pass("o/r", "test", "m3")
+            .await
+            .unwrap(),
+        1
+    );
+    // Another check's success names none of this check's tests.
+    assert_eq!(
+        f.a.record_default_branch_pass("o/r", "lint", "m4")
+            .await
+            .unwrap(),
+        0
+    );
+    let h = f.b.histories("o/r", &flaky).await.unwrap();
+    let main: Vec<(bool, &str)> = h
+        .iter()
+        .filter(|o| o.on_default_branch)
+        .map(|o| (o.passed, o.head_sha.as_str()))
+        .collect();
+    assert_eq!(main, vec![(true, "m1"), (false, "m2"), (true, "m3")]);
+    // The triage calls it flaky from this history, naming the commits.
+    let report = ci_medic_parser::BugReport {
+        file_path: "tests/test_net.py".into(),
+        line_number: 12,
+        error_type: ci_medic_parser::BugType::Logic,
+        message: "AssertionError".into(),
+        test_name: Some(flaky[0].clone()),
+        confidence_score: 0.9,
+        column: None,
+        tool: Some("pytest".into()),
+        rule: None,
+    };
+    let facts = ci_medic_triage::CheckFacts {
+        head_sha: Some("pr2".into()),
+        ..Default::default()
+    };
+    let t = ci_medic_triage::triage(b"", &[report], &facts, &h);
+    let named = t
+        .flaky
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("; ");
+    assert!(
+        named.contains("test_timeout") && named.contains("m2"),
+        "{named}"
+    );
+}
+
+async fn the_last_automatic_rerun_goes_to_exactly_one_replica(f: Shared) {
+    let now = Utc::now();
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let s = if i % 2 == 0 { f.a.clone() } else { f.b.clone() };
+        set.spawn(async move { s.take_rerun("o/r", "abc", "test", 3, now).await.unwrap() });
+    }
+    let mut taken = 0;
+    while let Some(r) = set.join_next().await {
+        taken += usize::from(r.unwrap());
+    }
+    assert_eq!(taken, 3, "exactly max re-runs, whoever asked");
+    assert_eq!(f.b.reruns("o/r", "abc", "test").await.unwrap(), 3);
+    // Per commit and check.
+    assert!(f.a.take_rerun("o/r", "abc", "lint", 1, now).await.unwrap());
+    assert!(f.b.take_rerun("o/r", "def", "test", 1, now).await.unwrap());
+    assert!(!f.a.take_rerun("o/r", "abc", "build", 0, now).await.unwrap());
+    assert_eq!(f.a.reruns("o/r", "zzz", "test").await.unwrap(), 0);
+}
+
+async fn installation_changes_from_two_replicas_all_land(f: Shared) {
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..16 {
+        let s = if i % 2 == 0 { f.a.clone() } else { f.b.clone() };
+        set.spawn(async move {
+            s.apply_installation(7, Some("octo"), false, &[format!("octo/r{i:02}")], &[])
+                .await
+                .unwrap()
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r.unwrap();
+    }
+    let rec = f.b.installation(7).await.unwrap().unwrap();
+    assert_eq!(rec.account.as_deref(), Some("octo"));
+    assert_eq!(rec.repositories.len(), 16, "no change lost to a race");
+    let rec =
+        f.a.apply_installation(
+            7,
+            None,
+            false,
+            &tests_named(&["octo/new"]),
+            &tests_named(&["octo/r00"]),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.account.as_deref(), Some("octo"), "kept when not said");
+    assert!(rec.repositories.contains("octo/new") && !rec.repositories.contains("octo/r00"));
+    f.b.apply_installation(9, None, false, &[], &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        f.a.installations()
+            .await
+            .unwrap()
+            .iter()
+            .map(|i| i.id)
+            .collect::<Vec<_>>(),
+        vec![7, 9]
+    );
+    assert!(
+        f.b.apply_installation(7, None, true, &[], &[])
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(f.a.installation(7).await.unwrap().is_none());
+}
+
+const TEST_PEM: &str = include_str!("../fixtures/keys/test-app.pem");
+
+fn test_app() -> StoredApp {
+    StoredApp {
+        app_id: 4242,
+        private_key_pem: SecretString::from(TEST_PEM.to_string()),
+        webhook_secret: SecretString::from("hook-s3cret-value".to_string()),
+        slug: "ci-medic-test".into(),
+        html_url: "https://github.com/apps/ci-medic-test".into(),
+        client_id: Some("Iv1.0123456789abcdef".into()),
+        client_secret: Some(SecretString::from("oauth-s3cret-value".to_string())),
+    }
+}
+
+async fn the_app_credentials_round_trip(f: Shared) {
+    assert!(f.a.load_app().await.unwrap().is_none());
+    f.a.store_app(&test_app()).await.unwrap();
+    let back = f.b.load_app().await.unwrap().unwrap();
+    assert_eq!(back.app_id, 4242);
+    assert_eq!(back.private_key_pem.expose_secret(), TEST_PEM);
+    assert_eq!(back.webhook_secret.expose_secret(), "hook-s3cret-value");
+    assert_eq!(
+        back.client_secret.as_ref().map(|s| s.expose_secret()),
+        Some("oauth-s3cret-value")
+    );
+    assert_eq!(back.client_id.as_deref(), Some("Iv1.0123456789abcdef"));
+    assert_eq!(back.slug, "ci-medic-test");
+}
+
+async fn the_redelivery_mark_only_moves_forward(f: Shared) {
+    assert!(f.a.redelivery_mark().await.unwrap().is_none());
+    let t1 = Utc::now() - chrono::Duration::minutes(5);
+    let t0 = t1 - chrono::Duration::minutes(5);
+    f.a.set_redelivery_mark(t1).await.unwrap();
+    // A slower replica's older pass does not move it back.
+    f.b.set_redelivery_mark(t0).await.unwrap();
+    let got = f.b.redelivery_mark().await.unwrap().unwrap();
+    assert_eq!(got.timestamp_micros(), t1.timestamp_micros());
+}
+
+/// What the table holds is sealed: none of the secrets in clear, and only the right key opens it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_stored_credentials_are_sealed_and_a_wrong_key_is_a_clear_error() {
+    let Some(f) = pg_shared("credentials_sealed").await else {
+        return;
+    };
+    f.a.store_app(&test_app()).await.unwrap();
+    let url = f.url.clone().unwrap();
+    let raw = {
+        use sqlx::Connection;
+        let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
+        // Every column of the table, as text (bytea shown as hex) and as raw bytes.
+        let text: String = sqlx::query_scalar("SELECT row_to_json(c)::text FROM app_credentials c")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        let bytes: Vec<Vec<u8>> = sqlx::query_scalar(
+            "SELECT unnest(ARRAY[private_key_pem, webhook_secret, client_secret]) FROM app_credentials",
+        )
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        (text, bytes)
+    };
+    let mut haystacks: Vec<Vec<u8>> = raw.1.clone();
+    haystacks.push(raw.0.clone().into_bytes());
+    for secret in [
+        TEST_PEM.as_bytes(),
+        b"PRIVATE KEY".as_slice(),
+        // A line of the key's base64 body.
+        TEST_PEM.lines().nth(1).unwrap().as_bytes(),
+        b"hook-s3cret-value",
+        b"oauth-s3cret-value",
+    ] {
+        for (i, h) in haystacks.iter().enumerate() {
+            assert!(
+                !h.windows(secret.len()).any(|w| w == secret),
+                "stored value {i} holds a secret in clear"
+            );
+            // Nor as hex, which is how PostgreSQL prints bytea.
+            let hexed = hex::encode(secret);
+            assert!(!String::from_utf8_lossy(h).contains(&hexed));
+        }
+    }
+    let pg = PgStore::connect(&url, 2).await.unwrap();
+    // A wrong key: a clear error naming the setting and key ids, never a key.
+    let wrong = PgShared::new(pg.clone(), Some(test_key(8)));
+    let e = wrong.load_app().await.unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("CREDENTIALS_KEY") && msg.contains("another key"),
+        "{msg}"
+    );
+    assert!(!msg.contains(&hex::encode([8u8; 32])), "{msg}");
+    // No key at all: said as such.
+    let none = PgShared::new(pg.clone(), None);
+    assert!(matches!(
+        none.load_app().await,
+        Err(CredentialsError::NoKey)
+    ));
+    // A rotation: the previous key opens them and they are sealed again with the new one.
+    let rotating = PgShared::new(
+        pg.clone(),
+        Some(Keys {
+            current: CredentialsKey::from_bytes([9; 32]),
+            previous: Some(CredentialsKey::from_bytes([7; 32])),
+        }),
+    );
+    let app = rotating.load_app().await.unwrap().unwrap();
+    assert_eq!(app.webhook_secret.expose_secret(), "hook-s3cret-value");
+    let new_only = PgShared::new(pg.clone(), Some(test_key(9)));
+    assert_eq!(
+        new_only
+            .load_app()
+            .await
+            .unwrap()
+            .unwrap()
+            .private_key_pem
+            .expose_secret(),
+        TEST_PEM
+    );
+    assert!(
+        PgShared::new(pg, Some(test_key(7)))
+            .load_app()
+            .await
+            .is_err(),
+        "the old key no longer opens them"
+    );
+}
+
+/// The outcomes table is bounded, oldest first, as sled's trees are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_outcomes_are_bounded_oldest_first() {
+    let Some(url) = common::fresh_database("outcomes_bounded").await else {
+        return;
+    };
+    let pg = PgStore::connect(&url, 2).await.unwrap();
+    pg.migrate().await.unwrap();
+    let s = PgShared::new(pg, None).with_max_outcomes(10);
+    for i in 0..6 {
+        s.record_failures(
+            "o/r",
+            "test",
+            &format!("s{i}"),
+            false,
+            &tests_named(&["t0", "t1"]),
+        )
+        .await
+        .unwrap();
+    }
+    let h = s
+        .histories("o/r", &tests_named(&["t0", "t1"]))
+        .await
+        .unwrap();
+    assert_eq!(h.len(), 10);
+    assert!(
+        h.iter().all(|o| o.head_sha != "s0"),
+        "the oldest went first"
+    );
 }

@@ -217,8 +217,9 @@ impl Orchestrator {
         ctx.metrics
             .stage("rerun", if passed { "passed" } else { "failed" });
         if passed {
-            ctx.triage
+            ctx.shared
                 .record_check_passed(&run.repo, &run.check_name, &cr.head_sha)
+                .await
                 .map_err(store_err)?;
             return Ok(());
         }

@@ -132,12 +132,14 @@ impl Orchestrator {
         let (facts, actions_run_id) = self.check_facts(inst, repo, cr, log_source).await?;
         let failed_tests = ci_medic_triage::failed_tests(&reports);
         let history = ctx
-            .triage
+            .shared
             .histories(&project, &failed_tests)
+            .await
             .map_err(store_err)?;
         let triage = triager.finish(&reports, &facts, &history);
-        ctx.triage
+        ctx.shared
             .record_failures(&project, &cr.name, &cr.head_sha, false, &failed_tests)
+            .await
             .map_err(store_err)?;
         info!(check = %cr.name, kind = %triage.kind, rules = ?triage.rules, "failure triaged");
         if triage.kind != FailureKind::Code {
@@ -356,7 +358,7 @@ impl Orchestrator {
             return Ok(());
         }
         let taken = ctx
-            .triage
+            .shared
             .take_rerun(
                 &run.repo,
                 &run.state.head_sha,
@@ -364,6 +366,7 @@ impl Orchestrator {
                 config.triage.max_reruns,
                 Utc::now(),
             )
+            .await
             .map_err(store_err)?;
         if !taken {
             info!(check = %run.check_name, max = config.triage.max_reruns, "automatic re-runs for this commit are used up");

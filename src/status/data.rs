@@ -65,13 +65,15 @@ impl Proposals {
     }
 }
 
-/// Cuts `proposals` and the store's installations down for `role`. Blocking (sled): run it
-/// off the async runtime.
+/// Cuts `proposals` and the installations down for `role`. Blocking (sled): run it off the
+/// async runtime. `installations`: read elsewhere (PostgreSQL) already; `None`, from the sled
+/// store.
 pub fn snapshot(
     store: &Store,
     role: &Role,
     jobs: Vec<JobRecord>,
     proposals: Proposals,
+    installations: Option<Vec<Installation>>,
 ) -> Result<Snapshot, DataError> {
     let Proposals {
         fixes,
@@ -125,9 +127,11 @@ pub fn snapshot(
         .map(|f| f.failed_at)
         .collect();
 
-    let installations: Vec<Installation> = store
-        .installations()?
-        .all()?
+    let installations = match installations {
+        Some(i) => i,
+        None => store.installations()?.all()?,
+    };
+    let installations: Vec<Installation> = installations
         .into_iter()
         .filter_map(|mut i| {
             i.repositories.retain(|r| role.can_see(r));

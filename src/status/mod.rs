@@ -48,6 +48,9 @@ pub struct StatusConfig {
     pub github_web_url: String,
     /// Where browsers reach this server (the OAuth callback URL); from `Host` when unset.
     pub public_url: Option<String>,
+    /// Where installations are recorded when not in the sled store (PostgreSQL, shared by the
+    /// replicas); `None`: the sled store's.
+    pub shared: Option<Arc<dyn crate::store::shared_state::SharedState>>,
 }
 
 impl StatusConfig {
@@ -283,8 +286,7 @@ fn message(st: &St, v: Option<&Viewer>, status: StatusCode, heading: &str, msg: 
 
 async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     let (store, role) = (st.store.clone(), v.role.clone());
-    // The queue, the registry and the runs may live in PostgreSQL; the installations are in
-    // the sled store.
+    // The queue, the registry, the runs and the installations may live in PostgreSQL.
     let proposals = match st.queue.backend().fix_state() {
         Ok(state) => data::Proposals::read(&state).await,
         Err(e) => Err(e.into()),
@@ -313,7 +315,20 @@ async fn load(st: &St, v: &Viewer) -> Result<data::Snapshot, Response> {
     } else {
         Vec::new()
     };
-    match tokio::task::spawn_blocking(move || data::snapshot(&store, &role, jobs, proposals)).await
+    let installations = match &st.cfg.shared {
+        None => None,
+        Some(shared) => match shared.installations().await {
+            Ok(i) => Some(i),
+            Err(e) => {
+                tracing::error!(error = %e, "status page cannot read the installations");
+                Some(Vec::new())
+            }
+        },
+    };
+    match tokio::task::spawn_blocking(move || {
+        data::snapshot(&store, &role, jobs, proposals, installations)
+    })
+    .await
     {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => {

@@ -68,26 +68,33 @@ impl Installations {
             self.tree.flush()?;
             return Ok(None);
         }
-        let mut rec = self.get(id)?.unwrap_or(Installation {
-            id,
-            account: None,
-            repositories: BTreeSet::new(),
-            updated_at: Utc::now(),
-        });
-        if let Some(a) = account {
-            rec.account = Some(a.to_string());
-        }
-        rec.repositories.extend(added.iter().cloned());
-        for r in removed {
-            rec.repositories.remove(r);
-        }
-        rec.updated_at = Utc::now();
-        self.tree.insert(
-            key,
-            serde_json::to_vec(&rec).expect("installation serialises"),
-        )?;
+        // Read, change and write as one compare-and-swap: two changes at once (the events
+        // of one installation handled by two workers) both land.
+        let now = Utc::now();
+        let updated = self.tree.update_and_fetch(key, |old| {
+            let mut rec = old
+                .and_then(|v| serde_json::from_slice::<Installation>(v).ok())
+                .unwrap_or(Installation {
+                    id,
+                    account: None,
+                    repositories: BTreeSet::new(),
+                    updated_at: now,
+                });
+            if let Some(a) = account {
+                rec.account = Some(a.to_string());
+            }
+            rec.repositories.extend(added.iter().cloned());
+            for r in removed {
+                rec.repositories.remove(r);
+            }
+            rec.updated_at = now;
+            Some(serde_json::to_vec(&rec).expect("installation serialises"))
+        })?;
         self.tree.flush()?;
-        Ok(Some(rec))
+        match updated {
+            Some(v) => Ok(Some(decode(&key, &v)?)),
+            None => Ok(None),
+        }
     }
 
     /// The installation covering `repo`, if one is recorded.

@@ -40,6 +40,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "proposals",
         include_str!("../../migrations/0002_proposals.sql"),
     ),
+    (
+        3,
+        "shared state",
+        include_str!("../../migrations/0003_shared_state.sql"),
+    ),
 ];
 
 /// The migrations compiled into the binary, so a replica needs no files beside it.
@@ -214,7 +219,8 @@ impl PgStore {
         Ok(PgStore { pool })
     }
 
-    /// The pool, for the other stages' PostgreSQL stores in sibling modules.
+    /// The pool, for the operations kept in sibling files (`pg_proposals.rs`,
+    /// `pg_shared_state.rs`).
     pub(crate) fn pool(&self) -> &PgPool {
         &self.pool
     }

@@ -4,8 +4,9 @@
 //! Test outcomes: a failing test is recorded when ci-medic analyses a failed check whose
 //! reports name it (on the pull request's head commit); a pass is recorded for those same tests
 //! when the same check later passes on the same commit (a re-run or another attempt). ci-medic
-//! reads no log of a passing check and no check outside pull requests, so it records no other
-//! pass and nothing about the default branch: `on_default_branch` is what the caller knew.
+//! reads no log of a passing check. On the default branch, a failed check's tests are recorded
+//! failing (`on_default_branch`), and when the check later passes there, every test recorded
+//! failing in it passes at that commit: a test failing between two such passes is flaky.
 //!
 //! Bounded: at most [`MAX_OUTCOMES`] outcomes are kept in all (the oldest go first), at most
 //! [`MAX_TESTS_PER_CHECK`] tests per failed check, and at most [`MAX_RERUN_COUNTERS`] re-run
@@ -41,6 +42,17 @@ struct Record {
 struct Counter {
     count: u32,
     at: DateTime<Utc>,
+}
+
+/// One re-run counter as [`TriageStore::export_reruns`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RerunCounter {
+    pub repo: String,
+    pub sha: String,
+    pub check: String,
+    pub count: u32,
+    /// When it was last written.
+    pub at: DateTime<Utc>,
 }
 
 /// The triage trees.
@@ -112,12 +124,14 @@ impl TriageStore {
         on_default_branch: bool,
         tests: &[String],
     ) -> Result<usize, StoreError> {
-        let already = self.failed_in(repo, head_sha, check)?;
+        let mut already = self.failed_in(repo, head_sha, check)?;
         let mut n = 0;
         for test in tests.iter().take(MAX_TESTS_PER_CHECK) {
+            // Recorded before, or earlier in this list.
             if already.contains(test) {
                 continue;
             }
+            already.push(test.clone());
             self.insert(&Record {
                 repo: repo.into(),
                 check: check.into(),
@@ -162,6 +176,97 @@ impl TriageStore {
         }
         self.prune()?;
         Ok(n)
+    }
+
+    /// `check` passed on `head_sha` of the default branch: the tests recorded failing in
+    /// `check` in `repo` (on any commit, most recent first, at most [`MAX_TESTS_PER_CHECK`])
+    /// ran there and passed. Once per test and commit. Returns how many were recorded.
+    pub fn record_default_branch_pass(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+    ) -> Result<usize, StoreError> {
+        let mut tests: Vec<String> = Vec::new();
+        // Newest first: with more than the bound, the tests failing lately are the ones asked
+        // about next.
+        for item in self.outcomes.iter().rev() {
+            let (k, v) = item?;
+            let r: Record = decode(&k, &v)?;
+            if r.repo == repo && r.check == check && !r.passed && !tests.contains(&r.test) {
+                tests.push(r.test);
+                if tests.len() == MAX_TESTS_PER_CHECK {
+                    break;
+                }
+            }
+        }
+        let mut n = 0;
+        for test in tests {
+            let recorded = self
+                .history(repo, &test)?
+                .iter()
+                .any(|o| o.passed && o.on_default_branch && o.head_sha == head_sha);
+            if recorded {
+                continue;
+            }
+            self.insert(&Record {
+                repo: repo.into(),
+                check: check.into(),
+                test,
+                head_sha: head_sha.into(),
+                on_default_branch: true,
+                passed: true,
+            })?;
+            n += 1;
+        }
+        self.prune()?;
+        Ok(n)
+    }
+
+    /// Every stored outcome, oldest first, as `(repo, check, outcome)` (`migrate
+    /// --from-sled`).
+    pub fn export_outcomes(&self) -> Result<Vec<(String, String, TestOutcome)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.outcomes.iter() {
+            let (k, v) = item?;
+            let r: Record = decode(&k, &v)?;
+            out.push((
+                r.repo,
+                r.check,
+                TestOutcome {
+                    test: r.test,
+                    head_sha: r.head_sha,
+                    on_default_branch: r.on_default_branch,
+                    passed: r.passed,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Every re-run counter (`migrate --from-sled`).
+    pub fn export_reruns(&self) -> Result<Vec<RerunCounter>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.reruns.iter() {
+            let (k, v) = item?;
+            let c: Counter = decode(&k, &v)?;
+            let key = String::from_utf8_lossy(&k).into_owned();
+            // `repo @ sha \0 check`; a repository name holds no `@`.
+            let Some((repo_sha, check)) = key.split_once('\u{0}') else {
+                continue;
+            };
+            let Some((repo, sha)) = repo_sha.split_once('@') else {
+                continue;
+            };
+            out.push(RerunCounter {
+                repo: repo.into(),
+                sha: sha.into(),
+                check: check.into(),
+                count: c.count,
+                at: c.at,
+            });
+        }
+        Ok(out)
     }
 
     /// The tests recorded failing in `check` on `head_sha`, each once.

@@ -1,0 +1,316 @@
+//! The rest of the state every replica must see alike, beside the queue's
+//! ([`super::backend::Backend`]): triage history (per-test outcomes) and automatic re-run
+//! counters, the installations, the stored App credentials, and the redelivery pass's
+//! bookkeeping.
+//!
+//! Domain operations, each atomic on both backends: the sled one here ([`SledShared`], the
+//! default, one process, unchanged on disk) and PostgreSQL's in `pg_shared_state.rs`. Their
+//! common test suite is `tests/store_backends.rs`. [`SharedState::take_rerun`] is the one that
+//! must hold under races: the count is taken before the re-run is requested, and two replicas
+//! never both get the last one.
+//!
+//! Credentials: sled keeps them as today, in files `0600` under `DATA_DIR/github-app/`;
+//! PostgreSQL keeps them sealed with the operator's key (`sealing.rs`). It must never log or
+//! format a credential, and never decide anything (the orchestrator and triage do).
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use ci_medic_triage::TestOutcome;
+
+use super::installations::{Installation, Installations};
+use super::sealing::SealError;
+use super::triage::TriageStore;
+use super::{Store, StoreError};
+use crate::setup::{SetupError, StoredApp};
+
+/// Why the stored App credentials could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("DATA_DIR: {0}")]
+    Files(#[from] SetupError),
+    #[error(transparent)]
+    Sealing(#[from] SealError),
+    #[error(
+        "CREDENTIALS_KEY is not set: with DATABASE_URL the App's credentials are stored sealed in the database, and the key seals and opens them (make one with `openssl rand -hex 32`)"
+    )]
+    NoKey,
+    /// A programming error: a handle opened without `DATA_DIR` asked for the credentials.
+    #[error("this sled handle was opened without DATA_DIR: it holds no App credentials")]
+    NoCredentialsDir,
+}
+
+/// State shared by every replica beside the queue. Cheap to clone behind an `Arc`.
+#[async_trait]
+pub trait SharedState: Send + Sync + 'static {
+    /// Records that `tests` failed in `check` on `head_sha` (each once per commit: a
+    /// redelivered failure is not counted twice). Returns how many were new.
+    async fn record_failures(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+        on_default_branch: bool,
+        tests: &[String],
+    ) -> Result<usize, StoreError>;
+
+    /// `check` passed on `head_sha` of a pull request: the tests recorded failing in it on
+    /// that commit passed now. Returns how many passes were recorded.
+    async fn record_check_passed(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+    ) -> Result<usize, StoreError>;
+
+    /// `check` passed on `head_sha` of the default branch: every test ever recorded failing
+    /// in `check` in `repo` (at most [`super::triage::MAX_TESTS_PER_CHECK`], most recent
+    /// first) ran and passed there. Once per test and commit. Returns how many were recorded.
+    async fn record_default_branch_pass(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+    ) -> Result<usize, StoreError>;
+
+    /// The recorded outcomes of each of `tests` (each once, in the order given), oldest first
+    /// per test.
+    async fn histories(&self, repo: &str, tests: &[String])
+    -> Result<Vec<TestOutcome>, StoreError>;
+
+    /// Automatic re-runs taken so far for `check` on `sha`.
+    async fn reruns(&self, repo: &str, sha: &str, check: &str) -> Result<u32, StoreError>;
+
+    /// Takes one automatic re-run for `check` on `sha` if fewer than `max` were taken, durably
+    /// before it returns. `false`: the bound is reached. Atomic across replicas.
+    async fn take_rerun(
+        &self,
+        repo: &str,
+        sha: &str,
+        check: &str,
+        max: u32,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Applies one `installation`/`installation_repositories` change (see
+    /// [`Installations::apply`]) and returns the record as it now stands.
+    async fn apply_installation(
+        &self,
+        id: u64,
+        account: Option<&str>,
+        deleted: bool,
+        added: &[String],
+        removed: &[String],
+    ) -> Result<Option<Installation>, StoreError>;
+
+    async fn installation(&self, id: u64) -> Result<Option<Installation>, StoreError>;
+
+    /// Every installation, by id.
+    async fn installations(&self) -> Result<Vec<Installation>, StoreError>;
+
+    /// Stores the App's credentials (replacing any).
+    async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError>;
+
+    /// The stored App, `None` when none is stored.
+    async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError>;
+
+    /// When the last complete redelivery pass started, by whichever replica ran it.
+    async fn redelivery_mark(&self) -> Result<Option<DateTime<Utc>>, StoreError>;
+
+    /// A redelivery pass that started at `at` read everything before it. The mark only moves
+    /// forward (a slow replica's older pass does not move it back).
+    async fn set_redelivery_mark(&self, at: DateTime<Utc>) -> Result<(), StoreError>;
+}
+
+/// Sled: the trees this process has always used, and the credential files in `DATA_DIR`.
+#[derive(Clone)]
+pub struct SledShared {
+    triage: TriageStore,
+    installations: Installations,
+    marks: sled::Tree,
+    /// `DATA_DIR`, where the credential files are; `None`: this handle has no credentials
+    /// (the orchestrator's, which never reads them).
+    data_dir: Option<PathBuf>,
+}
+
+const REDELIVERY_MARK: &[u8] = b"redelivery_last_pass";
+
+impl SledShared {
+    /// The shared state in `store`, without the credentials (see [`Self::with_credentials`]).
+    pub fn open(store: &Store) -> Result<SledShared, StoreError> {
+        Ok(SledShared {
+            triage: TriageStore::open(store)?,
+            installations: Installations::open(store)?,
+            marks: store.db().open_tree("shared_marks")?,
+            data_dir: None,
+        })
+    }
+
+    /// With the credential files of `data_dir` (`DATA_DIR`, the directory `store` is in).
+    pub fn with_credentials(mut self, data_dir: impl Into<PathBuf>) -> SledShared {
+        self.data_dir = Some(data_dir.into());
+        self
+    }
+
+    fn credentials_dir(&self) -> Result<PathBuf, CredentialsError> {
+        self.data_dir
+            .clone()
+            .ok_or(CredentialsError::NoCredentialsDir)
+    }
+
+    /// The triage trees (`migrate --from-sled` reads them).
+    pub fn triage(&self) -> &TriageStore {
+        &self.triage
+    }
+}
+
+/// Runs sled's blocking calls off the async threads.
+async fn blocking<T: Send + 'static, E: From<StoreError> + Send + 'static>(
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<T, E> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|_| E::from(StoreError::FlusherGone))?
+}
+
+#[async_trait]
+impl SharedState for SledShared {
+    async fn record_failures(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+        on_default_branch: bool,
+        tests: &[String],
+    ) -> Result<usize, StoreError> {
+        let (t, repo, check, sha, tests) = (
+            self.triage.clone(),
+            repo.to_string(),
+            check.to_string(),
+            head_sha.to_string(),
+            tests.to_vec(),
+        );
+        blocking(move || t.record_failures(&repo, &check, &sha, on_default_branch, &tests)).await
+    }
+
+    async fn record_check_passed(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+    ) -> Result<usize, StoreError> {
+        let (t, repo, check, sha) = (
+            self.triage.clone(),
+            repo.to_string(),
+            check.to_string(),
+            head_sha.to_string(),
+        );
+        blocking(move || t.record_check_passed(&repo, &check, &sha)).await
+    }
+
+    async fn record_default_branch_pass(
+        &self,
+        repo: &str,
+        check: &str,
+        head_sha: &str,
+    ) -> Result<usize, StoreError> {
+        let (t, repo, check, sha) = (
+            self.triage.clone(),
+            repo.to_string(),
+            check.to_string(),
+            head_sha.to_string(),
+        );
+        blocking(move || t.record_default_branch_pass(&repo, &check, &sha)).await
+    }
+
+    async fn histories(
+        &self,
+        repo: &str,
+        tests: &[String],
+    ) -> Result<Vec<TestOutcome>, StoreError> {
+        // Each test once, in the order asked, as PostgreSQL answers.
+        let mut unique: Vec<String> = Vec::new();
+        for t in tests {
+            if !unique.contains(t) {
+                unique.push(t.clone());
+            }
+        }
+        let (t, repo) = (self.triage.clone(), repo.to_string());
+        blocking(move || t.histories(&repo, &unique)).await
+    }
+
+    async fn reruns(&self, repo: &str, sha: &str, check: &str) -> Result<u32, StoreError> {
+        self.triage.reruns(repo, sha, check)
+    }
+
+    async fn take_rerun(
+        &self,
+        repo: &str,
+        sha: &str,
+        check: &str,
+        max: u32,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let (t, repo, sha, check) = (
+            self.triage.clone(),
+            repo.to_string(),
+            sha.to_string(),
+            check.to_string(),
+        );
+        blocking(move || t.take_rerun(&repo, &sha, &check, max, now)).await
+    }
+
+    async fn apply_installation(
+        &self,
+        id: u64,
+        account: Option<&str>,
+        deleted: bool,
+        added: &[String],
+        removed: &[String],
+    ) -> Result<Option<Installation>, StoreError> {
+        let (i, account, added, removed) = (
+            self.installations.clone(),
+            account.map(str::to_string),
+            added.to_vec(),
+            removed.to_vec(),
+        );
+        blocking(move || i.apply(id, account.as_deref(), deleted, &added, &removed)).await
+    }
+
+    async fn installation(&self, id: u64) -> Result<Option<Installation>, StoreError> {
+        self.installations.get(id)
+    }
+
+    async fn installations(&self) -> Result<Vec<Installation>, StoreError> {
+        self.installations.all()
+    }
+
+    async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError> {
+        let (dir, app) = (self.credentials_dir()?, app.clone());
+        blocking(move || crate::setup::store_app(&dir, &app).map_err(CredentialsError::from)).await
+    }
+
+    async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError> {
+        let dir = self.credentials_dir()?;
+        blocking(move || crate::setup::load_stored_app(&dir).map_err(CredentialsError::from)).await
+    }
+
+    async fn redelivery_mark(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+        match self.marks.get(REDELIVERY_MARK)? {
+            Some(v) => Ok(Some(super::decode(REDELIVERY_MARK, &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn set_redelivery_mark(&self, at: DateTime<Utc>) -> Result<(), StoreError> {
+        self.marks.fetch_and_update(REDELIVERY_MARK, |old| {
+            let old: Option<DateTime<Utc>> = old.and_then(|v| serde_json::from_slice(v).ok());
+            let newest = old.map_or(at, |o| o.max(at));
+            Some(serde_json::to_vec(&newest).expect("a time serialises"))
+        })?;
+        Ok(())
+    }
+}
