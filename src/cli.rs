@@ -543,7 +543,13 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         .map_err(|e| anyhow::anyhow!("DATA_DIR: {e}"))?;
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
-        ctx.executor = connect_executor().await;
+        let docker = connect_executor().await;
+        if let Some(d) = &docker {
+            ctx.fix_agent = ctx
+                .fix_agent
+                .with_tools(crate::fix_agent::tool_tier::ToolTier::new(d.clone()));
+        }
+        ctx.executor = docker.map(|d| Arc::new(d) as Arc<dyn crate::executor::Executor>);
         ctx.rerun_timeout_minutes = config.rerun_timeout_minutes;
         let redelivery = config
             .redelivery_interval
@@ -784,9 +790,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The Docker sandbox for `verify: docker`, when an engine answers. Containers left by a
-/// ci-medic that died are removed before new work starts.
-async fn connect_executor() -> Option<Arc<dyn crate::executor::Executor>> {
+/// The Docker sandbox for `verify: docker` and the fix agent's tool tier, when an engine
+/// answers. Containers left by a ci-medic that died are removed before new work starts.
+async fn connect_executor() -> Option<crate::executor::DockerExecutor> {
     use crate::executor::{DockerExecutor, SandboxSettings};
     match DockerExecutor::connect(SandboxSettings::default()).await {
         Ok(executor) => {
@@ -797,8 +803,10 @@ async fn connect_executor() -> Option<Arc<dyn crate::executor::Executor>> {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "could not look for stale sandbox containers"),
             }
-            tracing::info!("Docker engine connected: `verify: docker` is available");
-            Some(Arc::new(executor))
+            tracing::info!(
+                "Docker engine connected: `verify: docker` and the tool tier are available"
+            );
+            Some(executor)
         }
         Err(e) => {
             tracing::info!(reason = %e, "no Docker engine: patches of repositories with `verify: docker` will be refused");

@@ -229,6 +229,7 @@ impl Orchestrator {
             }));
         }
         let policy = GuardPolicy {
+            whole_file_formatting: Vec::new(),
             allowed_paths: stored.dds.allowed_paths.clone(),
             protected_paths: config.constraints.protected_paths.clone(),
             do_not_touch: config.constraints.do_not_touch.clone(),
@@ -261,6 +262,36 @@ impl Orchestrator {
             .map_err(|e| gh_err("reading the tree of the files to fix", e))?;
         let tree = whole.sha;
         let listing = (!whole.truncated).then_some(whole.tree);
+        // The tool tier runs the project's own tools on the tree at the proposal's commit:
+        // fetched once, only when a report is one a tool repairs.
+        let mut tool_notes: Vec<String> = Vec::new();
+        let scratch = if ctx.fix_agent.has_tools()
+            && run
+                .reports
+                .iter()
+                .any(|r| ci_medic_core::tool_tier::FixTool::for_report(r, None).is_some())
+        {
+            match self
+                .fetch_tree(inst, read_from, run.proposed_for_sha(), "tools")
+                .await
+            {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    warn!(error = %e, "no tree for the tool tier; it is skipped");
+                    tool_notes.push(format!("the tool tier could not fetch the tree: {e}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let workspace = scratch.as_ref().map(|(_, root)| root.as_path());
+        // The guard of the whole patch: widened for each file a formatter reformatted as the
+        // check asked, exactly as each candidate's was.
+        let mut final_policy = policy.clone();
+        // (file, tool) pairs the tool tier has already run: its other reports on the file are
+        // the same run's.
+        let mut tool_done: Vec<(String, ci_medic_core::tool_tier::FixTool)> = Vec::new();
         for (path, mut reports) in by_file {
             // Links, submodules and directories first, from the tree: the contents API would
             // answer for a link's target, and the fix would replace the link with a copy.
@@ -316,8 +347,26 @@ impl Orchestrator {
                     .filter(|p| !p.failure.is_empty());
                 // Each report's candidate is guarded on its own, so a refused built-in patch
                 // gives the LLM its turn and refuses that candidate, not the whole proposal.
-                match ctx.fix_agent.propose_checked(&input, &policy).await {
+                let tool = workspace
+                    .and_then(|root| crate::fix_agent::tool_tier::ToolTier::tool_for(root, &input));
+                if let Some(t) = &tool
+                    && tool_done.contains(&(path.clone(), t.clone()))
+                {
+                    continue;
+                }
+                match ctx
+                    .fix_agent
+                    .propose_checked_in(&input, &policy, workspace, &mut tool_notes)
+                    .await
+                {
                     Proposal::Accepted(out) => {
+                        if out.fixer.starts_with(crate::fix_agent::TOOL_FIXER_PREFIX)
+                            && let Some(t) = tool
+                        {
+                            final_policy =
+                                crate::fix_agent::tool_policy(&final_policy, &input, &out);
+                            tool_done.push((path.clone(), t));
+                        }
                         confidence = confidence.min(out.confidence_score);
                         reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
                         if !fixers.contains(&out.fixer) {
@@ -371,17 +420,22 @@ impl Orchestrator {
             }));
         }
         reasons.extend(declined.iter().map(|d| format!("left alone: {d}")));
+        reasons.extend(tool_notes.iter().map(|n| format!("tool tier: {n}")));
         if changes.is_empty() {
+            let mut detail = "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".to_string();
+            for n in &tool_notes {
+                detail.push_str(&format!("; tool tier: {n}"));
+            }
             return Ok(Err(Refusal {
                 rule: "no_fix".into(),
-                detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
+                detail,
             }));
         }
         let candidate = Candidate {
             changes,
             confidence,
         };
-        if let Err(violations) = check_patch(&policy, &candidate) {
+        if let Err(violations) = check_patch(&final_policy, &candidate) {
             let first = &violations[0];
             return Ok(Err(Refusal {
                 rule: first.rule().to_string(),
@@ -822,6 +876,36 @@ impl Orchestrator {
 }
 
 impl Orchestrator {
+    /// The repository's tree at `sha`, extracted safely into a scratch directory that is
+    /// removed when the returned guard drops; the second value is the tree's root.
+    async fn fetch_tree(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        sha: &str,
+        purpose: &str,
+    ) -> Result<(RemoveOnDrop, std::path::PathBuf), JobError> {
+        let dir = std::env::temp_dir().join(format!(
+            "ci-medic-{purpose}-{}-{}",
+            std::process::id(),
+            Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let cleanup = RemoveOnDrop(dir.clone());
+        let tarball = dir.join("source.tar.gz");
+        self.ctx
+            .github
+            .download_tarball(inst, repo, sha, &tarball, 512 << 20)
+            .await
+            .map_err(|e| gh_err("downloading the repository tarball", e))?;
+        let file = std::fs::File::open(&tarball)
+            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let root =
+            crate::executor::extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
+                .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+        Ok((cleanup, root))
+    }
+
     /// `verify: docker`: builds the proposal's commit with the patch applied in the sandbox.
     /// `Some(refusal)` when the build still shows an error the patch targeted.
     async fn verify_in_sandbox(
@@ -833,8 +917,8 @@ impl Orchestrator {
         changes: &[FileChange],
     ) -> Result<Option<Refusal>, JobError> {
         use crate::executor::{
-            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, extract_tarball_safely,
-            resolve_plan, targeted_errors_remaining,
+            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, resolve_plan,
+            targeted_errors_remaining,
         };
         let ctx = &self.ctx;
         let refusal = |detail: String| {
@@ -846,22 +930,9 @@ impl Orchestrator {
         let Some(executor) = ctx.executor.clone() else {
             return refusal("`verify: docker` is set but this ci-medic has no Docker engine; nothing was pushed".into());
         };
-        let dir = std::env::temp_dir().join(format!(
-            "ci-medic-verify-{}-{}",
-            std::process::id(),
-            Utc::now().timestamp_nanos_opt().unwrap_or_default()
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let _cleanup = RemoveOnDrop(dir.clone());
-        let tarball = dir.join("source.tar.gz");
-        ctx.github
-            .download_tarball(inst, repo, run.proposed_for_sha(), &tarball, 512 << 20)
-            .await
-            .map_err(|e| gh_err("downloading the repository tarball", e))?;
-        let file = std::fs::File::open(&tarball)
-            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let root = extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
-            .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+        let (_cleanup, root) = self
+            .fetch_tree(inst, repo, run.proposed_for_sha(), "verify")
+            .await?;
         let files: Vec<(String, String)> = changes
             .iter()
             .map(|c| (c.path.clone(), c.after.clone()))
