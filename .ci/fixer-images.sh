@@ -94,7 +94,10 @@ import_image() { # name root recipe probe-script
     local tools
     tools=$("$DOCKER" run --rm --network none "$tmp" sh -c "$probe")
     case "$tools" in
-        '' | *= | *=,*) log "$name: a tool did not answer its version probe ($tools)"; exit 1 ;;
+        '' | *= | *=,*)
+            log "$name: a tool did not answer its version probe ($tools)"
+            "$DOCKER" rmi "$tmp" >/dev/null 2>&1 || true
+            exit 1 ;;
     esac
     # A label needs a Dockerfile step; FROM the imported image adds nothing but metadata.
     printf 'FROM %s\nLABEL ci-medic.tools="%s" ci-medic.recipe="%s"\n' "$tmp" "$tools" "$recipe" \
@@ -168,7 +171,9 @@ if wanted clang; then
 fi
 
 if wanted node; then
-    pkgs=(nodejs)
+    # The candidate nodejs may be one installed from elsewhere (nodesource), whose dependencies
+    # are not Debian's: Debian's nodejs 18 needs its libnode, named here.
+    pkgs=(nodejs libnode108)
     recipe=$(recipe_hash "${pkgs[@]}")
     if current ci-medic-fixer/node "$recipe"; then log "ci-medic-fixer/node current"; else
         root="$work/node"

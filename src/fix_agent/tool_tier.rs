@@ -203,8 +203,8 @@ impl ToolTier {
         )?;
         let change = changes.remove(0);
         let fix_reason = format!(
-            "{} `{path}`: {}",
-            capitalised(&tool.action()),
+            "{} `{path}` with {}",
+            tool.action(),
             version.describe(&name)
         );
         Ok(ToolFix {
@@ -217,14 +217,6 @@ impl ToolTier {
             tool,
             version,
         })
-    }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(first) => first.to_uppercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 

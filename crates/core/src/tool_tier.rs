@@ -199,12 +199,40 @@ impl FixTool {
         argv
     }
 
-    /// What the fix reason says the tool did.
+    /// The tool's own check on `files`, as a `/bin/sh -c` command that fails when the check
+    /// fails: what a project's CI runs, and what judges whether a fix worked.
+    pub fn check_command(&self, files: &[String]) -> String {
+        let quoted = shell_words(files);
+        let words = |argv: &[&str]| {
+            let v: Vec<String> = argv.iter().map(|w| w.to_string()).collect();
+            format!("{} -- {quoted}", shell_words(&v))
+        };
+        match self {
+            FixTool::Black => words(&["black", "--check", "--quiet"]),
+            FixTool::Isort => words(&["isort", "--check-only", "--quiet"]),
+            FixTool::RuffFormat => words(&["ruff", "format", "--no-cache", "--check"]),
+            FixTool::RuffCheck { rule } => {
+                words(&["ruff", "check", "--no-cache", "--select", rule.as_str()])
+            }
+            // `gofmt -l` lists what it would change and exits 0 either way.
+            FixTool::Gofmt => format!("out=$(gofmt -l -- {quoted}) && test -z \"$out\""),
+            FixTool::Rustfmt { edition } => match edition {
+                Some(e) => words(&["rustfmt", "--check", "--edition", e.as_str()]),
+                None => words(&["rustfmt", "--check"]),
+            },
+            FixTool::ClangFormat => {
+                words(&["clang-format", "--dry-run", "-Werror", "--style=file"])
+            }
+            FixTool::Prettier => words(&["prettier", "--check", "--log-level=warn"]),
+        }
+    }
+
+    /// What the fix reason says the tool did, before the file's name.
     pub fn action(&self) -> String {
         match self {
-            FixTool::RuffCheck { rule } => format!("applied ruff's own fix for {rule}"),
-            FixTool::Isort => "sorted the imports with isort".into(),
-            _ => format!("reformatted with {}", self.name()),
+            FixTool::RuffCheck { rule } => format!("Applied the fix for {rule} to"),
+            FixTool::Isort => "Sorted the imports of".into(),
+            _ => "Reformatted".into(),
         }
     }
 }
@@ -682,6 +710,17 @@ mod tests {
         assert_eq!(
             FixTool::Rustfmt { edition: None }.argv(&f[..1]),
             ["rustfmt", "--", "src/a b.py"]
+        );
+        assert_eq!(
+            FixTool::Gofmt.check_command(&["a.go".into()]),
+            r#"out=$(gofmt -l -- 'a.go') && test -z "$out""#
+        );
+        assert_eq!(
+            FixTool::RuffCheck {
+                rule: "F401".into()
+            }
+            .check_command(&["a.py".into()]),
+            "'ruff' 'check' '--no-cache' '--select' 'F401' -- 'a.py'"
         );
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
