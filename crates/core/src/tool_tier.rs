@@ -73,7 +73,10 @@ pub enum FixTool {
     RuffCheck {
         rule: String,
     },
-    Gofmt,
+    /// `simplify`: the check ran `gofmt -s` (gometalinter says `not gofmted with -s`).
+    Gofmt {
+        simplify: bool,
+    },
     Rustfmt {
         edition: Option<String>,
     },
@@ -117,7 +120,9 @@ impl FixTool {
             ("ruff", code) if is_ruff_code(code) && PYTHON.contains(&ext) => FixTool::RuffCheck {
                 rule: code.to_string(),
             },
-            ("gofmt", "format") if ext == "go" => FixTool::Gofmt,
+            ("gofmt", "format") if ext == "go" => FixTool::Gofmt {
+                simplify: report.message.contains("with -s"),
+            },
             ("rustfmt", "format") if ext == "rs" => FixTool::Rustfmt {
                 edition: edition.map(str::to_string),
             },
@@ -134,7 +139,7 @@ impl FixTool {
             FixTool::Black => "black",
             FixTool::Isort => "isort",
             FixTool::RuffFormat | FixTool::RuffCheck { .. } => "ruff",
-            FixTool::Gofmt => "gofmt",
+            FixTool::Gofmt { .. } => "gofmt",
             FixTool::Rustfmt { .. } => "rustfmt",
             FixTool::ClangFormat => "clang-format",
             FixTool::Prettier => "prettier",
@@ -146,7 +151,7 @@ impl FixTool {
             FixTool::Black | FixTool::Isort | FixTool::RuffFormat | FixTool::RuffCheck { .. } => {
                 Ecosystem::Python
             }
-            FixTool::Gofmt => Ecosystem::Go,
+            FixTool::Gofmt { .. } => Ecosystem::Go,
             FixTool::Rustfmt { .. } => Ecosystem::Rust,
             FixTool::ClangFormat => Ecosystem::Clang,
             FixTool::Prettier => Ecosystem::Node,
@@ -178,7 +183,8 @@ impl FixTool {
                 v.extend(files.iter().cloned());
                 return v;
             }
-            FixTool::Gofmt => vec!["gofmt", "-w", "--"],
+            FixTool::Gofmt { simplify: false } => vec!["gofmt", "-w", "--"],
+            FixTool::Gofmt { simplify: true } => vec!["gofmt", "-s", "-w", "--"],
             FixTool::Rustfmt { edition } => {
                 let mut v = vec!["rustfmt".to_string()];
                 if let Some(e) = edition {
@@ -215,7 +221,10 @@ impl FixTool {
                 words(&["ruff", "check", "--no-cache", "--select", rule.as_str()])
             }
             // `gofmt -l` lists what it would change and exits 0 either way.
-            FixTool::Gofmt => format!("out=$(gofmt -l -- {quoted}) && test -z \"$out\""),
+            FixTool::Gofmt { simplify } => format!(
+                "out=$(gofmt {}-l -- {quoted}) && test -z \"$out\"",
+                if *simplify { "-s " } else { "" }
+            ),
             FixTool::Rustfmt { edition } => match edition {
                 Some(e) => words(&["rustfmt", "--check", "--edition", e.as_str()]),
                 None => words(&["rustfmt", "--check"]),
@@ -665,7 +674,16 @@ mod tests {
                 rule: "F401".into()
             })
         );
-        assert_eq!(t("x.go", "gofmt", "format"), Some(FixTool::Gofmt));
+        assert_eq!(
+            t("x.go", "gofmt", "format"),
+            Some(FixTool::Gofmt { simplify: false })
+        );
+        let mut s = report("x.go", "gofmt", "format");
+        s.message = "file is not gofmted with -s".into();
+        assert_eq!(
+            FixTool::for_report(&s, None),
+            Some(FixTool::Gofmt { simplify: true })
+        );
         assert_eq!(
             t("src/x.rs", "rustfmt", "format"),
             Some(FixTool::Rustfmt {
@@ -712,7 +730,7 @@ mod tests {
             ["rustfmt", "--", "src/a b.py"]
         );
         assert_eq!(
-            FixTool::Gofmt.check_command(&["a.go".into()]),
+            FixTool::Gofmt { simplify: false }.check_command(&["a.go".into()]),
             r#"out=$(gofmt -l -- 'a.go') && test -z "$out""#
         );
         assert_eq!(
@@ -796,9 +814,19 @@ mod tests {
             "nightly-2024-01-01"
         );
         let go = files(&[("go.mod", "module x\n\ngo 1.21\n\ntoolchain go1.21.4\n")]);
-        assert_eq!(pinned_version(&FixTool::Gofmt, &go).unwrap().spec, "1.21.4");
+        assert_eq!(
+            pinned_version(&FixTool::Gofmt { simplify: false }, &go)
+                .unwrap()
+                .spec,
+            "1.21.4"
+        );
         let go = files(&[("go.mod", "module x\ngo 1.19\n")]);
-        assert_eq!(pinned_version(&FixTool::Gofmt, &go).unwrap().spec, "1.19");
+        assert_eq!(
+            pinned_version(&FixTool::Gofmt { simplify: false }, &go)
+                .unwrap()
+                .spec,
+            "1.19"
+        );
         assert_eq!(
             rust_edition("[package]\nname = \"x\"\nedition = \"2021\"\n").as_deref(),
             Some("2021")
@@ -839,7 +867,10 @@ mod tests {
                 version: "5.6.4".into()
             })
         );
-        assert_eq!(choose_version(&FixTool::Gofmt, None, &image), None);
+        assert_eq!(
+            choose_version(&FixTool::Gofmt { simplify: true }, None, &image),
+            None
+        );
         let rust = parse_tools_label("rustfmt=1.5.1,rust=1.63.0");
         let c = choose_version(
             &FixTool::Rustfmt { edition: None },
