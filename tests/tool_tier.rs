@@ -155,3 +155,164 @@ async fn a_black_check_failure_is_repaired_by_black_itself() {
     }
     assert!(w.server.terminate().success());
 }
+
+/// Every file of a fixture tree, repo-relative, with its text.
+fn tree_files(dir: &str) -> Vec<(String, String)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/tool_tier")
+        .join(dir);
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out.sort();
+    out
+}
+
+/// Runs `command` with `/bin/sh -c` in `image` on a copy of `files` (no network); its exit
+/// code and the files afterwards. How the test runs the real tool outside ci-medic.
+fn run_on_tree(
+    image: &str,
+    files: &[(String, String)],
+    command: &str,
+) -> (i32, std::collections::BTreeMap<String, String>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let status = Command::new("docker")
+        .args(["run", "--rm", "--network", "none", "-v"])
+        .arg(format!("{}:/w", dir.path().display()))
+        .args(["-w", "/w", image, "sh", "-c", command])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("docker CLI");
+    let after = files
+        .iter()
+        .map(|(p, _)| {
+            (
+                p.clone(),
+                std::fs::read_to_string(dir.path().join(p)).unwrap_or_default(),
+            )
+        })
+        .collect();
+    (status.code().unwrap_or(-1), after)
+}
+
+/// The whole loop for one real log on one fixture tree: the check fails on the tree, the
+/// proposal is approved, the pushed `file` is what `fix` (the real tool, run outside ci-medic)
+/// makes of it, the fake CI's re-run (`check`, the real tool) passes, and the commit message
+/// names `version`.
+async fn repaired_end_to_end(
+    image: &str,
+    log: &str,
+    tree: &str,
+    file: &str,
+    fix: &str,
+    check: &str,
+    version: &str,
+) {
+    let files = tree_files(tree);
+    let (code, _) = run_on_tree(image, &files, check);
+    assert_ne!(code, 0, "the real check must fail on {tree}");
+    let (code, fixed) = run_on_tree(image, &files, fix);
+    assert_eq!(code, 0, "the real tool formats {tree}");
+    let expected = fixed[file].clone();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let w = world_with(&[], &borrowed).await;
+    let log = corpus(log);
+    let rerun_log = log.clone();
+    let (image_owned, check_owned, all) = (image.to_string(), check.to_string(), files.clone());
+    w.fake.set_ci_script(REPO, CHECK, move |pushed| {
+        let now: Vec<(String, String)> = all
+            .iter()
+            .map(|(p, t)| {
+                let text = pushed
+                    .get(p)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_else(|| t.clone());
+                (p.clone(), text)
+            })
+            .collect();
+        if run_on_tree(&image_owned, &now, &check_owned).0 == 0 {
+            ("success".into(), b"ok\n".to_vec())
+        } else {
+            ("failure".into(), rerun_log.clone())
+        }
+    });
+    let check_run = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check_run).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let done = wait_comment(&w, |b| {
+        let s = status_line(b);
+        (s.contains("executed") && b.contains("passed")) || s.contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let commit = w.fake.commit(REPO, &new_head).unwrap();
+    assert!(commit.message.contains(version), "{}", commit.message);
+    let pushed = String::from_utf8(w.fake.file_at(REPO, &new_head, file).unwrap()).unwrap();
+    assert_eq!(pushed, expected, "{file} is what the real tool produces");
+    let before = w.fake.commit(REPO, &w.head).unwrap();
+    for (path, content) in &commit.files {
+        if path != file {
+            assert_eq!(before.files.get(path), Some(content), "{path} unchanged");
+        }
+    }
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gofmt_finding_is_repaired_by_gofmt_itself() {
+    if !image_available("ci-medic-fixer/go").await {
+        return;
+    }
+    repaired_end_to_end(
+        "ci-medic-fixer/go",
+        "real/go/fmt-logchunks/goethereum_gometalinter_gofmt.log",
+        "goethereum",
+        "eth/config.go",
+        "gofmt -s -w eth/config.go",
+        r#"out=$(gofmt -s -l eth/config.go) && test -z "$out""#,
+        "gofmt 1.19.8",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
+    if !image_available("ci-medic-fixer/node").await {
+        return;
+    }
+    repaired_end_to_end(
+        "ci-medic-fixer/node",
+        "real/javascript/fmt-issues/telescope_prettier_check.log",
+        "telescope-restyled",
+        "src/api/status/src/server.js",
+        "prettier --write src/api/status/src/server.js",
+        "prettier --check src/api/status/src/server.js",
+        "prettier 3.3.3",
+    )
+    .await;
+}
