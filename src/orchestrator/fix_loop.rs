@@ -9,7 +9,8 @@ use chrono::Utc;
 use tracing::{info, warn};
 
 use ci_medic_core::fix_check::{
-    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
+    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, fix_deterministic,
+    source_text,
 };
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::ids::DdsId;
@@ -263,29 +264,11 @@ impl Orchestrator {
         let tree = whole.sha;
         let listing = (!whole.truncated).then_some(whole.tree);
         // The tool tier runs the project's own tools on the tree at the proposal's commit:
-        // fetched once, only when a report is one a tool repairs.
+        // fetched once, and only when a report reaches the tool tier (no built-in fixer had an
+        // acceptable patch for a report a tool repairs), so other fixes cost no download.
         let mut tool_notes: Vec<String> = Vec::new();
-        let scratch = if ctx.fix_agent.has_tools()
-            && run
-                .reports
-                .iter()
-                .any(|r| ci_medic_core::tool_tier::FixTool::for_report(r, None).is_some())
-        {
-            match self
-                .fetch_tree(inst, read_from, run.proposed_for_sha(), "tools")
-                .await
-            {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    warn!(error = %e, "no tree for the tool tier; it is skipped");
-                    tool_notes.push(format!("the tool tier could not fetch the tree: {e}"));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let workspace = scratch.as_ref().map(|(_, root)| root.as_path());
+        let mut scratch: Option<(RemoveOnDrop, std::path::PathBuf)> = None;
+        let mut fetch_failed = false;
         // The guard of the whole patch: widened for each file a formatter reformatted as the
         // check asked, exactly as each candidate's was.
         let mut final_policy = policy.clone();
@@ -347,6 +330,27 @@ impl Orchestrator {
                     .filter(|p| !p.failure.is_empty());
                 // Each report's candidate is guarded on its own, so a refused built-in patch
                 // gives the LLM its turn and refuses that candidate, not the whole proposal.
+                let wants_tool = ctx.fix_agent.has_tools()
+                    && ci_medic_core::tool_tier::FixTool::for_report(&report, None).is_some()
+                    && fix_deterministic(&input)
+                        .is_none_or(|o| check_patch(&policy, &o.to_candidate(&input)).is_err());
+                if wants_tool && scratch.is_none() && !fetch_failed {
+                    match self
+                        .fetch_tree(inst, read_from, run.proposed_for_sha(), "tools")
+                        .await
+                    {
+                        Ok(s) => scratch = Some(s),
+                        Err(e) => {
+                            warn!(error = %e, "no tree for the tool tier; it is skipped");
+                            tool_notes.push(format!("the tool tier could not fetch the tree: {e}"));
+                            fetch_failed = true;
+                        }
+                    }
+                }
+                let workspace = scratch
+                    .as_ref()
+                    .filter(|_| wants_tool)
+                    .map(|(_, root)| root.as_path());
                 let tool = workspace
                     .and_then(|root| crate::fix_agent::tool_tier::ToolTier::tool_for(root, &input));
                 if let Some(t) = &tool
