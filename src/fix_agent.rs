@@ -557,6 +557,39 @@ mod tests {
     }
 
     #[test]
+    fn only_a_tool_patch_for_a_whole_file_formatter_report_widens_the_guard() {
+        let policy = GuardPolicy {
+            whole_file_formatting: vec![],
+            allowed_paths: vec!["src/a.py".into()],
+            protected_paths: vec![],
+            do_not_touch: vec![],
+            max_files_changed: 3,
+            no_new_dependencies: true,
+            allowed_dependencies: vec![],
+            confidence_threshold: 0.7,
+            reported_lines: vec![("src/a.py".into(), 1)],
+        };
+        let mut i = input("would reformat src/a.py");
+        i.report.line_number = 1;
+        i.report.tool = Some("black".into());
+        i.report.rule = Some("format".into());
+        let out = |fixer: &str| FixOutput {
+            patched_content: "x = 1\n".into(),
+            fix_reason: String::new(),
+            confidence_score: 0.95,
+            fixer: fixer.into(),
+        };
+        let widened = tool_policy(&policy, &i, &out("tool:black"));
+        assert_eq!(widened.whole_file_formatting, vec!["src/a.py".to_string()]);
+        // Applied twice, listed once.
+        assert_eq!(tool_policy(&widened, &i, &out("tool:black")), widened);
+        // Another fixer's patch, or a report that named a line, keeps the ±3 window.
+        assert_eq!(tool_policy(&policy, &i, &out(LLM_FIXER_NAME)), policy);
+        i.report.line_number = 12;
+        assert_eq!(tool_policy(&policy, &i, &out("tool:black")), policy);
+    }
+
+    #[test]
     fn config_needs_all_three_variables_and_hides_the_key() {
         let env = |pairs: &[(&str, &str)]| {
             let m: HashMap<String, String> = pairs
