@@ -628,7 +628,13 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         ctx.shared = shared.clone();
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
-        ctx.executor = connect_executor().await;
+        let docker = connect_executor().await;
+        if let Some(d) = &docker {
+            ctx.fix_agent = ctx
+                .fix_agent
+                .with_tools(crate::fix_agent::tool_tier::ToolTier::new(d.clone()));
+        }
+        ctx.executor = docker.map(|d| Arc::new(d) as Arc<dyn crate::executor::Executor>);
         ctx.rerun_timeout_minutes = config.rerun_timeout_minutes;
         ctx.verdict_timeout_minutes = config.verdict_timeout_minutes;
         let redelivery = config
@@ -872,9 +878,9 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The Docker sandbox for `verify: docker`, when an engine answers. Containers left by a
-/// ci-medic that died are removed before new work starts.
-async fn connect_executor() -> Option<Arc<dyn crate::executor::Executor>> {
+/// The Docker sandbox for `verify: docker` and the fix agent's tool tier, when an engine
+/// answers. Containers left by a ci-medic that died are removed before new work starts.
+async fn connect_executor() -> Option<crate::executor::DockerExecutor> {
     use crate::executor::{DockerExecutor, SandboxSettings};
     match DockerExecutor::connect(SandboxSettings::default()).await {
         Ok(executor) => {
@@ -885,8 +891,10 @@ async fn connect_executor() -> Option<Arc<dyn crate::executor::Executor>> {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "could not look for stale sandbox containers"),
             }
-            tracing::info!("Docker engine connected: `verify: docker` is available");
-            Some(Arc::new(executor))
+            tracing::info!(
+                "Docker engine connected: `verify: docker` and the tool tier are available"
+            );
+            Some(executor)
         }
         Err(e) => {
             tracing::info!(reason = %e, "no Docker engine: patches of repositories with `verify: docker` will be refused");

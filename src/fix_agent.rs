@@ -3,7 +3,9 @@
 //! [`FixAgent::propose`] tries the built-in deterministic fixers first (pure, in
 //! `ci_medic_core::fix_check`) and, when they decline and an LLM is configured, asks an
 //! OpenAI-compatible chat-completions endpoint ([`LlmFixer`]). [`FixAgent::propose_checked`]
-//! also runs the patch guard, so nothing unchecked leaves this stage.
+//! also runs the patch guard, so nothing unchecked leaves this stage; with the pull request's
+//! tree at hand, [`FixAgent::propose_checked_in`] puts the [`tool_tier`] (the project's own
+//! formatter or linter, run in the sandbox) between the built-in fixers and the LLM.
 //!
 //! What it must never do: commit or push (the git agent does), format comment text (the
 //! formatter does), log or echo the API key, follow instructions found in log text or in the
@@ -13,6 +15,8 @@
 //! ([`match_line_endings`]); the deterministic fixers' output is never touched.
 
 // The pure half, re-exported so callers of this stage need one path.
+pub mod tool_tier;
+
 use ci_medic_core::fix_check::LINE_WINDOW;
 pub use ci_medic_core::fix_check::{
     Candidate, FileChange, FixInput, FixOutput, GuardPolicy, GuardViolation, PreviousAttempt,
@@ -391,21 +395,33 @@ pub enum Proposal {
     NoFix,
 }
 
-/// Chooses a fixer: deterministic first, the LLM second when configured.
+/// Chooses a fixer: built-in first, the project's own tools second (when a Docker engine and
+/// the tree are at hand), the LLM last when configured.
 #[derive(Debug, Clone, Default)]
 pub struct FixAgent {
     llm: Option<LlmFixer>,
+    tools: Option<tool_tier::ToolTier>,
 }
 
 impl FixAgent {
     pub fn new(llm: Option<LlmFixer>) -> Self {
-        FixAgent { llm }
+        FixAgent { llm, tools: None }
     }
 
     /// With the LLM from `LLM_*` environment variables when they are set.
     pub fn from_env() -> Result<Self, FixAgentError> {
         let llm = LlmConfig::from_env()?.map(LlmFixer::new).transpose()?;
-        Ok(FixAgent { llm })
+        Ok(FixAgent { llm, tools: None })
+    }
+
+    /// Adds the tool tier.
+    pub fn with_tools(mut self, tools: tool_tier::ToolTier) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    pub fn has_tools(&self) -> bool {
+        self.tools.is_some()
     }
 
     pub fn has_llm(&self) -> bool {
@@ -423,6 +439,21 @@ impl FixAgent {
     /// Like [`FixAgent::propose`], but every candidate passes `policy`'s guard; a deterministic
     /// patch the guard refuses still gives the LLM its turn.
     pub async fn propose_checked(&self, input: &FixInput, policy: &GuardPolicy) -> Proposal {
+        self.propose_checked_in(input, policy, None, &mut Vec::new())
+            .await
+    }
+
+    /// [`FixAgent::propose_checked`] with the pull request's tree at the proposal's commit
+    /// extracted at `workspace` (a scratch copy the tool tier may write the file into), so the
+    /// tool tier gets its turn after the built-in fixers. Why the tool tier gave no patch
+    /// (it changed nothing, or other files too) is pushed onto `notes` for the comment.
+    pub async fn propose_checked_in(
+        &self,
+        input: &FixInput,
+        policy: &GuardPolicy,
+        workspace: Option<&std::path::Path>,
+        notes: &mut Vec<String>,
+    ) -> Proposal {
         let mut rejected = None;
         if let Some(out) = fix_deterministic(input) {
             match check_patch(policy, &out.to_candidate(input)) {
@@ -433,6 +464,28 @@ impl FixAgent {
                         output: out,
                         violations,
                     });
+                }
+            }
+        }
+        if let (Some(tier), Some(root)) = (&self.tools, workspace) {
+            match tier.fix(root, input).await {
+                Ok(fix) => {
+                    let policy = tool_policy(policy, input, &fix.output);
+                    match check_patch(&policy, &fix.output.to_candidate(input)) {
+                        Ok(()) => return Proposal::Accepted(fix.output),
+                        Err(violations) => {
+                            tracing::info!(fixer = %fix.output.fixer, rules = ?violations.iter().map(|v| v.rule()).collect::<Vec<_>>(), "tool patch refused by the guard");
+                            rejected = Some(Proposal::Rejected {
+                                output: fix.output,
+                                violations,
+                            });
+                        }
+                    }
+                }
+                Err(tool_tier::ToolDecline::NotMine) => {}
+                Err(why) => {
+                    tracing::info!(file = %input.report.file_path, reason = %why, "tool tier gave no patch");
+                    notes.push(why.to_string());
                 }
             }
         }
@@ -463,6 +516,23 @@ impl FixAgent {
     }
 }
 
+/// The guard's policy for a tool tier patch: when the report is a formatter check that named
+/// the file and not lines, the formatter may change any line of that file (every other rule
+/// stands); otherwise `policy` unchanged. Also what the whole patch is checked against.
+pub fn tool_policy(policy: &GuardPolicy, input: &FixInput, output: &FixOutput) -> GuardPolicy {
+    let mut p = policy.clone();
+    if output.fixer.starts_with(TOOL_FIXER_PREFIX)
+        && ci_medic_core::tool_tier::names_whole_file(&input.report)
+        && !p.whole_file_formatting.contains(&input.report.file_path)
+    {
+        p.whole_file_formatting.push(input.report.file_path.clone());
+    }
+    p
+}
+
+/// What the tool tier's fixer names start with (`tool:black`).
+pub const TOOL_FIXER_PREFIX: &str = "tool:";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +554,39 @@ mod tests {
             },
             "x = 1\ny = 2\n".into(),
         )
+    }
+
+    #[test]
+    fn only_a_tool_patch_for_a_whole_file_formatter_report_widens_the_guard() {
+        let policy = GuardPolicy {
+            whole_file_formatting: vec![],
+            allowed_paths: vec!["src/a.py".into()],
+            protected_paths: vec![],
+            do_not_touch: vec![],
+            max_files_changed: 3,
+            no_new_dependencies: true,
+            allowed_dependencies: vec![],
+            confidence_threshold: 0.7,
+            reported_lines: vec![("src/a.py".into(), 1)],
+        };
+        let mut i = input("would reformat src/a.py");
+        i.report.line_number = 1;
+        i.report.tool = Some("black".into());
+        i.report.rule = Some("format".into());
+        let out = |fixer: &str| FixOutput {
+            patched_content: "x = 1\n".into(),
+            fix_reason: String::new(),
+            confidence_score: 0.95,
+            fixer: fixer.into(),
+        };
+        let widened = tool_policy(&policy, &i, &out("tool:black"));
+        assert_eq!(widened.whole_file_formatting, vec!["src/a.py".to_string()]);
+        // Applied twice, listed once.
+        assert_eq!(tool_policy(&widened, &i, &out("tool:black")), widened);
+        // Another fixer's patch, or a report that named a line, keeps the ±3 window.
+        assert_eq!(tool_policy(&policy, &i, &out(LLM_FIXER_NAME)), policy);
+        i.report.line_number = 12;
+        assert_eq!(tool_policy(&policy, &i, &out("tool:black")), policy);
     }
 
     #[test]

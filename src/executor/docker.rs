@@ -472,10 +472,42 @@ impl DockerExecutor {
         parse_tools(&text)
     }
 
+    /// One regular file of the stopped container, or `None`.
+    async fn read_file(&self, id: &str, path: &str) -> Option<Vec<u8>> {
+        let mut stream = self.docker.download_from_container(
+            id,
+            Some(
+                DownloadFromContainerOptionsBuilder::default()
+                    .path(path)
+                    .build(),
+            ),
+        );
+        let mut bytes = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let c = chunk.ok()?;
+            // The tar adds headers and padding around the file: a little over the cap.
+            if bytes.len() + c.len() > MAX_COLLECTED_BYTES + (64 << 10) {
+                return None;
+            }
+            bytes.extend_from_slice(&c);
+        }
+        let mut ar = tar::Archive::new(&bytes[..]);
+        let mut entry = ar.entries().ok()?.next()?.ok()?;
+        if entry.header().entry_type() != tar::EntryType::Regular
+            || entry.header().size().ok()? > MAX_COLLECTED_BYTES as u64
+        {
+            return None;
+        }
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut out).ok()?;
+        Some(out)
+    }
+
     async fn run(
         &self,
         req: &ExecutionRequest,
         guard: &ContainerGuard,
+        collect: &[String],
     ) -> Result<RunOutcome, ExecutorError> {
         let id = guard.id.as_str();
         self.upload_tree(id, req).await?;
@@ -573,7 +605,12 @@ impl DockerExecutor {
             .state
             .unwrap_or_default();
         let tools = self.read_tools(id).await;
+        let mut collected = BTreeMap::new();
+        for path in collect {
+            collected.insert(path.clone(), self.read_file(id, path).await);
+        }
         Ok(RunOutcome {
+            collected,
             exit_code: state.exit_code.unwrap_or(-1),
             oom_killed: state.oom_killed.unwrap_or(false),
             timed_out,
@@ -585,6 +622,9 @@ impl DockerExecutor {
 }
 
 struct RunOutcome {
+    /// Container path → its bytes, for the paths asked for (`None`: absent, not a regular
+    /// file, or over [`MAX_COLLECTED_BYTES`]).
+    collected: BTreeMap<String, Option<Vec<u8>>>,
     exit_code: i64,
     oom_killed: bool,
     timed_out: bool,
@@ -728,9 +768,26 @@ impl Drop for ContainerGuard {
     }
 }
 
+/// Largest file [`DockerExecutor::execute_and_collect`] reads back.
+pub const MAX_COLLECTED_BYTES: usize = 16 << 20;
+
 #[async_trait]
 impl Executor for DockerExecutor {
     async fn execute(&self, req: ExecutionRequest) -> Result<ExecutionResult, ExecutorError> {
+        self.execute_and_collect(req, &[]).await.map(|(r, _)| r)
+    }
+}
+
+impl DockerExecutor {
+    /// [`Executor::execute`], then reads the files at `collect` (absolute container paths,
+    /// such as `/workspace/src/a.py`) out of the stopped container before it is removed: how
+    /// the fix agent's tool tier sees what a tool did to its copy of the tree. The host tree
+    /// is still never touched.
+    pub async fn execute_and_collect(
+        &self,
+        req: ExecutionRequest,
+        collect: &[String],
+    ) -> Result<(ExecutionResult, BTreeMap<String, Option<Vec<u8>>>), ExecutorError> {
         if !req.workspace_path.is_dir() {
             return Err(ExecutorError::InvalidRequest(format!(
                 "workspace `{}` is not a directory",
@@ -770,7 +827,7 @@ impl Executor for DockerExecutor {
             armed: true,
         };
 
-        let outcome = self.run(&req, &guard).await;
+        let outcome = self.run(&req, &guard, collect).await;
         let removed = guard.remove().await;
         let outcome = outcome?;
         removed?;
@@ -778,7 +835,7 @@ impl Executor for DockerExecutor {
         let captured = outcome.log.finish(|omitted, _| omission_marker(omitted));
         let build_log = String::from_utf8_lossy(&captured.bytes).into_owned();
         let s = &self.settings;
-        Ok(ExecutionResult {
+        let result = ExecutionResult {
             exit_code: outcome.exit_code,
             log_excerpt: build_excerpt(&build_log, s.excerpt_head_lines, s.excerpt_tail_lines),
             build_log,
@@ -800,7 +857,8 @@ impl Executor for DockerExecutor {
             truncated: captured.truncated(),
             oom_killed: outcome.oom_killed,
             log_total_bytes: captured.total_bytes,
-        })
+        };
+        Ok((result, outcome.collected))
     }
 }
 

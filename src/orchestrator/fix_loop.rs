@@ -10,13 +10,15 @@ use chrono::Utc;
 use tracing::{info, warn};
 
 use ci_medic_core::fix_check::{
-    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, source_text,
+    Candidate, FileChange, FixInput, GuardPolicy, PreviousAttempt, check_patch, fix_deterministic,
+    source_text,
 };
 use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
 use super::apply::Replay;
+use super::sandbox::RemoveOnDrop;
 use super::{Orchestrator, gh_err, store_err};
 use crate::fix_agent::Proposal;
 use crate::git_agent::{
@@ -236,6 +238,7 @@ impl Orchestrator {
             }));
         }
         let policy = GuardPolicy {
+            whole_file_formatting: Vec::new(),
             allowed_paths: stored.dds.allowed_paths.clone(),
             protected_paths: config.constraints.protected_paths.clone(),
             do_not_touch: config.constraints.do_not_touch.clone(),
@@ -268,6 +271,18 @@ impl Orchestrator {
             .map_err(|e| gh_err("reading the tree of the files to fix", e))?;
         let tree = whole.sha;
         let listing = (!whole.truncated).then_some(whole.tree);
+        // The tool tier runs the project's own tools on the tree at the proposal's commit:
+        // fetched once, and only when a report reaches the tool tier (no built-in fixer had an
+        // acceptable patch for a report a tool repairs), so other fixes cost no download.
+        let mut tool_notes: Vec<String> = Vec::new();
+        let mut scratch: Option<(RemoveOnDrop, std::path::PathBuf)> = None;
+        let mut fetch_failed = false;
+        // The guard of the whole patch: widened for each file a formatter reformatted as the
+        // check asked, exactly as each candidate's was.
+        let mut final_policy = policy.clone();
+        // (file, tool) pairs the tool tier has already run: its other reports on the file are
+        // the same run's.
+        let mut tool_done: Vec<(String, ci_medic_core::tool_tier::FixTool)> = Vec::new();
         for (path, mut reports) in by_file {
             // Links, submodules and directories first, from the tree: the contents API would
             // answer for a link's target, and the fix would replace the link with a copy.
@@ -323,8 +338,47 @@ impl Orchestrator {
                     .filter(|p| !p.failure.is_empty());
                 // Each report's candidate is guarded on its own, so a refused built-in patch
                 // gives the LLM its turn and refuses that candidate, not the whole proposal.
-                match ctx.fix_agent.propose_checked(&input, &policy).await {
+                let wants_tool = ctx.fix_agent.has_tools()
+                    && ci_medic_core::tool_tier::FixTool::for_report(&report, None).is_some()
+                    && fix_deterministic(&input)
+                        .is_none_or(|o| check_patch(&policy, &o.to_candidate(&input)).is_err());
+                if wants_tool && scratch.is_none() && !fetch_failed {
+                    match self
+                        .fetch_tree(inst, read_from, run.proposed_for_sha(), "tools")
+                        .await
+                    {
+                        Ok(s) => scratch = Some(s),
+                        Err(e) => {
+                            warn!(error = %e, "no tree for the tool tier; it is skipped");
+                            tool_notes.push(format!("the tool tier could not fetch the tree: {e}"));
+                            fetch_failed = true;
+                        }
+                    }
+                }
+                let workspace = scratch
+                    .as_ref()
+                    .filter(|_| wants_tool)
+                    .map(|(_, root)| root.as_path());
+                let tool = workspace
+                    .and_then(|root| crate::fix_agent::tool_tier::ToolTier::tool_for(root, &input));
+                if let Some(t) = &tool
+                    && tool_done.contains(&(path.clone(), t.clone()))
+                {
+                    continue;
+                }
+                match ctx
+                    .fix_agent
+                    .propose_checked_in(&input, &policy, workspace, &mut tool_notes)
+                    .await
+                {
                     Proposal::Accepted(out) => {
+                        if out.fixer.starts_with(crate::fix_agent::TOOL_FIXER_PREFIX)
+                            && let Some(t) = tool
+                        {
+                            final_policy =
+                                crate::fix_agent::tool_policy(&final_policy, &input, &out);
+                            tool_done.push((path.clone(), t));
+                        }
                         confidence = confidence.min(out.confidence_score);
                         reasons.push(format!("{} ({})", out.fix_reason, out.fixer));
                         if !fixers.contains(&out.fixer) {
@@ -378,17 +432,22 @@ impl Orchestrator {
             }));
         }
         reasons.extend(declined.iter().map(|d| format!("left alone: {d}")));
+        reasons.extend(tool_notes.iter().map(|n| format!("tool tier: {n}")));
         if changes.is_empty() {
+            let mut detail = "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".to_string();
+            for n in &tool_notes {
+                detail.push_str(&format!("; tool tier: {n}"));
+            }
             return Ok(Err(Refusal {
                 rule: "no_fix".into(),
-                detail: "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".into(),
+                detail,
             }));
         }
         let candidate = Candidate {
             changes,
             confidence,
         };
-        if let Err(violations) = check_patch(&policy, &candidate) {
+        if let Err(violations) = check_patch(&final_policy, &candidate) {
             let first = &violations[0];
             return Ok(Err(Refusal {
                 rule: first.rule().to_string(),

@@ -149,8 +149,8 @@ impl Orchestrator {
         config: &RepoConfig,
     ) -> Result<Option<Refusal>, JobError> {
         use crate::executor::{
-            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, extract_tarball_safely,
-            resolve_plan, targeted_errors_remaining,
+            ExecutionRequest, NetworkAccess, PlanOverrides, apply_files, resolve_plan,
+            targeted_errors_remaining,
         };
         let ctx = &self.ctx;
         let refusal = |detail: String| {
@@ -189,22 +189,9 @@ impl Orchestrator {
             })?;
             files.push((path, text));
         }
-        let dir = std::env::temp_dir().join(format!(
-            "ci-medic-verify-{}-{}",
-            std::process::id(),
-            Utc::now().timestamp_nanos_opt().unwrap_or_default()
-        ));
-        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let _cleanup = RemoveOnDrop(dir.clone());
-        let tarball = dir.join("source.tar.gz");
-        ctx.github
-            .download_tarball(inst, read_from, run.proposed_for_sha(), &tarball, 512 << 20)
-            .await
-            .map_err(|e| gh_err("downloading the repository tarball", e))?;
-        let file = std::fs::File::open(&tarball)
-            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
-        let root = extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
-            .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+        let (_cleanup, root) = self
+            .fetch_tree(inst, read_from, run.proposed_for_sha(), "verify")
+            .await?;
         apply_files(&root, &files)
             .map_err(|e| JobError::Permanent(format!("applying the patch: {e}")))?;
         let plan = match resolve_plan(&root, &config.executor, &PlanOverrides::default()) {
@@ -254,8 +241,41 @@ impl Orchestrator {
     }
 }
 
-/// Removes a scratch directory however the verification ends.
-struct RemoveOnDrop(std::path::PathBuf);
+impl Orchestrator {
+    /// The repository's tree at `sha`, extracted safely into a scratch directory that is
+    /// removed when the returned guard drops; the second value is the tree's root. The sandbox
+    /// build and the fix agent's tool tier both work on it.
+    pub(super) async fn fetch_tree(
+        &self,
+        inst: InstallationId,
+        repo: &RepoRef,
+        sha: &str,
+        purpose: &str,
+    ) -> Result<(RemoveOnDrop, std::path::PathBuf), JobError> {
+        let dir = std::env::temp_dir().join(format!(
+            "ci-medic-{purpose}-{}-{}",
+            std::process::id(),
+            Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let cleanup = RemoveOnDrop(dir.clone());
+        let tarball = dir.join("source.tar.gz");
+        self.ctx
+            .github
+            .download_tarball(inst, repo, sha, &tarball, 512 << 20)
+            .await
+            .map_err(|e| gh_err("downloading the repository tarball", e))?;
+        let file = std::fs::File::open(&tarball)
+            .map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+        let root =
+            crate::executor::extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
+                .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+        Ok((cleanup, root))
+    }
+}
+
+/// Removes a scratch directory however the work on it ends.
+pub(super) struct RemoveOnDrop(std::path::PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {

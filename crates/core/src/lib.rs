@@ -13,6 +13,7 @@
 //! | [`comment`] | the PR comment and check-run annotations, with redaction |
 //! | [`commands`] | slash commands read from PR comments |
 //! | [`fix_check`] | the fix agent's deterministic fixers and the patch guard |
+//! | [`tool_tier`] | which project tool repairs a report, at which version, and whether its change is a patch |
 //! | [`redelivery`] | which missed webhook deliveries to ask GitHub to send again |
 //! | [`status`] | the status page's figures: fix rates, medians, per-day series, the SVG chart |
 //! | [`output`] | reports as GitHub workflow commands and reviewdog's rdjson |
@@ -29,5 +30,6 @@ pub mod proposal;
 pub mod redelivery;
 pub mod repo_config;
 pub mod status;
+pub mod tool_tier;
 
 pub use ci_medic_parser::{BugReport, BugType};

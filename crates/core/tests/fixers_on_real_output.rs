@@ -77,6 +77,7 @@ fn every_fixture_is_fixed_exactly_or_declined() {
                 assert!(!out.fix_reason.is_empty());
                 // What a fixer proposes must also pass the guard it will face.
                 let policy = GuardPolicy {
+                    whole_file_formatting: Vec::new(),
                     allowed_paths: vec![report.file_path.clone()],
                     protected_paths: vec![".github/workflows/".into()],
                     do_not_touch: vec![],

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 fn policy() -> GuardPolicy {
     GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: vec!["src/".into(), "tests/test_app.py".into(), "lib/*.rs".into()],
         protected_paths: vec!["src/generated/".into()],
         do_not_touch: vec!["src/legacy.py".into()],
@@ -151,6 +152,7 @@ fn allowed_and_protected_paths() {
     let fix = |p: &str| {
         rules(check_patch(
             &GuardPolicy {
+                whole_file_formatting: Vec::new(),
                 reported_lines: vec![(p.into(), 10)],
                 ..policy()
             },
@@ -167,6 +169,7 @@ fn allowed_and_protected_paths() {
     assert_eq!(fix("src/legacy.py"), vec!["protected_path"]);
     // Workflows are protected even when allowed and not configured as protected.
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: vec![".github/".into()],
         protected_paths: vec![],
         reported_lines: vec![(".github/workflows/ci.yml".into(), 10)],
@@ -189,6 +192,7 @@ fn allowed_and_protected_paths() {
     );
     // So is ci-medic's own configuration, whatever `protected_paths` the repository lists.
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: vec![".github/".into()],
         protected_paths: vec!["vendor/".into()],
         reported_lines: vec![(".github/ci-medic.yml".into(), 10)],
@@ -220,6 +224,7 @@ fn allowed_and_protected_paths() {
     }
     // Nothing is allowed when the proposal allows nothing.
     let none = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: vec![],
         ..policy()
     };
@@ -237,6 +242,7 @@ fn max_files_changed() {
     let f = file();
     let edit = |p: &str| change(p, &f, &with_line(&f, 10, "y = 0"));
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![
             ("src/a.py".into(), 10),
             ("src/b.py".into(), 10),
@@ -271,6 +277,7 @@ fn dependency_manifests() {
         "src/pnpm-lock.yaml",
     ] {
         let p = GuardPolicy {
+            whole_file_formatting: Vec::new(),
             reported_lines: vec![(m.into(), 1)],
             ..policy()
         };
@@ -284,6 +291,7 @@ fn new_dependencies() {
     let before = "import os\nimport requests\nfrom mylib.a import x\n\n\ndef f():\n    return 1\n";
     let at = |line: &str| before.replacen("\n\n\ndef", &format!("\n{line}\n\ndef"), 1);
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/app.py".into(), 4)],
         ..policy()
     };
@@ -309,6 +317,7 @@ fn new_dependencies() {
     }
     // Allowed when the policy does not forbid new dependencies.
     let open = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         no_new_dependencies: false,
         ..p.clone()
     };
@@ -316,6 +325,7 @@ fn new_dependencies() {
 
     let rs = "use std::fmt;\nuse serde::Serialize;\n\nfn f() {}\n";
     let pr = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/lib.rs".into(), 2)],
         ..policy()
     };
@@ -336,6 +346,7 @@ fn new_dependencies() {
 
     let go = "package main\n\nimport (\n\t\"fmt\"\n)\n";
     let pg = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/main.go".into(), 4)],
         ..policy()
     };
@@ -357,6 +368,7 @@ fn new_dependencies() {
 
     let ts = "import { a } from \"./a\";\nimport _ from \"lodash\";\n\nexport const x = 1;\n";
     let pt = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/x.ts".into(), 2)],
         ..policy()
     };
@@ -389,6 +401,7 @@ fn new_dependencies() {
 fn an_unused_assertion_import_is_not_an_assertion() {
     let go = "package x\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\nfunc TestA(t *testing.T) {\n\trequire.True(t, true)\n}\n";
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/x_test.go".into(), 6)],
         ..policy()
     };
@@ -398,6 +411,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
         Vec::<&str>::new()
     );
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/x_test.go".into(), 11)],
         ..policy()
     };
@@ -416,6 +430,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
 
     let js = "const assert = require('assert');\nimport { strict as assert2 } from 'node:assert';\nconst x = 1;\nexpect(require('./y')).toBe(1);\n";
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/a.test.js".into(), 2)],
         ..policy()
     };
@@ -450,6 +465,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
 fn deleted_assertions_added_skips_and_continue_on_error() {
     let t = "def test_a():\n    x = 1\n    assert x == 1\n    y = 2\n    assert y == 2\n";
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("tests/test_app.py".into(), 3)],
         ..policy()
     };
@@ -479,6 +495,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
 
     let rs = "#[test]\nfn a() {\n    assert_eq!(1, 1);\n}\n";
     let pr = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/t.rs".into(), 2)],
         ..policy()
     };
@@ -503,6 +520,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
 
     let js = "describe('x', () => {\n  it('a', () => {\n    expect(1).toBe(1);\n  });\n});\n";
     let pj = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/x.test.js".into(), 2)],
         ..policy()
     };
@@ -520,6 +538,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     }
     let go = "func TestA(t *testing.T) {\n\tx := 1\n\tif x != 1 {\n\t\tt.Fatal(x)\n\t}\n}\n";
     let pg = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/a_test.go".into(), 2)],
         ..policy()
     };
@@ -537,6 +556,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
 
     let wf = "jobs:\n  test:\n    steps:\n      - run: make test\n";
     let py = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: vec!["ci/".into()],
         reported_lines: vec![("ci/pipeline.yml".into(), 4)],
         ..policy()
@@ -555,6 +575,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
 fn comments_and_confidence() {
     let f = "x = 1\n# keep me\ny = 2\nz = 3  # trailing\n";
     let p = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         reported_lines: vec![("src/app.py".into(), 2)],
         ..policy()
     };
@@ -654,4 +675,35 @@ proptest! {
         let refused = check_patch(&p, &one("src/app.py", &before, &after)).is_err();
         prop_assert_eq!(refused, target.abs_diff(reported) > 3);
     }
+}
+
+#[test]
+fn a_file_a_formatter_reported_as_a_whole_may_change_anywhere_and_no_other() {
+    let before = file();
+    let after = with_line(&with_line(&before, 1, "x1  =  1"), 20, "x20  =  20");
+    let candidate = |path: &str| Candidate {
+        changes: vec![change(path, &before, &after)],
+        confidence: 0.9,
+    };
+    // Lines 1 and 20 are far from the report at line 10: refused by default.
+    let refused = check_patch(&policy(), &candidate("src/app.py")).unwrap_err();
+    assert!(matches!(
+        refused[0],
+        GuardViolation::OutsideLineWindow { line: 1, .. }
+    ));
+    let p = GuardPolicy {
+        whole_file_formatting: vec!["src/app.py".into()],
+        ..policy()
+    };
+    assert_eq!(check_patch(&p, &candidate("src/app.py")), Ok(()));
+    // Only the listed file; every other rule still applies to it.
+    assert!(check_patch(&p, &candidate("src/other.py")).is_err());
+    let protected = GuardPolicy {
+        whole_file_formatting: vec!["src/legacy.py".into()],
+        ..policy()
+    };
+    assert!(matches!(
+        check_patch(&protected, &candidate("src/legacy.py")).unwrap_err()[0],
+        GuardViolation::Protected { .. }
+    ));
 }

@@ -55,6 +55,7 @@ fn proposed_paths(changed: &[String], file: &str, constraints: &ConstraintsConfi
 /// Whether the guard lets a one-line change to `file` through, path rules only.
 fn guard_allows(allowed: &[String], file: &str, constraints: &ConstraintsConfig) -> bool {
     let policy = GuardPolicy {
+        whole_file_formatting: Vec::new(),
         allowed_paths: allowed.to_vec(),
         protected_paths: constraints.protected_paths.clone(),
         do_not_touch: constraints.do_not_touch.clone(),

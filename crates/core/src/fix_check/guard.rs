@@ -51,6 +51,10 @@ pub struct GuardPolicy {
     pub confidence_threshold: f64,
     /// `(repo-relative path, 1-based line)` of every reported error.
     pub reported_lines: Vec<(String, u32)>,
+    /// Files a formatter check reported as a whole (it named the file, not lines): the
+    /// formatter's own change may touch any line of them, every other rule still applies. Only
+    /// the tool tier sets it, for the candidate of the formatter that check runs.
+    pub whole_file_formatting: Vec<String>,
 }
 
 /// One file of a candidate patch. `before == None` means the patch creates the file.
@@ -301,12 +305,16 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
         .filter(|(p, _)| normalize(p).as_deref() == Some(path.as_str()))
         .map(|&(_, l)| l)
         .collect();
+    let whole_file = policy
+        .whole_file_formatting
+        .iter()
+        .any(|p| normalize(p).as_deref() == Some(path.as_str()));
     if ch.before.is_none() {
         v.push(GuardViolation::OutsideLineWindow {
             path: path.clone(),
             line: 0,
         });
-    } else {
+    } else if !whole_file {
         let near = |l: u32| reported.iter().any(|&r| l.abs_diff(r) <= LINE_WINDOW);
         // An insertion at gap k sits between lines k and k+1: fine when either neighbour is near.
         let first_far = t.deleted.iter().copied().find(|&l| !near(l)).or_else(|| {

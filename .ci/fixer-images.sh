@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Builds the tool tier's fixer images locally, with no registry: each image is a root
+# filesystem unpacked from Debian packages (plus PyPI/npm packages fetched here, at build time,
+# never from the sandbox) and imported with `docker import`.
+#
+#   ci-medic-fixer/python  black 23.1 and isort 5.6 (Debian 12), ruff (PyPI wheel, static binary)
+#   ci-medic-fixer/go      gofmt (golang-1.19-go, Debian 12)
+#   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12)
+#   ci-medic-fixer/clang   clang-format 14 (Debian 12)
+#   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm)
+#
+# Each image carries the label `ci-medic.tools` (`name=version,…`, the versions it really runs,
+# read from the tools themselves) that the fix agent reads to know what it may promise, and
+# `ci-medic.recipe`, a hash of this script and the Debian candidate versions: an image whose
+# recipe hash matches is kept (idempotent), anything else is rebuilt.
+#
+# Called by .ci/run after .ci/docker-setup.sh (which starts the engine). Operators run the same
+# script (see deploy/README-fixers.md). CI_MEDIC_FIXER_IMAGES limits it to some images
+# (`python go`); default all.
+set -euo pipefail
+
+log() { printf '[fixer-images] %s\n' "$*" >&2; }
+started=$(date +%s)
+
+DOCKER=docker
+[ -x /usr/bin/docker ] && DOCKER=/usr/bin/docker
+"$DOCKER" info >/dev/null 2>&1 || { log "no Docker engine answers; run .ci/docker-setup.sh first"; exit 1; }
+
+RUFF_VERSION=0.6.9
+PRETTIER_VERSION=3.3.3
+ESLINT_VERSION=9.13.0
+
+command -v busybox >/dev/null 2>&1 || { log "busybox-static is missing; run .ci/docker-setup.sh first"; exit 1; }
+BUSYBOX=$(command -v busybox)
+if ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked'; then BUSYBOX=/bin/busybox; fi
+
+work=$(mktemp -d /tmp/ci-medic-fixers.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+SELF_HASH=$(sha256sum "$0" | cut -c1-16)
+
+# Debian packages and their dependency closure (Depends and Pre-Depends only). Maintainer
+# scripts never run: only the files matter, and perl (pulled in by mailcap) is left out.
+closure() {
+    apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+        --no-replaces --no-enhances "$@" | grep -v '^ ' | grep -v '<' \
+        | grep -vE '^(perl|perl-base|perl-modules-5\.36|libperl5\.36|dpkg|install-info|debconf)$' | sort -u
+}
+
+# The newest version an apt source offers (never one only installed here from elsewhere, such as
+# nodesource's nodejs): `apt-get download` can fetch only those.
+debian_versions() {
+    local p v
+    for p in $(closure "$@"); do
+        v=$(apt-cache madison "$p" | awk -F'|' '$3 ~ /Packages/ {gsub(/ /, "", $2); print $2; exit}')
+        [ -n "$v" ] && echo "$p=$v"
+    done
+}
+
+recipe_hash() { # packages…: hash of this script and the candidate versions of the closure
+    { echo "$SELF_HASH $RUFF_VERSION $PRETTIER_VERSION $ESLINT_VERSION"
+      debian_versions "$@"; } | sha256sum | cut -c1-16
+}
+
+unpack_debs() { # root packages…
+    local root=$1; shift
+    local debs="$work/debs-$(basename "$root")"
+    mkdir -p "$debs" "$root/bin" "$root/tmp" "$root/etc"
+    chmod 777 "$debs"; chmod 1777 "$root/tmp"
+    # shellcheck disable=SC2046
+    (cd "$debs" && apt-get download $(debian_versions "$@") >"$work/download.log" 2>&1) || {
+        apt-get update -qq >/dev/null 2>&1 || true
+        # shellcheck disable=SC2046
+        (cd "$debs" && apt-get download $(debian_versions "$@"))
+    }
+    for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$root"; done
+    cp "$BUSYBOX" "$root/bin/busybox"
+    local a
+    for a in $("$BUSYBOX" --list); do
+        [ -e "$root/bin/$a" ] || [ -e "$root/usr/bin/$a" ] || ln -s busybox "$root/bin/$a"
+    done
+    # Scripts' `#!/usr/bin/env node` lines need env where coreutils would put it.
+    mkdir -p "$root/usr/bin"
+    [ -e "$root/usr/bin/env" ] || ln -s /bin/busybox "$root/usr/bin/env"
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$root/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+}
+
+# Reads each tool's own version inside the unpacked root (chroot-free: the image is run once).
+import_image() { # name root recipe probe-script
+    local name=$1 root=$2 recipe=$3 probe=$4
+    local tmp="$name:building"
+    tar -C "$root" -c . | "$DOCKER" import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
+        -c 'ENV PYTHONDONTWRITEBYTECODE=1' -c 'CMD ["/bin/sh"]' - "$tmp" >/dev/null
+    local tools
+    tools=$("$DOCKER" run --rm --network none "$tmp" sh -c "$probe")
+    case "$tools" in
+        '' | *= | *=,*)
+            log "$name: a tool did not answer its version probe ($tools)"
+            "$DOCKER" rmi "$tmp" >/dev/null 2>&1 || true
+            exit 1 ;;
+    esac
+    # A label needs a Dockerfile step; FROM the imported image adds nothing but metadata.
+    printf 'FROM %s\nLABEL ci-medic.tools="%s" ci-medic.recipe="%s"\n' "$tmp" "$tools" "$recipe" \
+        | "$DOCKER" build -q -t "$name" - >/dev/null
+    "$DOCKER" rmi "$tmp" >/dev/null 2>&1 || true
+    log "$name: $tools"
+}
+
+current() { # name recipe: whether the image exists with this recipe
+    [ "$("$DOCKER" image inspect -f '{{index .Config.Labels "ci-medic.recipe"}}' "$1" 2>/dev/null)" = "$2" ]
+}
+
+wanted() { [ -z "${CI_MEDIC_FIXER_IMAGES:-}" ] || [[ " $CI_MEDIC_FIXER_IMAGES " == *" $1 "* ]]; }
+
+if wanted python; then
+    pkgs=(black isort python3.11-minimal)
+    recipe=$(recipe_hash "${pkgs[@]}")
+    if current ci-medic-fixer/python "$recipe"; then log "ci-medic-fixer/python current"; else
+        root="$work/python"
+        unpack_debs "$root" "${pkgs[@]}"
+        # ruff's wheel holds one static binary; pip only downloads it here.
+        python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
+            --python-version 3.11 -d "$work/wheels" "ruff==$RUFF_VERSION"
+        python3 -m zipfile -e "$work"/wheels/ruff-*.whl "$work/ruff-wheel"
+        mkdir -p "$root/usr/local/bin"
+        install -m 0755 "$work"/ruff-wheel/ruff-*.data/scripts/ruff "$root/usr/local/bin/ruff"
+        import_image ci-medic-fixer/python "$root" "$recipe" \
+            'printf "black=%s,isort=%s,ruff=%s" "$(black --version | head -n1 | cut -d" " -f2)" "$(python3 -c "import isort; print(isort.__version__)")" "$(ruff --version | cut -d" " -f2)"'
+    fi
+fi
+
+if wanted go; then
+    pkgs=(golang-1.19-go)
+    recipe=$(recipe_hash "${pkgs[@]}")
+    if current ci-medic-fixer/go "$recipe"; then log "ci-medic-fixer/go current"; else
+        root="$work/go"
+        unpack_debs "$root" "${pkgs[@]}"
+        mkdir -p "$root/usr/local/bin"
+        ln -s /usr/lib/go-1.19/bin/gofmt "$root/usr/local/bin/gofmt"
+        ln -s /usr/lib/go-1.19/bin/go "$root/usr/local/bin/go"
+        # gofmt has no version flag: it is the Go toolchain's.
+        import_image ci-medic-fixer/go "$root" "$recipe" \
+            'printf "gofmt=%s" "$(GOCACHE=/tmp go version | cut -d" " -f3 | sed s/^go//)"'
+    fi
+fi
+
+if wanted rust; then
+    pkgs=(rustfmt)
+    recipe=$(recipe_hash "${pkgs[@]}")
+    if current ci-medic-fixer/rust "$recipe"; then log "ci-medic-fixer/rust current"; else
+        root="$work/rust"
+        unpack_debs "$root" "${pkgs[@]}"
+        # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
+        rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
+        import_image ci-medic-fixer/rust "$root" "$recipe" \
+            "printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
+    fi
+fi
+
+if wanted clang; then
+    pkgs=(clang-format-14)
+    recipe=$(recipe_hash "${pkgs[@]}")
+    if current ci-medic-fixer/clang "$recipe"; then log "ci-medic-fixer/clang current"; else
+        root="$work/clang"
+        unpack_debs "$root" "${pkgs[@]}"
+        mkdir -p "$root/usr/local/bin"
+        ln -s /usr/bin/clang-format-14 "$root/usr/local/bin/clang-format"
+        import_image ci-medic-fixer/clang "$root" "$recipe" \
+            'printf "clang-format=%s" "$(clang-format --version | sed -E "s/.*version ([0-9.]+).*/\1/")"'
+    fi
+fi
+
+if wanted node; then
+    # The candidate nodejs may be one installed from elsewhere (nodesource), whose dependencies
+    # are not Debian's: Debian's nodejs 18 needs its libnode, named here.
+    pkgs=(nodejs libnode108)
+    recipe=$(recipe_hash "${pkgs[@]}")
+    if current ci-medic-fixer/node "$recipe"; then log "ci-medic-fixer/node current"; else
+        root="$work/node"
+        unpack_debs "$root" "${pkgs[@]}"
+        # npm runs here, at build time; the sandbox never reaches a registry.
+        mkdir -p "$root/opt/fixers"
+        (cd "$root/opt/fixers" && npm install --silent --no-audit --no-fund --omit=dev \
+            "prettier@$PRETTIER_VERSION" "eslint@$ESLINT_VERSION" >"$work/npm.log" 2>&1) \
+            || { cat "$work/npm.log" >&2; exit 1; }
+        mkdir -p "$root/usr/local/bin"
+        ln -s /opt/fixers/node_modules/.bin/prettier "$root/usr/local/bin/prettier"
+        ln -s /opt/fixers/node_modules/.bin/eslint "$root/usr/local/bin/eslint"
+        import_image ci-medic-fixer/node "$root" "$recipe" \
+            'printf "prettier=%s,eslint=%s" "$(prettier --version)" "$(eslint --version | sed s/^v//)"'
+    fi
+fi
+
+log "ready in $(( $(date +%s) - started )) s"

@@ -1,0 +1,935 @@
+//! The tool tier's pure half: which of the project's own tools repairs a report, with which
+//! command, in which image and at which version, and whether what the tool did may become a
+//! patch.
+//!
+//! - [`FixTool::for_report`] maps a report's tool and rule (the parser's `rule: format` for a
+//!   formatter check, a ruff rule code) to the tool whose fix is deterministic.
+//! - [`FixTool::argv`] is the command run on exactly the reported files, never a glob.
+//! - [`pinned_version`] reads the version the project pins from its manifests and lockfiles
+//!   (`requirements*.txt`, `pyproject.toml`, `.pre-commit-config.yaml`, `package-lock.json`,
+//!   `package.json`, `rust-toolchain(.toml)`, `go.mod`), and [`choose_version`] decides between
+//!   it and what the image carries, saying so when the pin cannot be honoured.
+//! - [`judge_run`] turns the files the tool changed into a patch, or the reason there is none.
+//!
+//! It never runs a tool, reads a file or talks to Docker: the fix agent's shell
+//! (`src/fix_agent/tool_tier.rs`) does, and passes the texts in.
+
+use std::collections::BTreeMap;
+
+use ci_medic_parser::BugReport;
+use serde::{Deserialize, Serialize};
+
+use crate::fix_check::FileChange;
+
+/// The image family a tool runs in; each is built locally (`.ci/fixer-images.sh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ecosystem {
+    Python,
+    Go,
+    Rust,
+    Clang,
+    Node,
+}
+
+impl Ecosystem {
+    pub const ALL: [Ecosystem; 5] = [
+        Ecosystem::Python,
+        Ecosystem::Go,
+        Ecosystem::Rust,
+        Ecosystem::Clang,
+        Ecosystem::Node,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ecosystem::Python => "python",
+            Ecosystem::Go => "go",
+            Ecosystem::Rust => "rust",
+            Ecosystem::Clang => "clang",
+            Ecosystem::Node => "node",
+        }
+    }
+
+    /// The image `.ci/fixer-images.sh` builds for this family.
+    pub fn default_image(self) -> &'static str {
+        match self {
+            Ecosystem::Python => "ci-medic-fixer/python",
+            Ecosystem::Go => "ci-medic-fixer/go",
+            Ecosystem::Rust => "ci-medic-fixer/rust",
+            Ecosystem::Clang => "ci-medic-fixer/clang",
+            Ecosystem::Node => "ci-medic-fixer/node",
+        }
+    }
+}
+
+/// A tool whose fix is deterministic for the reports it answers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FixTool {
+    Black,
+    Isort,
+    RuffFormat,
+    /// `ruff check --fix --select RULE`: only the reported rule.
+    RuffCheck {
+        rule: String,
+    },
+    /// `simplify`: the check ran `gofmt -s` (gometalinter says `not gofmted with -s`).
+    Gofmt {
+        simplify: bool,
+    },
+    Rustfmt {
+        edition: Option<String>,
+    },
+    ClangFormat,
+    Prettier,
+}
+
+/// Extensions each tool is run on; a report on another file is not the tool's.
+const PYTHON: &[&str] = &["py", "pyi"];
+const CLANG: &[&str] = &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm"];
+const PRETTIER: &[&str] = &[
+    "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "json", "css", "scss", "less", "md",
+    "yml", "yaml", "html", "vue", "graphql",
+];
+
+fn extension(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+/// A ruff rule code as ruff prints it (`F401`, `I001`, `UP035`, `PLR1711`).
+fn is_ruff_code(rule: &str) -> bool {
+    let letters = rule.chars().take_while(char::is_ascii_uppercase).count();
+    (1..=4).contains(&letters)
+        && rule.len() > letters
+        && rule.len() <= 8
+        && rule[letters..].chars().all(|c| c.is_ascii_digit())
+}
+
+impl FixTool {
+    /// The tool that repairs `report` deterministically, or `None`. `edition` is the Rust
+    /// edition the project declares (see [`rust_edition`]); rustfmt parses as 2015 without it.
+    pub fn for_report(report: &BugReport, edition: Option<&str>) -> Option<FixTool> {
+        let tool = report.tool.as_deref()?;
+        let rule = report.rule.as_deref().unwrap_or("");
+        let ext = extension(&report.file_path);
+        let tool = match (tool, rule) {
+            ("black", "format") if PYTHON.contains(&ext) => FixTool::Black,
+            ("isort", "format") if PYTHON.contains(&ext) => FixTool::Isort,
+            ("ruff", "format") if PYTHON.contains(&ext) => FixTool::RuffFormat,
+            ("ruff", code) if is_ruff_code(code) && PYTHON.contains(&ext) => FixTool::RuffCheck {
+                rule: code.to_string(),
+            },
+            ("gofmt", "format") if ext == "go" => FixTool::Gofmt {
+                simplify: report.message.contains("with -s"),
+            },
+            ("rustfmt", "format") if ext == "rs" => FixTool::Rustfmt {
+                edition: edition.map(str::to_string),
+            },
+            ("clang-format", "format") if CLANG.contains(&ext) => FixTool::ClangFormat,
+            ("prettier", "format") if PRETTIER.contains(&ext) => FixTool::Prettier,
+            _ => return None,
+        };
+        Some(tool)
+    }
+
+    /// The name its version goes by in the image's `ci-medic.tools` label and in pins.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FixTool::Black => "black",
+            FixTool::Isort => "isort",
+            FixTool::RuffFormat | FixTool::RuffCheck { .. } => "ruff",
+            FixTool::Gofmt { .. } => "gofmt",
+            FixTool::Rustfmt { .. } => "rustfmt",
+            FixTool::ClangFormat => "clang-format",
+            FixTool::Prettier => "prettier",
+        }
+    }
+
+    pub fn ecosystem(&self) -> Ecosystem {
+        match self {
+            FixTool::Black | FixTool::Isort | FixTool::RuffFormat | FixTool::RuffCheck { .. } => {
+                Ecosystem::Python
+            }
+            FixTool::Gofmt { .. } => Ecosystem::Go,
+            FixTool::Rustfmt { .. } => Ecosystem::Rust,
+            FixTool::ClangFormat => Ecosystem::Clang,
+            FixTool::Prettier => Ecosystem::Node,
+        }
+    }
+
+    /// Whether it reformats the whole file (a formatter), rather than repairing one rule's
+    /// findings at their lines.
+    pub fn is_formatter(&self) -> bool {
+        !matches!(self, FixTool::RuffCheck { .. })
+    }
+
+    /// The command, run from the repository root on exactly `files` (repo-relative). Each tool
+    /// finds its own configuration in the tree (`pyproject.toml`, `ruff.toml`, `.isort.cfg`,
+    /// `rustfmt.toml`, `.clang-format`, `.prettierrc`…) as it does in the project's CI. `--`
+    /// keeps a file named like an option from being read as one.
+    pub fn argv(&self, files: &[String]) -> Vec<String> {
+        let mut argv: Vec<String> = match self {
+            FixTool::Black => vec!["black", "--quiet", "--"],
+            FixTool::Isort => vec!["isort", "--quiet", "--"],
+            // No cache: it would be a file written beside the reported ones.
+            FixTool::RuffFormat => vec!["ruff", "format", "--no-cache", "--"],
+            FixTool::RuffCheck { rule } => {
+                let mut v: Vec<String> = ["ruff", "check", "--no-cache", "--fix", "--select"]
+                    .map(String::from)
+                    .to_vec();
+                v.push(rule.clone());
+                v.push("--".into());
+                v.extend(files.iter().cloned());
+                return v;
+            }
+            FixTool::Gofmt { simplify: false } => vec!["gofmt", "-w", "--"],
+            FixTool::Gofmt { simplify: true } => vec!["gofmt", "-s", "-w", "--"],
+            FixTool::Rustfmt { edition } => {
+                let mut v = vec!["rustfmt".to_string()];
+                if let Some(e) = edition {
+                    v.push("--edition".into());
+                    v.push(e.clone());
+                }
+                v.push("--".into());
+                v.extend(files.iter().cloned());
+                return v;
+            }
+            FixTool::ClangFormat => vec!["clang-format", "-i", "--style=file", "--"],
+            FixTool::Prettier => vec!["prettier", "--write", "--log-level=warn", "--"],
+        }
+        .into_iter()
+        .map(String::from)
+        .collect();
+        argv.extend(files.iter().cloned());
+        argv
+    }
+
+    /// The tool's own check on `files`, as a `/bin/sh -c` command that fails when the check
+    /// fails: what a project's CI runs, and what judges whether a fix worked.
+    pub fn check_command(&self, files: &[String]) -> String {
+        let quoted = shell_words(files);
+        let words = |argv: &[&str]| {
+            let v: Vec<String> = argv.iter().map(|w| w.to_string()).collect();
+            format!("{} -- {quoted}", shell_words(&v))
+        };
+        match self {
+            FixTool::Black => words(&["black", "--check", "--quiet"]),
+            FixTool::Isort => words(&["isort", "--check-only", "--quiet"]),
+            FixTool::RuffFormat => words(&["ruff", "format", "--no-cache", "--check"]),
+            FixTool::RuffCheck { rule } => {
+                words(&["ruff", "check", "--no-cache", "--select", rule.as_str()])
+            }
+            // `gofmt -l` lists what it would change and exits 0 either way.
+            FixTool::Gofmt { simplify } => format!(
+                "out=$(gofmt {}-l -- {quoted}) && test -z \"$out\"",
+                if *simplify { "-s " } else { "" }
+            ),
+            FixTool::Rustfmt { edition } => match edition {
+                Some(e) => words(&["rustfmt", "--check", "--edition", e.as_str()]),
+                None => words(&["rustfmt", "--check"]),
+            },
+            FixTool::ClangFormat => {
+                words(&["clang-format", "--dry-run", "-Werror", "--style=file"])
+            }
+            FixTool::Prettier => words(&["prettier", "--check", "--log-level=warn"]),
+        }
+    }
+
+    /// What the fix reason says the tool did, before the file's name.
+    pub fn action(&self) -> String {
+        match self {
+            FixTool::RuffCheck { rule } => format!("Applied the fix for {rule} to"),
+            FixTool::Isort => "Sorted the imports of".into(),
+            _ => "Reformatted".into(),
+        }
+    }
+}
+
+/// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
+/// 1 with no column, which is how it records `would reformat x.py`, prettier's `[warn] x.ts`,
+/// a `gofmt -l` listing or isort's `ERROR: x.py Imports are incorrectly sorted`. The formatter's
+/// whole change to such a file is what the check asked for. (A rustfmt hunk at line 1 reads the
+/// same; the formatter fixing it is then allowed the whole file too.)
+pub fn names_whole_file(report: &BugReport) -> bool {
+    report.rule.as_deref() == Some("format") && report.line_number == 1 && report.column.is_none()
+}
+
+/// `argv` quoted for `/bin/sh -c`: every word in single quotes, so nothing in a file name is
+/// read by the shell.
+pub fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A version the project pins, and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    /// As the file states it: `23.1.0`, `^3.3.0`, `1.63`.
+    pub spec: String,
+    /// The file it came from (`requirements-dev.txt`).
+    pub source: String,
+}
+
+/// The version `tool` is pinned to by the files given (repo-relative path → text), or `None`
+/// when none pins it. Exact pins only for Python (`black==23.1.0`, or a pre-commit hook's
+/// `rev`); for npm the lockfile's resolved version first, then `package.json`'s range; the Rust
+/// toolchain for rustfmt; `go.mod`'s `toolchain`, then its `go` line, for gofmt.
+pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Option<Pin> {
+    let pin = |spec: String, source: &str| Pin {
+        spec,
+        source: source.to_string(),
+    };
+    match tool.ecosystem() {
+        Ecosystem::Python => {
+            let name = tool.name();
+            let mut paths: Vec<&String> = files
+                .keys()
+                .filter(|p| {
+                    let base = p.rsplit('/').next().unwrap_or(p);
+                    (base.starts_with("requirements") && base.ends_with(".txt"))
+                        || base == "pyproject.toml"
+                })
+                .collect();
+            paths.sort();
+            for path in paths {
+                if let Some(v) = python_exact_pin(&files[path], name) {
+                    return Some(pin(v, path));
+                }
+            }
+            let hook = match tool {
+                FixTool::Black => "psf/black",
+                FixTool::Isort => "pycqa/isort",
+                _ => "astral-sh/ruff-pre-commit",
+            };
+            let text = files.get(".pre-commit-config.yaml")?;
+            pre_commit_rev(text, hook).map(|v| pin(v, ".pre-commit-config.yaml"))
+        }
+        Ecosystem::Node => {
+            let name = tool.name();
+            if let Some(v) = files
+                .get("package-lock.json")
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                .and_then(|j| {
+                    j.pointer(&format!("/packages/node_modules~1{name}/version"))
+                        .or_else(|| j.pointer(&format!("/dependencies/{name}/version")))
+                        .and_then(|v| v.as_str().map(str::to_string))
+                })
+            {
+                return Some(pin(v, "package-lock.json"));
+            }
+            let json: serde_json::Value = serde_json::from_str(files.get("package.json")?).ok()?;
+            ["devDependencies", "dependencies"]
+                .iter()
+                .find_map(|k| json.pointer(&format!("/{k}/{name}"))?.as_str())
+                .map(|v| pin(v.trim().to_string(), "package.json"))
+        }
+        Ecosystem::Rust => {
+            if let Some(t) = files.get("rust-toolchain.toml") {
+                return toml_string(t, "channel").map(|v| pin(v, "rust-toolchain.toml"));
+            }
+            let t = files.get("rust-toolchain")?;
+            let line = t.lines().map(str::trim).find(|l| !l.is_empty())?;
+            // The legacy file holds either the channel alone or the TOML form.
+            toml_string(t, "channel")
+                .or_else(|| (!line.contains('=')).then(|| line.to_string()))
+                .map(|v| pin(v, "rust-toolchain"))
+        }
+        Ecosystem::Go => {
+            let t = files.get("go.mod")?;
+            let word = |key: &str| {
+                t.lines()
+                    .filter_map(|l| l.trim().strip_prefix(key))
+                    .find_map(|rest| rest.split_whitespace().next().map(str::to_string))
+            };
+            word("toolchain ")
+                .map(|v| v.trim_start_matches("go").to_string())
+                .or_else(|| word("go "))
+                .map(|v| pin(v, "go.mod"))
+        }
+        Ecosystem::Clang => None,
+    }
+}
+
+/// `name==1.2.3` in a requirements file or a `pyproject.toml` dependency list (the extras and
+/// spaces pip allows included). Ranges are not pins.
+fn python_exact_pin(text: &str, name: &str) -> Option<String> {
+    for raw in text.lines() {
+        let line = raw.split('#').next().unwrap_or("");
+        let mut rest = line.trim().trim_start_matches(['"', '\'']);
+        let Some(after) = rest
+            .get(..name.len())
+            .filter(|head| head.eq_ignore_ascii_case(name))
+            .map(|_| &rest[name.len()..])
+        else {
+            continue;
+        };
+        rest = after.trim_start();
+        if let Some(stripped) = rest.strip_prefix('[') {
+            rest = stripped.split_once(']').map_or("", |(_, r)| r).trim_start();
+        }
+        let Some(v) = rest.strip_prefix("==") else {
+            continue;
+        };
+        let v: String = v
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
+            .collect();
+        if !v.is_empty() {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The `rev:` of the pre-commit repository whose URL ends with `hook` (`psf/black`).
+fn pre_commit_rev(text: &str, hook: &str) -> Option<String> {
+    let mut in_repo = false;
+    for line in text.lines() {
+        let t = line.trim().trim_start_matches("- ").trim();
+        if let Some(url) = t.strip_prefix("repo:") {
+            let url = url
+                .trim()
+                .trim_matches(['"', '\''])
+                .trim_end_matches(".git");
+            in_repo = url
+                .to_ascii_lowercase()
+                .ends_with(&hook.to_ascii_lowercase());
+        } else if in_repo && let Some(rev) = t.strip_prefix("rev:") {
+            let rev = rev.trim().trim_matches(['"', '\'']);
+            return Some(rev.trim_start_matches('v').to_string());
+        }
+    }
+    None
+}
+
+/// `key = "value"` anywhere in a small TOML file (what `rust-toolchain.toml` and `Cargo.toml`'s
+/// `edition` need; a full TOML parser would be a new dependency for two keys).
+fn toml_string(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| {
+            v.split('#')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\''])
+                .to_string()
+        })
+    })
+}
+
+/// The edition `Cargo.toml` declares for the package (or the workspace's packages).
+pub fn rust_edition(cargo_toml: &str) -> Option<String> {
+    toml_string(cargo_toml, "edition")
+        .filter(|e| ["2015", "2018", "2021", "2024"].contains(&e.as_str()))
+}
+
+/// The files [`pinned_version`] and [`rust_edition`] read, relative to the repository root.
+pub const VERSION_FILES: &[&str] = &[
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements_dev.txt",
+    "requirements-lint.txt",
+    "requirements/dev.txt",
+    "requirements/lint.txt",
+    "pyproject.toml",
+    ".pre-commit-config.yaml",
+    "package.json",
+    "package-lock.json",
+    "rust-toolchain.toml",
+    "rust-toolchain",
+    "go.mod",
+    "Cargo.toml",
+];
+
+/// The versions an image's `ci-medic.tools` label lists (`black=23.1.0,isort=5.6.4`).
+pub fn parse_tools_label(label: &str) -> BTreeMap<String, String> {
+    label
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The version that will run, and whether it honours the project's pin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VersionChoice {
+    /// The image's version satisfies the pin.
+    Pinned { version: String, pin: Pin },
+    /// Nothing pins the tool: the image's version.
+    Default { version: String },
+    /// The project pins another version than the image carries; the image's is used and the
+    /// fix reason says so.
+    PinUnavailable { version: String, pin: Pin },
+}
+
+impl VersionChoice {
+    pub fn version(&self) -> &str {
+        match self {
+            VersionChoice::Pinned { version, .. }
+            | VersionChoice::Default { version }
+            | VersionChoice::PinUnavailable { version, .. } => version,
+        }
+    }
+
+    /// The words the fix reason carries after the tool's name.
+    pub fn describe(&self, tool: &str) -> String {
+        match self {
+            VersionChoice::Pinned { version, pin } => {
+                format!("{tool} {version} (pinned in {})", pin.source)
+            }
+            VersionChoice::Default { version } => {
+                format!("{tool} {version} (the configured default; the project pins none)")
+            }
+            VersionChoice::PinUnavailable { version, pin } => format!(
+                "{tool} {version} (the configured default: {} pins {}, which no fixer image has)",
+                pin.source, pin.spec
+            ),
+        }
+    }
+}
+
+/// Numeric parts of a version (`v1.63.0-stable` → `[1, 63, 0]`), stopping at the first part
+/// that is not a number.
+fn numbers(v: &str) -> Vec<u64> {
+    v.trim()
+        .trim_start_matches(['v', 'V', '=', ' '])
+        .split(['.', '-', '+'])
+        .map_while(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether `available` satisfies `spec`: an exact version (all the parts it names), npm's
+/// `^x.y.z` (same major, not older) and `~x.y.z` (same major and minor, not older), and `>=`.
+/// A channel name (`stable`) or anything unparsed is not satisfied by a numbered version.
+pub fn satisfies(available: &str, spec: &str) -> bool {
+    let have = numbers(available);
+    let s = spec.trim();
+    let (op, rest) = if let Some(r) = s.strip_prefix(">=") {
+        (">=", r)
+    } else if let Some(r) = s.strip_prefix('^') {
+        ("^", r)
+    } else if let Some(r) = s.strip_prefix('~') {
+        ("~", r)
+    } else {
+        ("=", s)
+    };
+    let want = numbers(rest);
+    if want.is_empty() || have.is_empty() {
+        return false;
+    }
+    let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+    let not_older = (0..want.len().max(have.len())).find_map(|i| {
+        let (h, w) = (at(&have, i), at(&want, i));
+        (h != w).then_some(h > w)
+    }) != Some(false);
+    match op {
+        ">=" => not_older,
+        "^" => at(&have, 0) == at(&want, 0) && not_older,
+        "~" => at(&have, 0) == at(&want, 0) && at(&have, 1) == at(&want, 1) && not_older,
+        _ => want.iter().enumerate().all(|(i, w)| at(&have, i) == *w),
+    }
+}
+
+/// Decides the version from the image's and the project's pin. For rustfmt the pin is a Rust
+/// toolchain and is compared with the image's `rust` entry; for the others, with the tool's.
+pub fn choose_version(
+    tool: &FixTool,
+    pin: Option<Pin>,
+    image_tools: &BTreeMap<String, String>,
+) -> Option<VersionChoice> {
+    let version = image_tools.get(tool.name())?.clone();
+    let compared = match tool {
+        FixTool::Rustfmt { .. } => image_tools.get("rust").cloned().unwrap_or_default(),
+        _ => version.clone(),
+    };
+    Some(match pin {
+        None => VersionChoice::Default { version },
+        Some(pin) if satisfies(&compared, &pin.spec) => VersionChoice::Pinned { version, pin },
+        Some(pin) => VersionChoice::PinUnavailable { version, pin },
+    })
+}
+
+/// Why a tool run gives no patch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoPatch {
+    #[error("{tool} changed nothing in {files}")]
+    Unchanged { tool: String, files: String },
+    #[error("{tool} also changed files that were not reported ({others}); its change is not used")]
+    ChangedOthers { tool: String, others: String },
+    #[error("{tool} failed (exit code {exit_code}) without changing the file: {excerpt}")]
+    Failed {
+        tool: String,
+        exit_code: i64,
+        excerpt: String,
+    },
+    #[error("{tool} left `{path}` as something that is not UTF-8 text")]
+    NotText { tool: String, path: String },
+}
+
+/// The files the tool changed as a patch: `reported` maps each reported file to its text
+/// before the run, `after` holds the texts read back, `changed` every file the sandbox saw
+/// modified. Any change outside the reported files, or none at all, is [`NoPatch`].
+pub fn judge_run(
+    tool: &FixTool,
+    reported: &BTreeMap<String, String>,
+    after: &BTreeMap<String, Option<String>>,
+    changed: &[String],
+    exit_code: i64,
+    log_excerpt: &str,
+) -> Result<Vec<FileChange>, NoPatch> {
+    let name = tool.name().to_string();
+    let mut others: Vec<&str> = changed
+        .iter()
+        .map(|p| p.trim_start_matches("./"))
+        .filter(|p| !reported.contains_key(*p))
+        .collect();
+    others.sort_unstable();
+    others.dedup();
+    if !others.is_empty() {
+        return Err(NoPatch::ChangedOthers {
+            tool: name,
+            others: others.join(", "),
+        });
+    }
+    let mut changes = Vec::new();
+    for (path, before) in reported {
+        match after.get(path) {
+            Some(Some(text)) if text != before => changes.push(FileChange {
+                path: path.clone(),
+                before: Some(before.clone()),
+                after: text.clone(),
+            }),
+            Some(Some(_)) => {}
+            _ => {
+                return Err(NoPatch::NotText {
+                    tool: name,
+                    path: path.clone(),
+                });
+            }
+        }
+    }
+    if changes.is_empty() {
+        let files = reported
+            .keys()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if exit_code != 0 {
+            let mut excerpt: String = log_excerpt.trim().chars().take(300).collect();
+            if excerpt.is_empty() {
+                excerpt = "no output".into();
+            }
+            return Err(NoPatch::Failed {
+                tool: name,
+                exit_code,
+                excerpt,
+            });
+        }
+        return Err(NoPatch::Unchanged { tool: name, files });
+    }
+    Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ci_medic_parser::BugType;
+
+    fn report(path: &str, tool: &str, rule: &str) -> BugReport {
+        BugReport {
+            file_path: path.into(),
+            line_number: 1,
+            error_type: BugType::Linting,
+            message: "would reformat".into(),
+            test_name: None,
+            confidence_score: 0.5,
+            column: None,
+            tool: Some(tool.into()),
+            rule: Some(rule.into()),
+        }
+    }
+
+    fn files(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn reports_map_to_their_tools_and_only_on_their_files() {
+        let t = |p, tool, rule| FixTool::for_report(&report(p, tool, rule), Some("2021"));
+        assert_eq!(t("a/b.py", "black", "format"), Some(FixTool::Black));
+        assert_eq!(t("a/b.py", "isort", "format"), Some(FixTool::Isort));
+        assert_eq!(t("a/b.py", "ruff", "format"), Some(FixTool::RuffFormat));
+        assert_eq!(
+            t("a/b.py", "ruff", "F401"),
+            Some(FixTool::RuffCheck {
+                rule: "F401".into()
+            })
+        );
+        assert_eq!(
+            t("x.go", "gofmt", "format"),
+            Some(FixTool::Gofmt { simplify: false })
+        );
+        let mut s = report("x.go", "gofmt", "format");
+        s.message = "file is not gofmted with -s".into();
+        assert_eq!(
+            FixTool::for_report(&s, None),
+            Some(FixTool::Gofmt { simplify: true })
+        );
+        assert_eq!(
+            t("src/x.rs", "rustfmt", "format"),
+            Some(FixTool::Rustfmt {
+                edition: Some("2021".into())
+            })
+        );
+        assert_eq!(
+            t("a.cpp", "clang-format", "format"),
+            Some(FixTool::ClangFormat)
+        );
+        assert_eq!(t("s/x.ts", "prettier", "format"), Some(FixTool::Prettier));
+        // Not the tool's file, not a fixable rule, no tool at all.
+        assert_eq!(t("README.md", "black", "format"), None);
+        assert_eq!(t("x.go", "goimports", "format"), None);
+        assert_eq!(t("a.py", "ruff", "invalid-syntax"), None);
+        assert_eq!(t("a.py", "pytest", "format"), None);
+        let mut r = report("a.py", "black", "format");
+        r.tool = None;
+        assert_eq!(FixTool::for_report(&r, None), None);
+    }
+
+    #[test]
+    fn commands_name_exactly_the_files_and_only_the_rule() {
+        let f = vec!["src/a b.py".to_string(), "-rf".to_string()];
+        assert_eq!(
+            FixTool::RuffCheck {
+                rule: "I001".into()
+            }
+            .argv(&f),
+            [
+                "ruff",
+                "check",
+                "--no-cache",
+                "--fix",
+                "--select",
+                "I001",
+                "--",
+                "src/a b.py",
+                "-rf"
+            ]
+        );
+        assert_eq!(
+            FixTool::Rustfmt { edition: None }.argv(&f[..1]),
+            ["rustfmt", "--", "src/a b.py"]
+        );
+        assert_eq!(
+            FixTool::Gofmt { simplify: false }.check_command(&["a.go".into()]),
+            r#"out=$(gofmt -l -- 'a.go') && test -z "$out""#
+        );
+        assert_eq!(
+            FixTool::RuffCheck {
+                rule: "F401".into()
+            }
+            .check_command(&["a.py".into()]),
+            "'ruff' 'check' '--no-cache' '--select' 'F401' -- 'a.py'"
+        );
+        assert_eq!(
+            shell_words(&["echo".into(), "it's $(x)".into()]),
+            r"'echo' 'it'\''s $(x)'"
+        );
+    }
+
+    #[test]
+    fn python_pins_are_exact_versions_from_requirements_pyproject_or_pre_commit() {
+        let f = files(&[
+            ("requirements.txt", "flask>=2\n"),
+            (
+                "requirements-dev.txt",
+                "# lint\nBlack[jupyter] == 24.1.1  # formatter\nisort>=5\n",
+            ),
+        ]);
+        let p = pinned_version(&FixTool::Black, &f).expect("pinned");
+        assert_eq!(
+            (p.spec.as_str(), p.source.as_str()),
+            ("24.1.1", "requirements-dev.txt")
+        );
+        assert_eq!(pinned_version(&FixTool::Isort, &f), None);
+        let py = files(&[(
+            "pyproject.toml",
+            "[project.optional-dependencies]\ndev = [\n  \"ruff==0.6.9\",\n]\n",
+        )]);
+        assert_eq!(
+            pinned_version(&FixTool::RuffFormat, &py).unwrap().spec,
+            "0.6.9"
+        );
+        let pc = files(&[(
+            ".pre-commit-config.yaml",
+            "repos:\n-   repo: https://github.com/psf/black\n    rev: 23.1.0\n    hooks:\n    -   id: black\n-   repo: https://github.com/PyCQA/isort\n    rev: \"5.12.0\"\n",
+        )]);
+        assert_eq!(pinned_version(&FixTool::Black, &pc).unwrap().spec, "23.1.0");
+        assert_eq!(pinned_version(&FixTool::Isort, &pc).unwrap().spec, "5.12.0");
+        assert_eq!(pinned_version(&FixTool::RuffFormat, &pc), None);
+    }
+
+    #[test]
+    fn npm_pins_prefer_the_lockfile() {
+        let pkg = r#"{"devDependencies": {"prettier": "^3.0.0"}}"#;
+        let lock = r#"{"packages": {"node_modules/prettier": {"version": "3.3.3"}}}"#;
+        let both = files(&[("package.json", pkg), ("package-lock.json", lock)]);
+        let p = pinned_version(&FixTool::Prettier, &both).unwrap();
+        assert_eq!(
+            (p.spec.as_str(), p.source.as_str()),
+            ("3.3.3", "package-lock.json")
+        );
+        let only = files(&[("package.json", pkg)]);
+        assert_eq!(
+            pinned_version(&FixTool::Prettier, &only).unwrap().spec,
+            "^3.0.0"
+        );
+        assert_eq!(
+            pinned_version(&FixTool::Prettier, &files(&[("package.json", "{")])),
+            None
+        );
+    }
+
+    #[test]
+    fn rust_and_go_pins_are_toolchains() {
+        let rs = FixTool::Rustfmt { edition: None };
+        let t = files(&[(
+            "rust-toolchain.toml",
+            "[toolchain]\nchannel = \"1.63.0\"\ncomponents = [\"rustfmt\"]\n",
+        )]);
+        assert_eq!(pinned_version(&rs, &t).unwrap().spec, "1.63.0");
+        assert_eq!(
+            pinned_version(&rs, &files(&[("rust-toolchain", "nightly-2024-01-01\n")]))
+                .unwrap()
+                .spec,
+            "nightly-2024-01-01"
+        );
+        let go = files(&[("go.mod", "module x\n\ngo 1.21\n\ntoolchain go1.21.4\n")]);
+        assert_eq!(
+            pinned_version(&FixTool::Gofmt { simplify: false }, &go)
+                .unwrap()
+                .spec,
+            "1.21.4"
+        );
+        let go = files(&[("go.mod", "module x\ngo 1.19\n")]);
+        assert_eq!(
+            pinned_version(&FixTool::Gofmt { simplify: false }, &go)
+                .unwrap()
+                .spec,
+            "1.19"
+        );
+        assert_eq!(
+            rust_edition("[package]\nname = \"x\"\nedition = \"2021\"\n").as_deref(),
+            Some("2021")
+        );
+        assert_eq!(rust_edition("[package]\nedition.workspace = true\n"), None);
+    }
+
+    #[test]
+    fn versions_satisfy_specs() {
+        assert!(satisfies("23.1.0", "23.1.0"));
+        assert!(satisfies("1.19.8", "1.19"));
+        assert!(!satisfies("1.19.8", "1.21.4"));
+        assert!(satisfies("3.3.3", "^3.0.0"));
+        assert!(!satisfies("2.8.8", "^3.0.0"));
+        assert!(!satisfies("3.3.3", "~3.4.0"));
+        assert!(satisfies("1.63.0", "1.63"));
+        assert!(!satisfies("1.63.0", "stable"));
+        assert!(satisfies("5.6.4", ">=5"));
+    }
+
+    #[test]
+    fn the_choice_says_when_a_pin_cannot_be_honoured() {
+        let image = parse_tools_label("black=23.1.0,isort=5.6.4,ruff=0.6.9");
+        let pin = |s: &str| Pin {
+            spec: s.into(),
+            source: "requirements-dev.txt".into(),
+        };
+        let c = choose_version(&FixTool::Black, Some(pin("24.1.1")), &image).unwrap();
+        assert_eq!(
+            c.describe("black"),
+            "black 23.1.0 (the configured default: requirements-dev.txt pins 24.1.1, which no fixer image has)"
+        );
+        let c = choose_version(&FixTool::Black, Some(pin("23.1.0")), &image).unwrap();
+        assert!(matches!(c, VersionChoice::Pinned { .. }));
+        assert_eq!(
+            choose_version(&FixTool::Isort, None, &image),
+            Some(VersionChoice::Default {
+                version: "5.6.4".into()
+            })
+        );
+        assert_eq!(
+            choose_version(&FixTool::Gofmt { simplify: true }, None, &image),
+            None
+        );
+        let rust = parse_tools_label("rustfmt=1.5.1,rust=1.63.0");
+        let c = choose_version(
+            &FixTool::Rustfmt { edition: None },
+            Some(pin("1.63")),
+            &rust,
+        )
+        .unwrap();
+        assert_eq!(c.version(), "1.5.1");
+        assert!(matches!(c, VersionChoice::Pinned { .. }));
+    }
+
+    #[test]
+    fn a_run_is_a_patch_only_when_it_changed_the_reported_files_and_nothing_else() {
+        let reported = files(&[("a.py", "x=1\n")]);
+        let after = |t: &str| BTreeMap::from([("a.py".to_string(), Some(t.to_string()))]);
+        let ok = judge_run(
+            &FixTool::Black,
+            &reported,
+            &after("x = 1\n"),
+            &["./a.py".into()],
+            0,
+            "",
+        )
+        .unwrap();
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].after, "x = 1\n");
+        assert_eq!(
+            judge_run(
+                &FixTool::Black,
+                &reported,
+                &after("x = 1\n"),
+                &["./a.py".into(), "./b.py".into()],
+                0,
+                ""
+            ),
+            Err(NoPatch::ChangedOthers {
+                tool: "black".into(),
+                others: "b.py".into()
+            })
+        );
+        assert!(matches!(
+            judge_run(&FixTool::Black, &reported, &after("x=1\n"), &[], 0, ""),
+            Err(NoPatch::Unchanged { .. })
+        ));
+        assert!(matches!(
+            judge_run(
+                &FixTool::Black,
+                &reported,
+                &after("x=1\n"),
+                &[],
+                123,
+                "error: cannot format a.py"
+            ),
+            Err(NoPatch::Failed { exit_code: 123, .. })
+        ));
+        let gone = BTreeMap::from([("a.py".to_string(), None)]);
+        assert!(matches!(
+            judge_run(&FixTool::Black, &reported, &gone, &[], 0, ""),
+            Err(NoPatch::NotText { .. })
+        ));
+    }
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the fixer images the fix agent's tool tier runs (black, isort, ruff, gofmt, rustfmt,
+# clang-format, prettier, eslint) on the Docker engine ci-medic uses, with no registry: the
+# same recipe CI uses, `.ci/fixer-images.sh`, run from a checkout of ci-medic on a Debian 12
+# host with apt sources, pip and npm reachable (the images themselves never reach a network).
+#
+#   deploy/fixer-images.sh                          # all five images
+#   CI_MEDIC_FIXER_IMAGES="python go" deploy/fixer-images.sh
+#
+# Re-running is cheap: an image whose recipe hash (the script and the Debian package versions)
+# is unchanged is kept. Each image's `ci-medic.tools` label lists the versions it runs; the fix
+# reason names the one used, and says so when a project pins another.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v docker >/dev/null 2>&1 || { echo "docker CLI missing" >&2; exit 1; }
+exec bash .ci/fixer-images.sh

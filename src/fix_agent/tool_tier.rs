@@ -1,0 +1,239 @@
+//! The fix agent's tool tier: repairs a formatter or autofixable-lint report by running the
+//! project's own tool on exactly the reported file, in the Docker sandbox, and taking the
+//! tool's change as the patch.
+//!
+//! The tree is the pull request's at the proposal's commit (the caller extracts it), with the
+//! fixes already made to the file written in. It is copied into a throw-away container from a
+//! locally built fixer image (`.ci/fixer-images.sh`), with the executor's sandbox: no network,
+//! no credentials, no host mount, an unprivileged user, CPU, memory, process, time and output
+//! limits. A tool configuration that executes code (an `eslint.config.js`, a `conftest`) runs
+//! only in there. The tool finds its own configuration in the tree, as in the project's CI.
+//! After the run, the reported file is read back and every file the tool modified is listed
+//! (`find -newer` against a marker made just before the tool starts); a change to any other file,
+//! or none, gives no patch, with the reason.
+//!
+//! What it must never do: run anything on the host, give the container a network, write to the
+//! host tree outside the caller's scratch copy, or pass on a change the pure judge
+//! ([`ci_medic_core::tool_tier::judge_run`]) refused. The guard then judges the patch like any
+//! other.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
+use ci_medic_core::tool_tier::{
+    Ecosystem, FixTool, NoPatch, VERSION_FILES, VersionChoice, choose_version, judge_run,
+    parse_tools_label, pinned_version, rust_edition, shell_words,
+};
+
+use crate::executor::docker::CONTAINER_WORKSPACE;
+use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
+
+/// The label `.ci/fixer-images.sh` puts on each fixer image: the tools and their versions.
+pub const TOOLS_LABEL: &str = "ci-medic.tools";
+/// Most bytes read of a file that may pin a version.
+const MAX_VERSION_FILE: u64 = 1 << 20;
+/// Wall-clock limit of one tool run: formatters take well under a second per file.
+const TOOL_TIMEOUT_SECONDS: u64 = 120;
+/// How sure a patch made by the project's own tool is: the tool is the judge of its own rule.
+const TOOL_CONFIDENCE: f64 = 0.95;
+
+/// Why the tool tier gave no patch for a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolDecline {
+    /// No tool of the tier repairs this report; not worth mentioning on the comment.
+    #[error("no tool of the tool tier repairs this report")]
+    NotMine,
+    #[error("fixer image `{image}` has no {tool} (`.ci/fixer-images.sh` builds it): {why}")]
+    NoImage {
+        image: String,
+        tool: String,
+        why: String,
+    },
+    #[error("the {tool} run could not start: {why}")]
+    Sandbox { tool: String, why: String },
+    #[error(transparent)]
+    NoPatch(#[from] NoPatch),
+}
+
+/// A patch the tool made, and which tool and version made it.
+#[derive(Debug, Clone)]
+pub struct ToolFix {
+    pub output: FixOutput,
+    pub tool: FixTool,
+    pub version: VersionChoice,
+}
+
+/// The tool tier: a Docker engine and the image of each ecosystem.
+#[derive(Debug, Clone)]
+pub struct ToolTier {
+    docker: DockerExecutor,
+    images: BTreeMap<Ecosystem, String>,
+}
+
+impl ToolTier {
+    /// With the default image of every ecosystem ([`Ecosystem::default_image`]).
+    pub fn new(docker: DockerExecutor) -> Self {
+        let images = Ecosystem::ALL
+            .into_iter()
+            .map(|e| (e, e.default_image().to_string()))
+            .collect();
+        ToolTier { docker, images }
+    }
+
+    /// Uses `image` for the ecosystem's tools instead of the default.
+    pub fn with_image(mut self, eco: Ecosystem, image: impl Into<String>) -> Self {
+        self.images.insert(eco, image.into());
+        self
+    }
+
+    /// The tool this tier would run for `input`'s report in `root`, if any.
+    pub fn tool_for(root: &Path, input: &FixInput) -> Option<FixTool> {
+        let edition = read_small(&root.join("Cargo.toml")).and_then(|t| rust_edition(&t));
+        FixTool::for_report(&input.report, edition.as_deref())
+    }
+
+    /// Runs the report's tool on its file in a copy of `root` (the tree at the proposal's
+    /// commit; `input.file_content` is written into it first, as earlier fixes left the file).
+    pub async fn fix(&self, root: &Path, input: &FixInput) -> Result<ToolFix, ToolDecline> {
+        let tool = Self::tool_for(root, input).ok_or(ToolDecline::NotMine)?;
+        let name = tool.name().to_string();
+        let image = self
+            .images
+            .get(&tool.ecosystem())
+            .cloned()
+            .unwrap_or_else(|| tool.ecosystem().default_image().to_string());
+        let label = match self.docker.client().inspect_image(&image).await {
+            Ok(info) => info
+                .config
+                .and_then(|c| c.labels)
+                .and_then(|l| l.get(TOOLS_LABEL).cloned())
+                .unwrap_or_default(),
+            Err(e) => {
+                return Err(ToolDecline::NoImage {
+                    image,
+                    tool: name,
+                    why: e.to_string(),
+                });
+            }
+        };
+        let pin = pinned_version(&tool, &version_files(root));
+        let Some(version) = choose_version(&tool, pin, &parse_tools_label(&label)) else {
+            return Err(ToolDecline::NoImage {
+                image,
+                tool: name,
+                why: format!("its `{TOOLS_LABEL}` label lists `{label}`"),
+            });
+        };
+        if let VersionChoice::PinUnavailable { pin, .. } = &version {
+            tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available as an image; using the default");
+        }
+
+        let path = input.report.file_path.clone();
+        apply_files(root, &[(path.clone(), input.file_content.clone())]).map_err(|e| {
+            ToolDecline::Sandbox {
+                tool: name.clone(),
+                why: e.to_string(),
+            }
+        })?;
+        let meta = "/.ci-medic";
+        // The marker is made a second before the tool starts: busybox `find -newer` compares
+        // whole seconds. The tool's own exit code is the container's.
+        let command = format!(
+            "touch {meta}/start && sleep 1 && {tool_cmd}; rc=$?; \
+             find . -type f -newer {meta}/start > {meta}/changed; exit $rc",
+            tool_cmd = shell_words(&tool.argv(std::slice::from_ref(&path)))
+        );
+        let in_container = format!("{CONTAINER_WORKSPACE}/{path}");
+        let changed_list = format!("{meta}/changed");
+        let req = ExecutionRequest {
+            workspace_path: root.to_path_buf(),
+            project_type: None,
+            resolved_build_command: command,
+            timeout_seconds: TOOL_TIMEOUT_SECONDS,
+            image,
+            network: NetworkAccess::Disabled,
+        };
+        let (result, collected) = self
+            .docker
+            .execute_and_collect(req, &[in_container.clone(), changed_list.clone()])
+            .await
+            .map_err(|e| ToolDecline::Sandbox {
+                tool: name.clone(),
+                why: e.to_string(),
+            })?;
+        if result.timed_out || result.oom_killed {
+            return Err(ToolDecline::Sandbox {
+                tool: name,
+                why: format!(
+                    "it {} in the sandbox",
+                    if result.timed_out {
+                        "timed out"
+                    } else {
+                        "ran out of memory"
+                    }
+                ),
+            });
+        }
+        let Some(Some(list)) = collected.get(&changed_list) else {
+            return Err(ToolDecline::Sandbox {
+                tool: name,
+                why: "the sandbox did not say which files changed".into(),
+            });
+        };
+        let changed: Vec<String> = String::from_utf8_lossy(list)
+            .lines()
+            .map(|l| l.trim_start_matches("./").to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let after_text = collected
+            .get(&in_container)
+            .cloned()
+            .flatten()
+            .and_then(|b| source_text(&b).ok().map(str::to_string));
+        let reported = BTreeMap::from([(path.clone(), input.file_content.clone())]);
+        let after = BTreeMap::from([(path.clone(), after_text)]);
+        let mut changes = judge_run(
+            &tool,
+            &reported,
+            &after,
+            &changed,
+            result.exit_code,
+            &result.log_excerpt,
+        )?;
+        let change = changes.remove(0);
+        let fix_reason = format!(
+            "{} `{path}` with {}",
+            tool.action(),
+            version.describe(&name)
+        );
+        Ok(ToolFix {
+            output: FixOutput {
+                patched_content: change.after,
+                fix_reason,
+                confidence_score: TOOL_CONFIDENCE,
+                fixer: format!("{}{name}", super::TOOL_FIXER_PREFIX),
+            },
+            tool,
+            version,
+        })
+    }
+}
+
+/// A regular file of at most [`MAX_VERSION_FILE`] bytes as text; never follows a link (the
+/// tree is the pull request's).
+fn read_small(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_VERSION_FILE {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+/// The files at the root that may pin a tool's version.
+fn version_files(root: &Path) -> BTreeMap<String, String> {
+    VERSION_FILES
+        .iter()
+        .filter_map(|f| read_small(&root.join(f)).map(|t| (f.to_string(), t)))
+        .collect()
+}

@@ -1,0 +1,318 @@
+//! The fix agent's tool tier end to end: a real formatter-check log from the corpus on a pull
+//! request holding the real files it names → proposal → `/approve` → the project's own tool runs
+//! in the sandbox (a locally built fixer image, `.ci/fixer-images.sh`) → one pushed commit whose
+//! files are what the real tool produces → the re-run job (the real tool's `--check`, run by the
+//! fake's CI) passes.
+//!
+//! Needs a Docker engine and the fixer images; without them the test says it was skipped,
+//! and with `CI=true` it fails instead.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::world::*;
+
+const PYTHON_IMAGE: &str = "ci-medic-fixer/python";
+
+fn fixture(rel: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/tool_tier")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+/// Whether the engine and `image` are there; under `CI=true` their absence fails the test.
+async fn image_available(image: &str) -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let ok = match bollard::Docker::connect_with_defaults() {
+        Ok(d) => d.ping().await.is_ok() && d.inspect_image(image).await.is_ok(),
+        Err(_) => false,
+    };
+    if !ok {
+        assert!(
+            !ci,
+            "CI=true but no Docker engine with {image} (run .ci/docker-setup.sh and .ci/fixer-images.sh)"
+        );
+        eprintln!("skipping: no Docker engine with {image} (run .ci/fixer-images.sh)");
+    }
+    ok
+}
+
+/// Runs `argv` in `image` (no network) with `input` on stdin; exit code and stdout. The
+/// reference the tool tier's result is compared with: the same tool, called another way.
+fn run_in_image(image: &str, argv: &[&str], input: &str) -> (i32, String) {
+    let mut child = Command::new("docker")
+        .args(["run", "--rm", "-i", "--network", "none", image])
+        .args(argv)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("docker CLI");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+fn status_line(body: &str) -> String {
+    body.lines()
+        .find(|l| l.starts_with("**Status:**"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_check_failure_is_repaired_by_black_itself() {
+    if !image_available(PYTHON_IMAGE).await {
+        return;
+    }
+    let files = ["pyDOE3/doe_box_behnken.py", "pyDOE3/doe_gsd.py"];
+    let originals: Vec<String> = files
+        .iter()
+        .map(|f| fixture(&format!("pydoe3/{f}")))
+        .collect();
+    // The real tool fails its check on these real files, as in the logged run.
+    for (f, text) in files.iter().zip(&originals) {
+        let (code, _) = run_in_image(PYTHON_IMAGE, &["black", "--check", "-q", "-"], text);
+        assert_eq!(code, 1, "black 23.1 --check must fail on {f}");
+    }
+    let pyproject = fixture("pydoe3/pyproject.toml");
+    let w = world_with(
+        &[],
+        &[
+            (files[0], &originals[0]),
+            (files[1], &originals[1]),
+            ("pyproject.toml", &pyproject),
+        ],
+    )
+    .await;
+    let log = corpus("real/python/fmt-issues/pydoe3_black_check.log");
+    // The re-run job is the real `black --check` on the pushed files.
+    let rerun_log = log.clone();
+    w.fake.set_ci_script(REPO, CHECK, move |tree| {
+        let all_formatted = files.iter().all(|f| {
+            let text = tree
+                .get(*f)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            run_in_image(PYTHON_IMAGE, &["black", "--check", "-q", "-"], &text).0 == 0
+        });
+        if all_formatted {
+            ("success".into(), b"All done!\n".to_vec())
+        } else {
+            ("failure".into(), rerun_log.clone())
+        }
+    });
+    let check = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check).await;
+    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    assert!(
+        body.contains("LINTING error in pyDOE3/doe_gsd.py line 1"),
+        "{body}"
+    );
+    say(&w, "maintainer", "/approve").await;
+    let done = wait_comment(&w, |b| {
+        let s = status_line(b);
+        (s.contains("executed") && b.contains("passed")) || s.contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let commit = w.fake.commit(REPO, &new_head).unwrap();
+    assert_eq!(commit.parents, vec![w.head.clone()]);
+    // The reason names the tool and the version that made the change.
+    assert!(
+        commit.message.contains("black 23.1.0"),
+        "{}",
+        commit.message
+    );
+    for (f, original) in files.iter().zip(&originals) {
+        let pushed = String::from_utf8(w.fake.file_at(REPO, &new_head, f).unwrap()).unwrap();
+        let (code, expected) = run_in_image(PYTHON_IMAGE, &["black", "-q", "-"], original);
+        assert_eq!(code, 0);
+        assert_ne!(&pushed, original, "{f} changed");
+        assert_eq!(pushed, expected, "{f} is what black itself produces");
+    }
+    let before = w.fake.commit(REPO, &w.head).unwrap();
+    for (path, content) in &commit.files {
+        if !files.contains(&path.as_str()) {
+            assert_eq!(before.files.get(path), Some(content), "{path} unchanged");
+        }
+    }
+    assert!(w.server.terminate().success());
+}
+
+/// Every file of a fixture tree, repo-relative, with its text.
+fn tree_files(dir: &str) -> Vec<(String, String)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/tool_tier")
+        .join(dir);
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out.sort();
+    out
+}
+
+/// Runs `command` with `/bin/sh -c` in `image` on a copy of `files` (no network); its exit
+/// code and the files afterwards. How the test runs the real tool outside ci-medic.
+fn run_on_tree(
+    image: &str,
+    files: &[(String, String)],
+    command: &str,
+) -> (i32, std::collections::BTreeMap<String, String>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let status = Command::new("docker")
+        .args(["run", "--rm", "--network", "none", "-v"])
+        .arg(format!("{}:/w", dir.path().display()))
+        .args(["-w", "/w", image, "sh", "-c", command])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("docker CLI");
+    let after = files
+        .iter()
+        .map(|(p, _)| {
+            (
+                p.clone(),
+                std::fs::read_to_string(dir.path().join(p)).unwrap_or_default(),
+            )
+        })
+        .collect();
+    (status.code().unwrap_or(-1), after)
+}
+
+/// The whole loop for one real log on one fixture tree: the check fails on the tree, the
+/// proposal is approved, the pushed `file` is what `fix` (the real tool, run outside ci-medic)
+/// makes of it, the fake CI's re-run (`check`, the real tool) passes, and the commit message
+/// names `version`.
+async fn repaired_end_to_end(
+    image: &str,
+    log: &str,
+    tree: &str,
+    file: &str,
+    fix: &str,
+    check: &str,
+    version: &str,
+) {
+    let files = tree_files(tree);
+    let (code, _) = run_on_tree(image, &files, check);
+    assert_ne!(code, 0, "the real check must fail on {tree}");
+    let (code, fixed) = run_on_tree(image, &files, fix);
+    assert_eq!(code, 0, "the real tool formats {tree}");
+    let expected = fixed[file].clone();
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let w = world_with(&[], &borrowed).await;
+    let log = corpus(log);
+    let rerun_log = log.clone();
+    let (image_owned, check_owned, all) = (image.to_string(), check.to_string(), files.clone());
+    w.fake.set_ci_script(REPO, CHECK, move |pushed| {
+        let now: Vec<(String, String)> = all
+            .iter()
+            .map(|(p, t)| {
+                let text = pushed
+                    .get(p)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_else(|| t.clone());
+                (p.clone(), text)
+            })
+            .collect();
+        if run_on_tree(&image_owned, &now, &check_owned).0 == 0 {
+            ("success".into(), b"ok\n".to_vec())
+        } else {
+            ("failure".into(), rerun_log.clone())
+        }
+    });
+    let check_run = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check_run).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let done = wait_comment(&w, |b| {
+        let s = status_line(b);
+        (s.contains("executed") && b.contains("passed")) || s.contains("refused")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    let commit = w.fake.commit(REPO, &new_head).unwrap();
+    assert!(commit.message.contains(version), "{}", commit.message);
+    let pushed = String::from_utf8(w.fake.file_at(REPO, &new_head, file).unwrap()).unwrap();
+    assert_eq!(pushed, expected, "{file} is what the real tool produces");
+    let before = w.fake.commit(REPO, &w.head).unwrap();
+    for (path, content) in &commit.files {
+        if path != file {
+            assert_eq!(before.files.get(path), Some(content), "{path} unchanged");
+        }
+    }
+    assert!(w.server.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gofmt_finding_is_repaired_by_gofmt_itself() {
+    if !image_available("ci-medic-fixer/go").await {
+        return;
+    }
+    repaired_end_to_end(
+        "ci-medic-fixer/go",
+        "real/go/fmt-logchunks/goethereum_gometalinter_gofmt.log",
+        "goethereum",
+        "eth/config.go",
+        "gofmt -s -w eth/config.go",
+        r#"out=$(gofmt -s -l eth/config.go) && test -z "$out""#,
+        "gofmt 1.19.8",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
+    if !image_available("ci-medic-fixer/node").await {
+        return;
+    }
+    repaired_end_to_end(
+        "ci-medic-fixer/node",
+        "real/javascript/fmt-issues/telescope_prettier_check.log",
+        "telescope-restyled",
+        "src/api/status/src/server.js",
+        "prettier --write src/api/status/src/server.js",
+        "prettier --check src/api/status/src/server.js",
+        "prettier 3.3.3",
+    )
+    .await;
+}
