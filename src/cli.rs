@@ -278,11 +278,12 @@ async fn run_migrate(args: MigrateArgs) -> anyhow::Result<()> {
             .import_sled(&store, dir)
             .await?;
         println!(
-            "copied from {}: {} test outcomes, {} re-run counters, {} installations; App credentials {}",
+            "copied from {}: {} test outcomes, {} re-run counters, {} installations, {} reply marks; App credentials {}",
             dir.display(),
             shared.outcomes,
             shared.reruns,
             shared.installations,
+            shared.replies,
             if shared.credentials {
                 "copied, sealed with CREDENTIALS_KEY"
             } else {

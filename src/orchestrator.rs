@@ -42,7 +42,6 @@ use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::proposals::{Proposals, Runs};
-use crate::store::runs::RunStore;
 use crate::store::{JobKind, Store, StoreError};
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
@@ -71,8 +70,6 @@ pub struct Context {
     pub ids: Arc<dyn crate::store::backend::Backend>,
     /// Fix runs: on PostgreSQL every replica's, written by compare-and-swap.
     pub runs: Arc<dyn Runs>,
-    /// The reply-asked marks of command comments, still in this replica's sled.
-    pub replies: RunStore,
     /// Per-test outcomes and automatic re-run counters (failure triage), and installations:
     /// on PostgreSQL shared by every replica. Sled's by default; `serve` sets PostgreSQL's.
     pub shared: Arc<dyn crate::store::shared_state::SharedState>,
@@ -129,7 +126,6 @@ impl Context {
         app_id: u64,
     ) -> Result<Context, StoreError> {
         let fix_state = state.fix_state()?;
-        let replies = RunStore::open(&store)?;
         let shared = Arc::new(crate::store::shared_state::SledShared::open(&store)?);
         Ok(Context {
             github,
@@ -137,7 +133,6 @@ impl Context {
             registry: fix_state.registry,
             ids: state,
             runs: fix_state.runs,
-            replies,
             shared,
             metrics,
             app_id,

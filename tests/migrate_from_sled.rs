@@ -363,7 +363,7 @@ fn migrate_with_key(url: &str, dir: &std::path::Path, key: Option<&str>) -> std:
     cmd.output().unwrap()
 }
 
-/// Triage history, re-run counters, installations and the App's credentials (sealed with
+/// Triage history, re-run counters, installations, reply marks and the App's credentials (sealed with
 /// `CREDENTIALS_KEY`) reach PostgreSQL; a second run copies nothing twice; without a key the
 /// credentials stay behind and the command says why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -401,6 +401,7 @@ async fn triage_history_installations_and_credentials_move_from_sled_to_postgres
         s.apply_installation(7, Some("octo"), false, &["octo/a".to_string()], &[])
             .await
             .unwrap();
+        s.mark_reply_asked("octo/a", 4242).await.unwrap();
         s.store_app(&ci_medic::setup::StoredApp {
             app_id: 99,
             private_key_pem: SecretString::from(pem.to_string()),
@@ -422,7 +423,7 @@ async fn triage_history_installations_and_credentials_move_from_sled_to_postgres
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
         stdout.contains(
-            "3 test outcomes, 1 re-run counters, 1 installations; App credentials not copied"
+            "3 test outcomes, 1 re-run counters, 1 installations, 1 reply marks; App credentials not copied"
         ),
         "{stdout}"
     );
@@ -436,7 +437,7 @@ async fn triage_history_installations_and_credentials_move_from_sled_to_postgres
     assert!(out.status.success(), "{stdout}");
     assert!(
         stdout.contains(
-            "0 test outcomes, 0 re-run counters, 0 installations; App credentials copied"
+            "0 test outcomes, 0 re-run counters, 0 installations, 0 reply marks; App credentials copied"
         ),
         "{stdout}"
     );
@@ -445,7 +446,7 @@ async fn triage_history_installations_and_credentials_move_from_sled_to_postgres
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(
-            "0 test outcomes, 0 re-run counters, 0 installations; App credentials not copied"
+            "0 test outcomes, 0 re-run counters, 0 installations, 0 reply marks; App credentials not copied"
         ),
         "{stdout}"
     );
@@ -478,6 +479,9 @@ async fn triage_history_installations_and_credentials_move_from_sled_to_postgres
     );
     let inst = pg.installation(7).await.unwrap().unwrap();
     assert!(inst.repositories.contains("octo/a"));
+    // A reply asked for on sled is known on PostgreSQL: a retried job looks for it first.
+    assert!(pg.reply_asked("octo/a", 4242).await.unwrap());
+    assert!(!pg.reply_asked("octo/a", 4243).await.unwrap());
     let app = pg.load_app().await.unwrap().unwrap();
     assert_eq!(app.app_id, 99);
     assert_eq!(app.private_key_pem.expose_secret(), pem);

@@ -1076,7 +1076,20 @@ both_shared!(
     the_app_credentials_round_trip,
     the_redelivery_mark_only_moves_forward,
     a_failed_check_records_at_most_its_bound_of_tests_once,
+    a_reply_asked_for_on_one_replica_is_known_on_the_other,
 );
+
+/// The mark is what keeps a retried command job from replying twice: the retry may run on
+/// the other replica.
+async fn a_reply_asked_for_on_one_replica_is_known_on_the_other(f: Shared) {
+    assert!(!f.b.reply_asked("o/r", 17).await.unwrap());
+    f.a.mark_reply_asked("o/r", 17).await.unwrap();
+    // Marked again by a retry: still one mark, no error.
+    f.a.mark_reply_asked("o/r", 17).await.unwrap();
+    assert!(f.b.reply_asked("o/r", 17).await.unwrap());
+    assert!(!f.b.reply_asked("o/r", 18).await.unwrap());
+    assert!(!f.b.reply_asked("o/other", 17).await.unwrap());
+}
 
 fn tests_named(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()

@@ -113,8 +113,9 @@ impl Orchestrator {
             let project = repo.full_name();
             let asked = self
                 .ctx
-                .replies
+                .shared
                 .reply_asked(&project, c.comment_id)
+                .await
                 .map_err(store_err)?;
             let exists = asked && {
                 let existing = gh
@@ -130,8 +131,9 @@ impl Orchestrator {
             if !exists {
                 if !asked {
                     self.ctx
-                        .replies
+                        .shared
                         .mark_reply_asked(&project, c.comment_id)
+                        .await
                         .map_err(store_err)?;
                 }
                 let body = format!("{marker}\n{}", replies.join("\n\n---\n\n"));

@@ -45,6 +45,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "shared state",
         include_str!("../../migrations/0003_shared_state.sql"),
     ),
+    (
+        4,
+        "reply intents",
+        include_str!("../../migrations/0004_reply_intents.sql"),
+    ),
 ];
 
 /// The migrations compiled into the binary, so a replica needs no files beside it.

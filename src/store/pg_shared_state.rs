@@ -44,6 +44,8 @@ pub struct SharedImport {
     pub reruns: usize,
     /// Installations the database did not know (a known one is newer there: left alone).
     pub installations: usize,
+    /// Marks of command comments a reply was asked for, new to the database.
+    pub replies: usize,
     /// The App's credentials were copied (sealed). `false` when there were none in `DATA_DIR`,
     /// the database held some already, or no key was given (then said on stderr by the CLI).
     pub credentials: bool,
@@ -159,6 +161,19 @@ impl PgShared {
             .map_err(StoreError::from)?
             .rows_affected();
             out.installations += n as usize;
+        }
+        for (repo, comment_id) in sled.export_replies()? {
+            let n = sqlx::query(
+                "INSERT INTO reply_intents (repo, comment_id) VALUES ($1, $2) \
+                 ON CONFLICT (repo, comment_id) DO NOTHING",
+            )
+            .bind(repo)
+            .bind(comment_id as i64)
+            .execute(self.pool())
+            .await
+            .map_err(StoreError::from)?
+            .rows_affected();
+            out.replies += n as usize;
         }
         if let Some(app) = sled.load_app().await? {
             if self.keys.is_none() {
@@ -545,6 +560,29 @@ impl SharedState for PgShared {
         )
         .bind(REDELIVERY_MARK)
         .bind(at)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    async fn reply_asked(&self, repo: &str, comment_id: u64) -> Result<bool, StoreError> {
+        Ok(sqlx::query_scalar::<_, i32>(
+            "SELECT 1 FROM reply_intents WHERE repo = $1 AND comment_id = $2",
+        )
+        .bind(repo)
+        .bind(comment_id as i64)
+        .fetch_optional(self.pool())
+        .await?
+        .is_some())
+    }
+
+    async fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO reply_intents (repo, comment_id) VALUES ($1, $2) \
+             ON CONFLICT (repo, comment_id) DO NOTHING",
+        )
+        .bind(repo)
+        .bind(comment_id as i64)
         .execute(self.pool())
         .await?;
         Ok(())

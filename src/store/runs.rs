@@ -304,8 +304,6 @@ mod legacy {
 pub struct RunStore {
     runs: sled::Tree,
     pushed: sled::Tree,
-    /// `owner/repo#comment_id` of each command comment ci-medic asked GitHub to reply to.
-    replies: sled::Tree,
     /// `repo @ sha \0 check` → run key, for checks whose failed jobs are being re-run.
     rerun: sled::Tree,
 }
@@ -315,26 +313,8 @@ impl RunStore {
         Ok(RunStore {
             runs: store.db().open_tree("runs")?,
             pushed: store.db().open_tree("runs_by_pushed_commit")?,
-            replies: store.db().open_tree("reply_intents")?,
             rerun: store.db().open_tree("runs_by_rerun_commit")?,
         })
-    }
-
-    /// Whether a reply to this command comment was asked for before (its answer may have been
-    /// lost, so it may exist).
-    pub fn reply_asked(&self, repo: &str, comment_id: u64) -> Result<bool, StoreError> {
-        Ok(self
-            .replies
-            .contains_key(format!("{repo}#{comment_id}").as_bytes())?)
-    }
-
-    /// Records, flushed, that a reply to this command comment is being asked for: stored
-    /// before the request, so a retry after a lost answer looks for the reply first.
-    pub fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError> {
-        self.replies
-            .insert(format!("{repo}#{comment_id}").as_bytes(), &[])?;
-        self.replies.flush()?;
-        Ok(())
     }
 
     pub fn get(&self, repo: &str, pr: u64, check: &str) -> Result<Option<FixRun>, StoreError> {

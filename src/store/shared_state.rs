@@ -123,6 +123,14 @@ pub trait SharedState: Send + Sync + 'static {
     /// A redelivery pass that started at `at` read everything before it. The mark only moves
     /// forward (a slow replica's older pass does not move it back).
     async fn set_redelivery_mark(&self, at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Whether a reply to this command comment was asked for before, by any replica (its
+    /// answer may have been lost, so the reply may exist).
+    async fn reply_asked(&self, repo: &str, comment_id: u64) -> Result<bool, StoreError>;
+
+    /// Records, durably, that a reply to this command comment is being asked for: stored
+    /// before the request, so a retry after a lost answer looks for the reply first.
+    async fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError>;
 }
 
 /// Sled: the trees this process has always used, and the credential files in `DATA_DIR`.
@@ -131,6 +139,8 @@ pub struct SledShared {
     triage: TriageStore,
     installations: Installations,
     marks: sled::Tree,
+    /// `owner/repo#comment_id` of each command comment ci-medic asked GitHub to reply to.
+    replies: sled::Tree,
     /// `DATA_DIR`, where the credential files are; `None`: this handle has no credentials
     /// (the orchestrator's, which never reads them).
     data_dir: Option<PathBuf>,
@@ -145,6 +155,7 @@ impl SledShared {
             triage: TriageStore::open(store)?,
             installations: Installations::open(store)?,
             marks: store.db().open_tree("shared_marks")?,
+            replies: store.db().open_tree("reply_intents")?,
             data_dir: None,
         })
     }
@@ -159,6 +170,22 @@ impl SledShared {
         self.data_dir
             .clone()
             .ok_or(CredentialsError::NoCredentialsDir)
+    }
+
+    /// Every reply mark, as `(repo, comment id)` (`migrate --from-sled` copies them).
+    pub fn export_replies(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut out = Vec::new();
+        for kv in self.replies.iter() {
+            let (k, _) = kv?;
+            let key = String::from_utf8_lossy(&k);
+            // A key that does not parse was never written by this code: skipped, not fatal.
+            if let Some((repo, id)) = key.rsplit_once('#')
+                && let Ok(id) = id.parse()
+            {
+                out.push((repo.to_string(), id));
+            }
+        }
+        Ok(out)
     }
 
     /// The triage trees (`migrate --from-sled` reads them).
@@ -313,4 +340,26 @@ impl SharedState for SledShared {
         })?;
         Ok(())
     }
+
+    async fn reply_asked(&self, repo: &str, comment_id: u64) -> Result<bool, StoreError> {
+        Ok(self
+            .replies
+            .contains_key(reply_key(repo, comment_id).as_bytes())?)
+    }
+
+    async fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError> {
+        let replies = self.replies.clone();
+        let key = reply_key(repo, comment_id);
+        blocking(move || {
+            replies.insert(key.as_bytes(), &[])?;
+            replies.flush()?;
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// The `reply_intents` tree's key, as the version that kept it beside the runs wrote it.
+fn reply_key(repo: &str, comment_id: u64) -> String {
+    format!("{repo}#{comment_id}")
 }
