@@ -448,16 +448,20 @@ async fn three_replicas_under_sigkill_give_one_proposal_and_one_commit_per_pull_
             .join("\n---- next replica ----\n")
     };
 
-    // The killer: every 0.5–1.5 s, replica 1 or 2 dies at once and is started again.
+    // The killer: every 0.5–1.5 s, replica 1 or 2 dies at once and is started again. The
+    // killed processes' logs are kept, to tell what a stalled pull request's jobs did.
     let stop = Arc::new(AtomicBool::new(false));
     let kills = Arc::new(AtomicU32::new(0));
+    type Log = Arc<Mutex<Vec<String>>>;
+    let dead_logs: Arc<Mutex<Vec<Log>>> = Arc::new(Mutex::new(Vec::new()));
     let killer = {
-        let (servers, urls, stop, kills, paths) = (
+        let (servers, urls, stop, kills, paths, dead_logs) = (
             servers.clone(),
             urls.clone(),
             stop.clone(),
             kills.clone(),
             paths.clone(),
+            dead_logs.clone(),
         );
         let start = start.clone();
         std::thread::spawn(move || {
@@ -469,6 +473,7 @@ async fn three_replicas_under_sigkill_give_one_proposal_and_one_commit_per_pull_
                 urls.lock().unwrap()[victim] = None;
                 let taken = servers.lock().unwrap()[victim].take();
                 if let Some(s) = taken {
+                    dead_logs.lock().unwrap().push(s.stderr.clone());
                     s.kill();
                     kills.fetch_add(1, Ordering::SeqCst);
                 }
@@ -572,9 +577,32 @@ async fn three_replicas_under_sigkill_give_one_proposal_and_one_commit_per_pull_
                 )
             })
             .collect();
+        // Every log line, of live and killed replicas, about a stalled pull request, in time
+        // order, and where its comment stands.
+        let mut lines: Vec<String> = servers
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .map(|s| s.stderr.clone())
+            .chain(dead_logs.lock().unwrap().iter().cloned())
+            .flat_map(|l| l.lock().unwrap().clone())
+            .filter(|l| {
+                missing
+                    .iter()
+                    .any(|pr| l.contains(&format!("shop#{pr}\"")) || l.contains(&format!("-{pr}-")))
+            })
+            .collect();
+        lines.sort();
+        let statuses: Vec<String> = missing
+            .iter()
+            .flat_map(|pr| fake.comments(REPO, *pr))
+            .filter(|c| c.via_app && c.body.starts_with(&marker))
+            .map(|c| status_line(&c.body))
+            .collect();
         panic!(
-            "no verdict on {missing:?}\nCI deliveries not answered 2xx: {failed:?}\n{}",
-            logs_of_all(&servers)
+            "no verdict on {missing:?}; their comments: {statuses:?}\nCI deliveries not answered 2xx: {failed:?}\ntheir log lines, all replicas:\n{}",
+            lines.join("\n")
         );
     }
     let total = started.elapsed();
