@@ -20,36 +20,7 @@ impl Orchestrator {
     /// The check finished again on a commit whose failed jobs were re-run: `true` when it was
     /// the re-run ci-medic waits for, and its verdict has been taken.
     pub(crate) async fn rerun_finished(&self, cr: &CheckRunCompleted) -> Result<bool, JobError> {
-        let ctx = &self.ctx;
-        let project = cr.repo.full_name();
-        if let Some(found) = ctx
-            .runs
-            .by_rerun(&project, &cr.head_sha, &cr.name)
-            .await
-            .map_err(store_err)?
-        {
-            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
-            let run = ctx
-                .runs
-                .get(&project, found.pr_number, &found.check_name)
-                .await
-                .map_err(store_err)?
-                .unwrap_or(found);
-            // An index entry left by an earlier re-run on another commit is not this one.
-            if run.check_name == cr.name
-                && run.phase()
-                    == (Phase::RerunRequested {
-                        commit_sha: cr.head_sha.clone(),
-                    })
-            {
-                let inst = InstallationId(run.installation_id);
-                let repo = cr.repo.clone();
-                let (config, _) = self.repo_config(inst, &repo).await?;
-                self.rerun_verdict(inst, &repo, run, cr, &config).await?;
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        self.awaited_check_finished(cr, Awaited::Rerun).await
     }
 
     /// The check finished on a commit ci-medic pushed: `true` when it was the pushed fix's
@@ -58,36 +29,51 @@ impl Orchestrator {
         &self,
         cr: &CheckRunCompleted,
     ) -> Result<bool, JobError> {
+        self.awaited_check_finished(cr, Awaited::PushedFix).await
+    }
+
+    /// Finds the run waiting for `cr` through its index, reads it again under its pull
+    /// request's lock (it may have moved on while this job waited), and takes the verdict when
+    /// it still waits for this check on this commit. An index entry left by an earlier step on
+    /// another commit is not it.
+    async fn awaited_check_finished(
+        &self,
+        cr: &CheckRunCompleted,
+        awaited: Awaited,
+    ) -> Result<bool, JobError> {
         let ctx = &self.ctx;
         let project = cr.repo.full_name();
-        if let Some(found) = ctx
+        let found = match awaited {
+            Awaited::Rerun => ctx.runs.by_rerun(&project, &cr.head_sha, &cr.name).await,
+            Awaited::PushedFix => ctx.runs.by_pushed_commit(&project, &cr.head_sha).await,
+        }
+        .map_err(store_err)?;
+        let Some(found) = found else {
+            return Ok(false);
+        };
+        let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
+        let run = ctx
             .runs
-            .by_pushed_commit(&project, &cr.head_sha)
+            .get(&project, found.pr_number, &found.check_name)
             .await
             .map_err(store_err)?
-        {
-            let _held = ctx.pr_locks.lock(&project, found.pr_number).await;
-            // Read again under the lock: the run may have moved on while this job waited.
-            let run = ctx
-                .runs
-                .get(&project, found.pr_number, &found.check_name)
-                .await
-                .map_err(store_err)?
-                .unwrap_or(found);
-            if run.check_name == cr.name
-                && run.phase()
-                    == (Phase::Pushed {
-                        commit_sha: cr.head_sha.clone(),
-                    })
-            {
-                let inst = InstallationId(run.installation_id);
-                let repo = cr.repo.clone();
-                let (config, _) = self.repo_config(inst, &repo).await?;
-                self.verdict(inst, &repo, run, cr, &config).await?;
-                return Ok(true);
-            }
+            .unwrap_or(found);
+        let commit_sha = cr.head_sha.clone();
+        let expected = match awaited {
+            Awaited::Rerun => Phase::RerunRequested { commit_sha },
+            Awaited::PushedFix => Phase::Pushed { commit_sha },
+        };
+        if run.check_name != cr.name || run.phase() != expected {
+            return Ok(false);
         }
-        Ok(false)
+        let inst = InstallationId(run.installation_id);
+        let repo = cr.repo.clone();
+        let (config, _) = self.repo_config(inst, &repo).await?;
+        match awaited {
+            Awaited::Rerun => self.rerun_verdict(inst, &repo, run, cr, &config).await?,
+            Awaited::PushedFix => self.verdict(inst, &repo, run, cr, &config).await?,
+        }
+        Ok(true)
     }
 
     /// CI monitor: the check finished on a commit ci-medic pushed.
@@ -234,4 +220,13 @@ impl Orchestrator {
         }
         self.analyse(inst, repo, pr.number, cr, config, None).await
     }
+}
+
+/// Which finished check a run can be waiting for.
+#[derive(Clone, Copy)]
+enum Awaited {
+    /// The re-run of the failed jobs, on the same commit.
+    Rerun,
+    /// CI on the fix commit ci-medic pushed.
+    PushedFix,
 }
