@@ -561,6 +561,11 @@ impl Parser {
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
+            Some(b'F' | b'D' | b'J') if is_success_verdict(text) => {
+                self.step_boundary();
+                self.sink.job_succeeded();
+                return;
+            }
             Some(b'F' | b'o') => self.go_package_line(text),
             // The line goes on to the matchers too: some keep state per make directory
             // (erlc's `warnings being treated as errors` ends with it).
@@ -642,6 +647,17 @@ impl Parser {
     }
 }
 
+/// The last line CI runners print for a job that passed: Jenkins (`Finished: SUCCESS`),
+/// Travis CI (`Done. Your build exited with 0.`) and GitLab CI (`Job succeeded`). Never a
+/// tool's own success line (Maven's `BUILD SUCCESS` ends one module of a job that may fail
+/// later), and never Jenkins' `UNSTABLE`, which is failed tests.
+fn is_success_verdict(text: &str) -> bool {
+    matches!(
+        text.trim_end(),
+        "Finished: SUCCESS" | "Done. Your build exited with 0." | "Job succeeded"
+    )
+}
+
 /// What a whole parse found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
@@ -698,6 +714,32 @@ mod wrapper_tests {
             .into_iter()
             .map(|r| (r.file_path, r.line_number))
             .collect()
+    }
+
+    #[test]
+    fn a_job_its_runner_calls_successful_yields_nothing() {
+        // Errors of a step the job tolerated (a setup script compiling fixture projects), then
+        // each runner's own verdict.
+        let errors = "[ERROR] /builds/workspace/astor/examples/lang_55/src/java/org/apache/commons/lang/enum/Enum.java:[17,33] as of release 5, 'enum' is a keyword, and may not be used as an identifier\n\
+                      src/app.py:3:1: F401 `os` imported but unused\n";
+        for verdict in [
+            "Finished: SUCCESS",
+            "\x1b[32;1mDone. Your build exited with 0.\x1b[0m",
+            "Job succeeded",
+        ] {
+            assert_eq!(parse(&format!("{errors}{verdict}\n")), vec![], "{verdict}");
+        }
+        // Failed and unstable jobs keep their reports; so do lines after the verdict.
+        for verdict in [
+            "Finished: FAILURE",
+            "Finished: UNSTABLE",
+            "Done. Your build exited with 1.",
+            "Job failed: exit code 1",
+            "[INFO] BUILD SUCCESS",
+        ] {
+            assert_eq!(parse(&format!("{errors}{verdict}\n")).len(), 2, "{verdict}");
+        }
+        assert_eq!(parse(&format!("Finished: SUCCESS\n{errors}")).len(), 2);
     }
 
     #[test]
