@@ -473,13 +473,16 @@ fn package_dir(pkg: &str) -> &str {
 /// Messages only `go vet`'s analyzers print (printf, copylocks, unreachable, composites…): a
 /// vet report is recognisable even without its `# [pkg]` header.
 fn is_vet_message(msg: &str) -> bool {
-    const VET: [&str; 16] = [
+    const VET: [&str; 17] = [
         " format %",
         // `possible formatting directive` (≤ 1.19), `possible Printf formatting directive` (≥ 1.20).
         "formatting directive",
         // Go ≥ 1.24: `non-constant format string in call to fmt.Printf`.
         "non-constant format string",
         "arg list ends with redundant newline",
+        // printf's `missing argument for Fatalf("%#v"): format reads arg 2, have only 1 args`
+        // (the compiler's own wording is `not enough arguments in call to`).
+        "format reads arg",
         "unreachable code",
         "composite literal uses unkeyed fields",
         "self-assignment of",
@@ -793,5 +796,14 @@ mod tests {
             ],
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn older_vet_printf_wording() {
+        // Real `go vet` output kept in jenkinsci/analysis-model, no `# [pkg]` header.
+        let log = "ui_colored_test.go:46: missing argument for Fatalf(\"%#v\"): format reads arg 2, have only 1 args\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
     }
 }
