@@ -301,10 +301,7 @@ impl Go {
     /// own code: not a dependency, and not `_testmain.go`, the test binary's generated main in
     /// a temp dir. Other frames leave the panic pending for the next one.
     fn panic_at(&mut self, path: &str, line: &str, tool: &'static str, sink: &mut Sink) {
-        let in_repo = sink
-            .repo_path(path)
-            .is_some_and(|p| !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go"));
-        if !in_repo {
+        if path.ends_with("_testmain.go") || !sink.is_own_frame(path) {
             return;
         }
         if let Some(p) = self.panic.take() {

@@ -375,9 +375,7 @@ impl Python {
                 indent: 0,
                 test: None,
             });
-            if let Some(p) = sink.repo_path(path)
-                && !crate::path::is_vendored(&p)
-            {
+            if sink.is_own_frame(path) {
                 tb.frame = Some((path.to_string(), line));
             }
             return true;
@@ -500,8 +498,8 @@ impl Python {
             }
             if let Some(c) = FRAME.captures(content) {
                 let path = rooted(root, &c[1], sink);
-                if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2]))
-                    && !crate::path::is_vendored(&p)
+                if let Some(n) = super::num(&c[2])
+                    && sink.is_own_frame(&path)
                 {
                     block.loc = Some((path, n));
                 }
@@ -511,17 +509,13 @@ impl Python {
             }
             return true;
         }
-        let in_repo = |p: &str, sink: &Sink| {
-            sink.repo_path(p)
-                .is_some_and(|p| !crate::path::is_vendored(&p))
-        };
         if indent == 0
             && l.colon_digit
             && let Some(c) = LOC.captures(t)
         {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
                 let rest = &c[3];
@@ -541,7 +535,7 @@ impl Python {
             };
             if let Some(n) = super::num(n) {
                 let path = rooted(root, p, sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
             }
@@ -551,7 +545,7 @@ impl Python {
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
             }
