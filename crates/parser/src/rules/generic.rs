@@ -97,8 +97,12 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     }
     if !l.colon_digit {
-        if l.first == b'B' {
-            jenkins_workspace(t, sink);
+        match l.first {
+            b'B' => jenkins_workspace(t, sink),
+            b'"' => {
+                super::c::iar(t, l.no, sink);
+            }
+            _ => {}
         }
         return;
     }
