@@ -57,7 +57,7 @@
 //!
 //! | Evidence | Type |
 //! |---|---|
-//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo | `LOGIC` |
+//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo, bash runtime errors of a repository script (`x.sh: line 9: cd: …`, `unbound variable`; `syntax error` is `SYNTAX`) | `LOGIC` |
 //! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
