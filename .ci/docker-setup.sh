@@ -16,6 +16,8 @@
 #      debootstrap from deb.debian.org, trimmed as debian:bookworm-slim is (no docs, man pages
 #      or apt lists). The Dockerfile's runtime stage builds on it in `tests/docker_image.rs`
 #      (`--build-arg RUNTIME_IMAGE=…`), standing in for Docker Hub's image.
+#   5. ci-medic-base/rust:bookworm: that base + Debian's gcc + the machine's own Rust toolchain,
+#      standing in for rust:1-slim-bookworm as the Dockerfile's builder base.
 #
 # Environment: CI_MEDIC_DOCKERD_ARGS adds flags to dockerd (e.g. "--storage-driver=vfs
 # --iptables=false" where overlayfs or iptables are unavailable).
@@ -148,6 +150,49 @@ else
         "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
     tar -C "$root" -c . | "$DOCKER" import -c 'CMD ["bash"]' \
         - ci-medic-base/debian:bookworm-slim >/dev/null
+fi
+
+# ci-medic-base/rust:bookworm stands in for Docker Hub's rust:1-slim-bookworm as the Dockerfile's
+# builder base (`--build-arg BUILDER_IMAGE=…` in `tests/docker_image.rs`). No Rust toolchain can
+# be fetched here but the machine's own (installed by rustup), so its rustc, cargo and the host's
+# standard library are copied in, laid out as the official image does (CARGO_HOME=/usr/local/cargo,
+# toolchain on PATH); gcc and the C headers come from Debian for the crates that build C.
+# Rebuilt when the machine's toolchain changes (the label records the rustc version).
+if command -v rustc >/dev/null 2>&1; then
+    rust_version=$(rustc --version)
+    have=$("$DOCKER" image inspect -f '{{ index .Config.Labels "ci-medic.rustc" }}' \
+        ci-medic-base/rust:bookworm 2>/dev/null || true)
+    if [ "$have" = "$rust_version" ]; then
+        log "ci-medic-base/rust:bookworm present ($rust_version)"
+    else
+        log "building ci-medic-base/rust:bookworm from the machine's toolchain ($rust_version)"
+        sysroot=$(rustc --print sysroot)
+        ctx="$work/rust"
+        mkdir -p "$ctx/toolchain"
+        # bin, lib and libexec are the compiler, cargo and the host's std; share/ is docs only.
+        cp -a "$sysroot/bin" "$sysroot/lib" "$ctx/toolchain/"
+        [ -d "$sysroot/libexec" ] && cp -a "$sysroot/libexec" "$ctx/toolchain/"
+        # The machine's extra trust anchors (a TLS-inspecting egress proxy's CA, where there is
+        # one) go in too, or cargo cannot reach crates.io from inside the build.
+        mkdir -p "$ctx/local-ca"
+        cp /usr/local/share/ca-certificates/*.crt "$ctx/local-ca/" 2>/dev/null || true
+        cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+FROM ci-medic-base/debian:bookworm-slim
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY local-ca/ /usr/local/share/ca-certificates/
+RUN update-ca-certificates >/dev/null
+COPY toolchain /usr/local/rust
+ENV CARGO_HOME=/usr/local/cargo \
+    PATH=/usr/local/cargo/bin:/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+RUN rustc --version && cargo --version
+DOCKERFILE
+        "$DOCKER" build -q --label "ci-medic.rustc=$rust_version" -t ci-medic-base/rust:bookworm \
+            "$ctx" >/dev/null
+    fi
+else
+    log "no rustc on this machine: ci-medic-base/rust:bookworm not built"
 fi
 
 # Smoke test: the sandbox settings the executor uses must work on this engine.

@@ -4,7 +4,8 @@
 //!
 //! The image is the Dockerfile's `prebuilt` target around this test build's binary, on the
 //! Debian base `.ci/docker-setup.sh` assembles from Debian packages (Docker Hub cannot be
-//! reached from CI). The `runtime` target differs only by where its binary comes from.
+//! reached from CI). The default `runtime` target, whose builder stage compiles the sources, is
+//! built too, on a builder base assembled around the machine's Rust toolchain.
 //! Without a Docker engine these tests print why and skip, except under `CI=true`.
 
 mod common;
@@ -101,6 +102,124 @@ fn build_prebuilt(base: &str) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     started.elapsed().as_secs_f64()
+}
+
+/// The builder base `.ci/docker-setup.sh` assembles around the machine's Rust toolchain;
+/// `CI_MEDIC_BUILDER_IMAGE` names another (`rust:1-slim-bookworm` where Docker Hub answers).
+const LOCAL_BUILDER: &str = "ci-medic-base/rust:bookworm";
+const SOURCE_TAG: &str = "ci-medic-test/app:source";
+
+/// The builder image, or `None` (skip) when it is missing outside CI.
+fn builder_image() -> Option<String> {
+    let builder = std::env::var("CI_MEDIC_BUILDER_IMAGE").unwrap_or_else(|_| LOCAL_BUILDER.into());
+    if !docker(&["image", "inspect", &builder]).status.success() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but the builder image {builder} is missing (run .ci/docker-setup.sh)"
+        );
+        eprintln!("skipped: builder image {builder} missing (run .ci/docker-setup.sh)");
+        return None;
+    }
+    Some(builder)
+}
+
+/// A docker client that can build with BuildKit, which the builder stage's cache mounts need:
+/// one with the buildx plugin, or an engine-era client (before 23.0, such as Debian 12's
+/// docker.io) that drives the engine's own BuildKit without a plugin.
+fn buildkit_client() -> Option<PathBuf> {
+    if docker(&["buildx", "version"]).status.success() {
+        return Some(PathBuf::from("docker"));
+    }
+    let debian = PathBuf::from("/usr/bin/docker");
+    let major = Command::new(&debian)
+        .args(["version", "--format", "{{.Client.Version}}"])
+        .output()
+        .ok()
+        .and_then(|o| {
+            let v = String::from_utf8_lossy(&o.stdout).to_string();
+            v.split('.').next()?.trim().parse::<u32>().ok()
+        });
+    if matches!(major, Some(m) if m < 23) {
+        return Some(debian);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but no docker client here builds with BuildKit (no buildx, no pre-23 client)"
+    );
+    eprintln!("skipped: no docker client here builds with BuildKit");
+    None
+}
+
+/// The Dockerfile's default target as a user builds it: the builder stage compiles the
+/// repository (the build context is the checkout, filtered by `.dockerignore`) with BuildKit
+/// cache mounts, and the runtime stage gets only the binary. CI builds with the `image-check`
+/// profile (release settings, no optimisation) to keep it to minutes; the steps are the same.
+/// The binary it produced then runs the whole loop (`demo`) inside the image, with no network.
+#[test]
+fn the_dockerfile_builds_the_binary_from_source_and_the_loop_runs_in_it() {
+    let Some(base) = base_image() else { return };
+    let Some(builder) = builder_image() else {
+        return;
+    };
+    let Some(client) = buildkit_client() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let _ = docker(&["rmi", "--no-prune", SOURCE_TAG]);
+    let started = Instant::now();
+    let out = Command::new(&client)
+        .env("DOCKER_BUILDKIT", "1")
+        .args(["build", "--progress", "plain", "-t", SOURCE_TAG])
+        .arg("--build-arg")
+        .arg(format!("BUILDER_IMAGE={builder}"))
+        .arg("--build-arg")
+        .arg(format!("RUNTIME_IMAGE={base}"))
+        .args(["--build-arg", "CARGO_PROFILE=image-check"])
+        .arg(root)
+        .output()
+        .expect("docker build runs");
+    let secs = started.elapsed().as_secs_f64();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "docker build from source failed after {secs:.0} s:\n{}",
+        log.lines()
+            .rev()
+            .take(60)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // The builder stage really compiled: the plain progress shows cargo's own lines.
+    assert!(
+        log.contains("Compiling ci-medic "),
+        "the builder stage did not compile ci-medic"
+    );
+    println!("image built from source ({builder}, profile image-check) in {secs:.0} s");
+
+    let version = docker_ok(&["run", "--rm", "--network", "none", SOURCE_TAG, "--version"]);
+    assert_eq!(version, format!("ci-medic {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(inspect(SOURCE_TAG, "{{.Config.User}}"), "10001:10001");
+
+    // `demo` is the whole loop (failure, proposal, approval, push, verdict) against the fake
+    // GitHub on the container's loopback: the binary the builder made works, not just starts.
+    let started = Instant::now();
+    let demo = docker(&["run", "--rm", "--network", "none", SOURCE_TAG, "demo"]);
+    let stdout = String::from_utf8_lossy(&demo.stdout);
+    assert!(
+        demo.status.success() && stdout.contains("**executed**"),
+        "demo in the image failed: {}\n{stdout}{}",
+        demo.status,
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    println!(
+        "demo in the image: the loop ran to executed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    // The image (~150 MB) goes; its layers stay as the next build's cache.
+    let _ = docker(&["rmi", "--no-prune", SOURCE_TAG]);
 }
 
 /// Removes the container however the test ends.

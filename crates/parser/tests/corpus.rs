@@ -426,3 +426,73 @@ fn heldout_corpus_dev_and_test() {
         problems.len()
     );
 }
+
+/// The fresh held-out set (`fixtures/corpus/heldout/fresh/<ecosystem>/fresh-<set>/`): real logs
+/// from sources no other `SOURCES.md` names, committed with their expectations before the parser
+/// ran on them, and never split into halves: nobody tunes on it. Prints one row, not gated, and no
+/// per-log differences (looking at its misses would make it one more dev set).
+#[test]
+fn heldout_fresh_set() {
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus/heldout/fresh");
+    let logs = common::walk(&root, &|p| p.extension().is_some_and(|e| e == "log"));
+    let mut problems = Vec::new();
+    let mut tables = std::collections::BTreeMap::new();
+    let mut all = common::Score::default();
+    let (mut ci_logs, mut clean, mut inexact) = (0, 0, 0);
+    for log in &logs {
+        let rel = log.strip_prefix(&root).unwrap_or(log).display().to_string();
+        let parent = log.parent().expect("a log is in a directory").to_path_buf();
+        let stem = log.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let stem = stem.unwrap_or_default();
+        match tables
+            .entry(parent.clone())
+            .or_insert_with(|| sources(&parent))
+        {
+            Err(e) => problems.push(format!("fresh/{rel}: {e}")),
+            Ok(rows) => match rows.get(&stem) {
+                None => problems.push(format!("fresh/{rel}: no row in SOURCES.md")),
+                Some(src) => ci_logs += usize::from(src.kind == "ci-log"),
+            },
+        }
+        match common::score(log, &log.with_extension("expected.json")) {
+            Err(e) => problems.push(format!("fresh/{rel}: {e}")),
+            Ok((s, diff)) => {
+                clean += usize::from(s.expected == 0);
+                inexact += usize::from(!diff.is_empty());
+                all.add(&s);
+            }
+        }
+    }
+    eprintln!(
+        "\nfresh held-out set ({} logs, {ci_logs} CI job logs)\n",
+        logs.len()
+    );
+    eprintln!(
+        "| held-out | logs | clean | not exact | expected | reported | recall | precision | type accuracy | test-name recall |"
+    );
+    eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    eprintln!(
+        "| **fresh** (honest, not gated) | {} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        logs.len(),
+        all.expected,
+        all.reported,
+        all.recall(),
+        all.precision(),
+        all.type_accuracy(),
+        all.test_name_recall()
+    );
+    for p in &problems {
+        eprintln!("PROBLEM {p}");
+    }
+    assert!(
+        !logs.is_empty(),
+        "fresh held-out set missing under {}",
+        root.display()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) in the fresh held-out set",
+        problems.len()
+    );
+}
