@@ -149,6 +149,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
+    let t = after_spaced_jenkins_workspace(t);
     let Some(c) = COLON.captures(t).or_else(|| {
         // Nix builders prefix every line of a derivation's build with `name> `.
         let (name, rest) = t.split_once("> ")?;
@@ -309,6 +310,25 @@ fn jenkins_workspace(t: &str, sink: &mut Sink) {
     }
 }
 
+/// Jenkins job and folder names may hold spaces (`/var/lib/jenkins/jobs/Dev/jobs/JavaDoc
+/// check/workspace/java/src/A.java:25: error: …`), which no `path:line` pattern can tell from the
+/// end of a path. Everything after a Jenkins home's `jobs/<job>/workspace/` is the checkout, so
+/// the line is read from there, repo-relative. Other lines are returned as they are.
+fn after_spaced_jenkins_workspace(t: &str) -> &str {
+    if !t.starts_with('/') {
+        return t;
+    }
+    let Some(ws) = memchr::memmem::find(t.as_bytes(), b"/workspace/") else {
+        return t;
+    };
+    let home = &t[..ws];
+    if home.contains(' ') && home.contains("/jobs/") && !home.contains(':') {
+        &t[ws + "/workspace/".len()..]
+    } else {
+        t
+    }
+}
+
 /// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
 fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
     match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
@@ -388,6 +408,25 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn jenkins_job_names_with_spaces() {
+        // Real lines (jenkinsci/analysis-model, JENKINS-32298), after Ant's `[javadoc]` prefix.
+        let log = " [javadoc] /var/lib/jenkins/jobs/Development/jobs/JavaDoc check/workspace/java/src/jmri/jmrit/withrottle/MultiThrottle.java:25: error: bad use of '>'\n/home/me/my dir/src/a.c:3:1: error: expected ';'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "java/src/jmri/jmrit/withrottle/MultiThrottle.java",
+                25,
+                BugType::Linting
+            )]
+        );
     }
 
     #[test]
