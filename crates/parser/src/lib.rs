@@ -38,7 +38,8 @@
 //! Timestamper stamps, bracketed clocks (`[00:38:49] `) and `parallel` branch names, `[Pipeline]` lines, GitLab section markers and
 //! stream tags, Azure `##[section]`/`##vso[`, Buildkite `_bk;t=` stamps and `~~~` headers, Travis
 //! folds, BuildKit `#N 1.234 ` and step-summary `1.234 ` stamps, docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
-//! prefixes. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
+//! prefixes, Ant's `[javac] ` task prefixes. A runner's success verdict (`Finished: SUCCESS`, `Done. Your build exited
+//! with 0.`, `Job succeeded`) drops what was found before it: the job tolerated it. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
@@ -57,12 +58,12 @@
 //!
 //! | Evidence | Type |
 //! |---|---|
-//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo | `LOGIC` |
+//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo, bash runtime errors of a repository script (`x.sh: line 9: cd: …`, `unbound variable`; `syntax error` is `SYNTAX`) | `LOGIC` |
 //! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
-//! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, `go build`) | `TYPE_ERROR` |
-//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
+//! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, IAR `Error[Pe…]`, `go build`) | `TYPE_ERROR` |
+//! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, javadoc / `-Xdoclint` comment errors (`bad use of '>'`, `malformed HTML`), golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
 //! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
 //! | Scala (`rules/scala.rs`): scalac/sbt/Scala 3 errors `TYPE_ERROR`, `… expected but … found`/Scala 3 `Syntax Error` `SYNTAX`, `is not a member of package` on an `import` line `IMPORT`, warnings made fatal (`-Xfatal-warnings`, `-Werror`, deprecations and unused code printed as errors) `LINTING`; ScalaTest/MUnit failures `LOGIC` | as stated |
 //! | Elixir / Erlang (`rules/beam.rs`): `CompileError`, Elixir ≥ 1.15 `error:`, erlc errors `TYPE_ERROR`; `SyntaxError`/`TokenMissingError`/`MismatchedDelimiterError`, erlc `syntax error` `SYNTAX`; `module … is not loaded and could not be found`, erlc `can't find include` `IMPORT`; `--warnings-as-errors` / `warnings_as_errors` warnings, Credo `LINTING`; ExUnit, EUnit, Common Test failures, `mix run` script exceptions `LOGIC` | as stated |
@@ -561,6 +562,11 @@ impl Parser {
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
+            Some(b'F' | b'D' | b'J') if is_success_verdict(text) => {
+                self.step_boundary();
+                self.sink.job_succeeded();
+                return;
+            }
             Some(b'F' | b'o') => self.go_package_line(text),
             // The line goes on to the matchers too: some keep state per make directory
             // (erlc's `warnings being treated as errors` ends with it).
@@ -642,6 +648,17 @@ impl Parser {
     }
 }
 
+/// The last line CI runners print for a job that passed: Jenkins (`Finished: SUCCESS`),
+/// Travis CI (`Done. Your build exited with 0.`) and GitLab CI (`Job succeeded`). Never a
+/// tool's own success line (Maven's `BUILD SUCCESS` ends one module of a job that may fail
+/// later), and never Jenkins' `UNSTABLE`, which is failed tests.
+fn is_success_verdict(text: &str) -> bool {
+    matches!(
+        text.trim_end(),
+        "Finished: SUCCESS" | "Done. Your build exited with 0." | "Job succeeded"
+    )
+}
+
 /// What a whole parse found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
@@ -698,6 +715,32 @@ mod wrapper_tests {
             .into_iter()
             .map(|r| (r.file_path, r.line_number))
             .collect()
+    }
+
+    #[test]
+    fn a_job_its_runner_calls_successful_yields_nothing() {
+        // Errors of a step the job tolerated (a setup script compiling fixture projects), then
+        // each runner's own verdict.
+        let errors = "[ERROR] /builds/workspace/astor/examples/lang_55/src/java/org/apache/commons/lang/enum/Enum.java:[17,33] as of release 5, 'enum' is a keyword, and may not be used as an identifier\n\
+                      src/app.py:3:1: F401 `os` imported but unused\n";
+        for verdict in [
+            "Finished: SUCCESS",
+            "\x1b[32;1mDone. Your build exited with 0.\x1b[0m",
+            "Job succeeded",
+        ] {
+            assert_eq!(parse(&format!("{errors}{verdict}\n")), vec![], "{verdict}");
+        }
+        // Failed and unstable jobs keep their reports; so do lines after the verdict.
+        for verdict in [
+            "Finished: FAILURE",
+            "Finished: UNSTABLE",
+            "Done. Your build exited with 1.",
+            "Job failed: exit code 1",
+            "[INFO] BUILD SUCCESS",
+        ] {
+            assert_eq!(parse(&format!("{errors}{verdict}\n")).len(), 2, "{verdict}");
+        }
+        assert_eq!(parse(&format!("Finished: SUCCESS\n{errors}")).len(), 2);
     }
 
     #[test]

@@ -492,6 +492,8 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                     n
                 } else if branch > 0 {
                     branch
+                } else if let Some(n) = ant_task(b) {
+                    n
                 } else {
                     // yarn workspaces foreach: `[name]: `
                     let n = npm_name(&b[1..], true);
@@ -528,6 +530,15 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                 }
             }
             b'#' => buildkit_step(b),
+            // Ant indents its task prefix: `    [javac] `.
+            b' ' => {
+                let spaces = b.iter().take(16).take_while(|&&c| c == b' ').count();
+                if b.get(spaces) == Some(&b'[') {
+                    ant_task(&b[spaces..]).map_or(0, |n| spaces + n)
+                } else {
+                    0
+                }
+            }
             b'_' if b.starts_with(b"_bk;t=") => {
                 let n = skip_digits(&b[6..]).unwrap_or(0);
                 let mut end = 6 + n;
@@ -545,6 +556,30 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
         s = &s[cut..];
     }
     (s, info)
+}
+
+/// Ant's task prefix (`[javac] `, `[javadoc] `, `[java] `, `[exec] `…) before every line a task
+/// prints, also under Gradle's `ant.` calls: the length of the prefix, or `None`. Only the tasks
+/// that run compilers, documentation tools and tests: sbt's `[error]`/`[warn]` and prettier's
+/// `[warn]` are the tools' own words and stay.
+fn ant_task(b: &[u8]) -> Option<usize> {
+    const TASKS: [&[u8]; 12] = [
+        b"javac",
+        b"java",
+        b"javadoc",
+        b"junit",
+        b"junitlauncher",
+        b"testng",
+        b"exec",
+        b"apply",
+        b"scalac",
+        b"groovyc",
+        b"kotlinc",
+        b"cc",
+    ];
+    let close = memchr::memchr(b']', &b[..b.len().min(16)])?;
+    let name = &b[1..close];
+    (TASKS.contains(&name) && b.get(close + 1) == Some(&b' ')).then_some(close + 2)
 }
 
 /// `#12 3.456 ` (BuildKit `--progress=plain`): the step number and the seconds since the step
@@ -689,6 +724,28 @@ mod tests {
             }
         }
         text
+    }
+
+    #[test]
+    fn ant_task_prefixes() {
+        // Real lines (jenkinsci/analysis-model's Jenkins issue pastes).
+        for (line, rest) in [
+            (
+                "    [javac] C:\\ws\\src\\A.java:12: warning: [deprecation] x",
+                "C:\\ws\\src\\A.java:12: warning: [deprecation] x",
+            ),
+            (
+                "[java] /var/lib/jenkins/workspace/webhooks/src/main/java/File.java:59: error: ';' expected",
+                "/var/lib/jenkins/workspace/webhooks/src/main/java/File.java:59: error: ';' expected",
+            ),
+            (" [javadoc]      * @param wi", "     * @param wi"),
+        ] {
+            assert_eq!(strip_prefixes(line).0, rest);
+        }
+        // sbt's and prettier's brackets are the tools' own words.
+        for line in ["[error] a.scala:3:1: x", "[warn] src/a.ts", "  [info] done"] {
+            assert_eq!(strip_prefixes(line).0, line);
+        }
     }
 
     #[test]

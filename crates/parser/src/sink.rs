@@ -314,6 +314,24 @@ impl Sink {
         }
     }
 
+    /// True when a stack frame's path is the repository's own code: inside the repository once
+    /// checkout prefixes are gone, and not a vendored or installed dependency. The stack-trace
+    /// matchers (Python, JS, Go) keep the innermost such frame.
+    pub fn is_own_frame(&self, raw: &str) -> bool {
+        self.repo_path(raw).is_some_and(|p| !is_vendored(&p))
+    }
+
+    /// The CI runner's own verdict says the job succeeded: whatever error lines came before
+    /// were tolerated by the job (`|| true`, `continue-on-error`, fixture projects compiled on
+    /// purpose, a retried step), so nothing found so far is a failure to point at.
+    pub fn job_succeeded(&mut self) {
+        self.reports.clear();
+        self.origin.clear();
+        self.seen.clear();
+        self.package_mark = 0;
+        self.left_out = 0;
+    }
+
     /// A new CI step starts.
     pub fn next_step(&mut self) {
         self.step = self.step.wrapping_add(1);

@@ -70,6 +70,46 @@ pub(crate) fn colon(
     true
 }
 
+/// IAR Embedded Workbench: `"path",633  Error[Pe018]: expected a ")"` (also `Fatal error[…]`).
+/// Its `Warning[…]` and `Remark[…]` lines are never reported. Returns true when it was an IAR
+/// error line.
+pub(crate) fn iar(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some((path, rest)) = t.strip_prefix('"').and_then(|r| r.split_once("\",")) else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let Some(line) = super::num(&rest[..digits]) else {
+        return false;
+    };
+    let rest = rest[digits..].trim_start();
+    let (fatal, rest) = match rest.strip_prefix("Fatal error[") {
+        Some(r) => (true, r),
+        None => match rest.strip_prefix("Error[") {
+            Some(r) => (false, r),
+            None => return false,
+        },
+    };
+    let Some((code, msg)) = rest.split_once("]: ") else {
+        return false;
+    };
+    if !EXTS.contains(&super::ext(path).to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    let ty = if msg.starts_with("cannot open source file") {
+        BugType::Import
+    } else {
+        classify(msg, fatal).0
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, ty, msg)
+            .conf(0.9)
+            .tool("iar")
+            .rule(Some(code)),
+    );
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
@@ -97,5 +137,27 @@ mod tests {
         assert_eq!(r[2].error_type, BugType::Linting);
         assert_eq!(r[2].rule.as_deref(), Some("-Werror,-Wunused-variable"));
         assert_eq!(r[3].error_type, BugType::TypeError);
+    }
+
+    #[test]
+    fn iar_errors_not_warnings() {
+        // Real lines (jenkinsci/analysis-model, JENKINS-55750).
+        let log = "\"external/specific/wiced/WICED/platform/MCU/RTOS_STM32F4xx/platform_dct_external.c\",412 Warning[Pe223]: function \"memcpy\" declared implicitly\n\"source/dal/InterMcu/InterMcuTransport.cpp\",633 Error[Pe018]: expected a \")\"\n\"src/main.c\",3  Fatal error[Pe1696]: cannot open source file \"missing.h\"\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "source/dal/InterMcu/InterMcuTransport.cpp",
+                    633,
+                    BugType::Syntax
+                ),
+                ("src/main.c", 3, BugType::Import),
+            ]
+        );
     }
 }

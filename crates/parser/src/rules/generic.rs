@@ -23,6 +23,47 @@ static RUST_SHORT: LazyLock<Regex> =
 static TITLE_RULE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([\w.-]+)(?: \(([\w/-]+)\))?").unwrap());
 
+static SH_LINE: crate::Needle = crate::needle!("sh: line ");
+
+/// bash's own runtime errors in a script of the repository: `./scripts/ci.sh: line 117: cd:
+/// ./scripts/travis: No such file or directory`. Only the messages that are the script's bug
+/// (a bad `cd`, a syntax error, an unset variable, a malformed test); a missing command, a full
+/// disk or a denied permission are the machine's, and `bash: line N` / `eval: line N` name no
+/// file. Paths outside the repository (the runner's own scripts) are refused by the sink.
+fn shell_runtime(t: &str, seq: u64, sink: &mut Sink) {
+    let Some((path, rest)) = t.split_once(": line ") else {
+        return;
+    };
+    if !(path.ends_with(".sh") || path.ends_with(".bash")) || path.contains(' ') {
+        return;
+    }
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (Some(line), Some(msg)) = (
+        super::num(&rest[..digits]),
+        rest[digits..].strip_prefix(": "),
+    ) else {
+        return;
+    };
+    let ty = if msg.starts_with("syntax error") {
+        BugType::Syntax
+    } else if (msg.starts_with("cd: ") && msg.ends_with(": No such file or directory"))
+        || msg.ends_with(": unbound variable")
+        || msg.ends_with(": bad substitution")
+        || msg.ends_with(": integer expression expected")
+        || msg.ends_with(": unary operator expected")
+        || msg.ends_with(": binary operator expected")
+        || msg.ends_with(": too many arguments")
+    {
+        BugType::Logic
+    } else {
+        return;
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, ty, msg).conf(0.8).tool("bash"),
+    );
+}
+
 /// Classifies a message from an unknown tool by its words.
 fn keyword_type(msg: &str) -> BugType {
     let m = msg.to_ascii_lowercase();
@@ -97,12 +138,18 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     }
     if !l.colon_digit {
-        if l.first == b'B' {
-            jenkins_workspace(t, sink);
+        match l.first {
+            b'B' => jenkins_workspace(t, sink),
+            b'"' => {
+                super::c::iar(t, l.no, sink);
+            }
+            _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
+            _ => {}
         }
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
+    let t = after_spaced_jenkins_workspace(t);
     let Some(c) = COLON.captures(t).or_else(|| {
         // Nix builders prefix every line of a derivation's build with `name> `.
         let (name, rest) = t.split_once("> ")?;
@@ -263,6 +310,25 @@ fn jenkins_workspace(t: &str, sink: &mut Sink) {
     }
 }
 
+/// Jenkins job and folder names may hold spaces (`/var/lib/jenkins/jobs/Dev/jobs/JavaDoc
+/// check/workspace/java/src/A.java:25: error: …`), which no `path:line` pattern can tell from the
+/// end of a path. Everything after a Jenkins home's `jobs/<job>/workspace/` is the checkout, so
+/// the line is read from there, repo-relative. Other lines are returned as they are.
+fn after_spaced_jenkins_workspace(t: &str) -> &str {
+    if !t.starts_with('/') {
+        return t;
+    }
+    let Some(ws) = memchr::memmem::find(t.as_bytes(), b"/workspace/") else {
+        return t;
+    };
+    let home = &t[..ws];
+    if home.contains(' ') && home.contains("/jobs/") && !home.contains(':') {
+        &t[ws + "/workspace/".len()..]
+    } else {
+        t
+    }
+}
+
 /// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
 fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
     match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
@@ -342,5 +408,42 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn jenkins_job_names_with_spaces() {
+        // Real lines (jenkinsci/analysis-model, JENKINS-32298), after Ant's `[javadoc]` prefix.
+        let log = " [javadoc] /var/lib/jenkins/jobs/Development/jobs/JavaDoc check/workspace/java/src/jmri/jmrit/withrottle/MultiThrottle.java:25: error: bad use of '>'\n/home/me/my dir/src/a.c:3:1: error: expected ';'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "java/src/jmri/jmrit/withrottle/MultiThrottle.java",
+                25,
+                BugType::Linting
+            )]
+        );
+    }
+
+    #[test]
+    fn bash_runtime_errors_of_repository_scripts() {
+        // Real lines: caffe's Travis log, Travis' own job script, a missing tool.
+        let log = "./scripts/travis/install-deps.sh: line 117: cd: ./scripts/travis: No such file or directory\n/Users/travis/.travis/job_stages: line 166: shell_session_update: command not found\n/home/travis/build/o/r/ci/run.sh: line 9: x: unbound variable\nci/build.sh: line 97: bc: command not found\nbash: line 3: x: unbound variable\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("scripts/travis/install-deps.sh", 117, BugType::Logic),
+                ("ci/run.sh", 9, BugType::Logic),
+            ]
+        );
     }
 }

@@ -301,10 +301,7 @@ impl Go {
     /// own code: not a dependency, and not `_testmain.go`, the test binary's generated main in
     /// a temp dir. Other frames leave the panic pending for the next one.
     fn panic_at(&mut self, path: &str, line: &str, tool: &'static str, sink: &mut Sink) {
-        let in_repo = sink
-            .repo_path(path)
-            .is_some_and(|p| !crate::path::is_vendored(&p) && !p.ends_with("_testmain.go"));
-        if !in_repo {
+        if path.ends_with("_testmain.go") || !sink.is_own_frame(path) {
             return;
         }
         if let Some(p) = self.panic.take() {
@@ -473,13 +470,16 @@ fn package_dir(pkg: &str) -> &str {
 /// Messages only `go vet`'s analyzers print (printf, copylocks, unreachable, composites…): a
 /// vet report is recognisable even without its `# [pkg]` header.
 fn is_vet_message(msg: &str) -> bool {
-    const VET: [&str; 16] = [
+    const VET: [&str; 17] = [
         " format %",
         // `possible formatting directive` (≤ 1.19), `possible Printf formatting directive` (≥ 1.20).
         "formatting directive",
         // Go ≥ 1.24: `non-constant format string in call to fmt.Printf`.
         "non-constant format string",
         "arg list ends with redundant newline",
+        // printf's `missing argument for Fatalf("%#v"): format reads arg 2, have only 1 args`
+        // (the compiler's own wording is `not enough arguments in call to`).
+        "format reads arg",
         "unreachable code",
         "composite literal uses unkeyed fields",
         "self-assignment of",
@@ -793,5 +793,14 @@ mod tests {
             ],
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn older_vet_printf_wording() {
+        // Real `go vet` output kept in jenkinsci/analysis-model, no `# [pkg]` header.
+        let log = "ui_colored_test.go:46: missing argument for Fatalf(\"%#v\"): format reads arg 2, have only 1 args\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
     }
 }

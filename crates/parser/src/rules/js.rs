@@ -114,6 +114,12 @@ const NODE_CORE: [&str; 24] = [
 /// Wording of an error a script raises because a child process it ran failed.
 const CHILD_EXIT: [&str; 3] = ["exited with code", "Command failed", "exit code"];
 
+/// A frame of the repository's own code: neither Node's (`node:internal`, `internal/…`) nor a
+/// dependency's. Tested in that order, the cheap byte test first.
+fn own_frame(path: &str, sink: &Sink) -> bool {
+    !is_node_internal(path) && sink.is_own_frame(path)
+}
+
 /// True when a stack frame's path is Node's own code rather than a file of the repository.
 fn is_node_internal(path: &str) -> bool {
     path.starts_with("node:")
@@ -760,20 +766,17 @@ impl Js {
                 let loc = at.rsplit(['(', ' ']).next().unwrap_or(at);
                 let mut parts = loc.rsplitn(3, ':');
                 let (col, line, path) = (parts.next(), parts.next(), parts.next());
-                if let (Some(path), Some(line)) = (path, line.and_then(super::num)) {
-                    let in_repo = sink
-                        .repo_path(path)
-                        .is_some_and(|p| !crate::path::is_vendored(&p));
-                    if in_repo && !is_node_internal(path) {
-                        sink.emit(
-                            seq,
-                            Finding::new(path, line, BugType::Logic, &msg)
-                                .col(col.and_then(super::num))
-                                .test(self.tap_test.as_deref())
-                                .conf(0.9)
-                                .tool("tape"),
-                        );
-                    }
+                if let (Some(path), Some(line)) = (path, line.and_then(super::num))
+                    && own_frame(path, sink)
+                {
+                    sink.emit(
+                        seq,
+                        Finding::new(path, line, BugType::Logic, &msg)
+                            .col(col.and_then(super::num))
+                            .test(self.tap_test.as_deref())
+                            .conf(0.9)
+                            .tool("tape"),
+                    );
                 }
             }
             return true;
@@ -928,10 +931,7 @@ impl Js {
         if t.starts_with("at ") || t.starts_with("❯ ") {
             if let Some(c) = FRAME.captures(t) {
                 let path = frame_path(&c[1]);
-                let in_repo = sink
-                    .repo_path(path)
-                    .is_some_and(|p| !crate::path::is_vendored(&p));
-                if in_repo && !is_node_internal(path) {
+                if own_frame(path, sink) {
                     let msg = b.message.as_deref().unwrap_or("test failed");
                     let ty = message_type(msg, BugType::Logic);
                     sink.emit(
@@ -1054,10 +1054,7 @@ impl Js {
                     }
                     if let Some(c) = caps {
                         let path = frame_path(&c[1]);
-                        let in_repo = sink
-                            .repo_path(path)
-                            .is_some_and(|p| !crate::path::is_vendored(&p));
-                        if in_repo && !is_node_internal(path) {
+                        if own_frame(path, sink) {
                             let e = self.node_err.take().expect("checked");
                             sink.emit(
                                 e.seq,

@@ -93,9 +93,28 @@ pub(crate) fn compiler_type(msg: &str) -> BugType {
         || m.starts_with("Syntax error")
     {
         BugType::Syntax
+    } else if is_doclint(m) {
+        BugType::Linting
     } else {
         BugType::TypeError
     }
+}
+
+/// javadoc's (and javac `-Xdoclint`'s) complaints about a comment: the code compiles, the
+/// documentation does not.
+fn is_doclint(m: &str) -> bool {
+    const DOCLINT: [&str; 9] = [
+        "bad use of '",
+        "malformed HTML",
+        "unknown tag: ",
+        "self-closing element not allowed",
+        "unexpected end tag: ",
+        "element not closed: ",
+        "bad HTML entity",
+        "no summary or caption for table",
+        "unexpected content",
+    ];
+    DOCLINT.iter().any(|d| m.starts_with(d))
 }
 
 #[derive(Debug)]
@@ -582,6 +601,24 @@ mod tests {
         assert_eq!(
             r[2].test_name.as_deref(),
             Some("com.example.AppTest.testAdd")
+        );
+    }
+
+    #[test]
+    fn javadoc_errors_are_linting() {
+        assert_eq!(super::compiler_type("bad use of '>'"), BugType::Linting);
+        assert_eq!(super::compiler_type("malformed HTML"), BugType::Linting);
+        assert_eq!(
+            super::compiler_type("cannot find symbol"),
+            BugType::TypeError
+        );
+        // Ant's `[javadoc]` prefix goes, javadoc's echo and caret lines stay unreported.
+        let log = " [javadoc] /home/runner/work/R/R/src/A.java:25: error: bad use of '>'\n [javadoc]  * <li> a<;>b\n [javadoc]                  ^\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].error_type),
+            ("src/A.java", BugType::Linting)
         );
     }
 

@@ -375,9 +375,7 @@ impl Python {
                 indent: 0,
                 test: None,
             });
-            if let Some(p) = sink.repo_path(path)
-                && !crate::path::is_vendored(&p)
-            {
+            if sink.is_own_frame(path) {
                 tb.frame = Some((path.to_string(), line));
             }
             return true;
@@ -400,7 +398,11 @@ impl Python {
         }
         if let Some((name, _msg)) = parse_exception(t) {
             let tb = self.tb.take().expect("checked above");
-            if let Some((path, line)) = &tb.frame {
+            // Outside a test, a `CalledProcessError` is a build driver saying the command it ran
+            // failed: its frames are the driver's `run`/`check_call` helper, and the failure is
+            // in the child's own output above (an `apt-get`, a compiler, a test runner).
+            let child_failed = tb.test.is_none() && name.ends_with("CalledProcessError");
+            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed) {
                 let ty = exception_type(name);
                 sink.emit(
                     tb.seq,
@@ -496,8 +498,8 @@ impl Python {
             }
             if let Some(c) = FRAME.captures(content) {
                 let path = rooted(root, &c[1], sink);
-                if let (Some(p), Some(n)) = (sink.repo_path(&path), super::num(&c[2]))
-                    && !crate::path::is_vendored(&p)
+                if let Some(n) = super::num(&c[2])
+                    && sink.is_own_frame(&path)
                 {
                     block.loc = Some((path, n));
                 }
@@ -507,17 +509,13 @@ impl Python {
             }
             return true;
         }
-        let in_repo = |p: &str, sink: &Sink| {
-            sink.repo_path(p)
-                .is_some_and(|p| !crate::path::is_vendored(&p))
-        };
         if indent == 0
             && l.colon_digit
             && let Some(c) = LOC.captures(t)
         {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
                 let rest = &c[3];
@@ -537,7 +535,7 @@ impl Python {
             };
             if let Some(n) = super::num(n) {
                 let path = rooted(root, p, sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
             }
@@ -547,7 +545,7 @@ impl Python {
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if in_repo(&path, sink) {
+                if sink.is_own_frame(&path) {
                     block.loc = Some((path, n));
                 }
             }
@@ -780,6 +778,17 @@ mod tests {
         assert_eq!(r[0].file_path, "helpers.py");
         assert_eq!(r[0].line_number, 1);
         assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn a_driver_whose_child_command_failed_is_not_the_failure() {
+        // Real (electron's Travis log): the 404 of `apt-get update` is the failure, not the
+        // `raise e` of the script that ran it.
+        let log = "Traceback (most recent call last):\n  File \"./script/cibuild\", line 129, in <module>\n    sys.exit(main())\n  File \"./script/cibuild\", line 63, in main\n    execute(['sudo', 'apt-get', 'update'])\n  File \"/home/travis/build/electron/electron/script/lib/util.py\", line 174, in execute\n    raise e\nsubprocess.CalledProcessError: Command '['sudo', 'apt-get', 'update']' returned non-zero exit status 100\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // Any other exception of the same driver is its own bug.
+        let log = log.replace("subprocess.CalledProcessError", "KeyError");
+        assert_eq!(parse_str(&log, &ParseOptions::default()).len(), 1);
     }
 
     #[test]
