@@ -31,8 +31,16 @@ mod default_branch;
 mod fix_loop;
 mod sandbox;
 
-pub(crate) use apply::Replay;
-pub(crate) use fix_loop::job_id;
+pub(crate) use analysis::{analyse, analyse_with_source};
+pub(crate) use apply::{Replay, apply, moved, publish};
+pub(crate) use fix_loop::{advance_approved, job_id};
+
+use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
+use crate::ci_monitor::verdict::{pushed_fix_checked, rerun_finished};
+use approval::comment_created;
+use default_branch::default_branch_check;
+use fix_loop::write_fix;
+use sandbox::verify_fix;
 
 use crate::events::{
     CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
@@ -146,187 +154,6 @@ impl Context {
             queue: std::sync::OnceLock::new(),
         })
     }
-}
-
-/// The pipeline's entry point for queued deliveries.
-pub struct Orchestrator {
-    pub(crate) ctx: Arc<Context>,
-}
-
-impl Orchestrator {
-    pub fn new(ctx: Arc<Context>) -> Orchestrator {
-        Orchestrator { ctx }
-    }
-}
-
-/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
-/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
-pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
-    JobError::GitHub { what, source }
-}
-
-/// A failed read or write of the database or the DDS registry; retried.
-pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
-    e.into()
-}
-
-#[async_trait]
-impl JobHandler for Orchestrator {
-    async fn handle(&self, input: JobInput) -> Result<(), JobError> {
-        match &input.job.kind {
-            JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
-            JobKind::VerifyFix {
-                repo,
-                pr,
-                check,
-                commit,
-            } => return self.verify_fix(repo, *pr, check, commit).await,
-            JobKind::Reconcile { repo, pr, check } => {
-                return self.reconcile_run(repo, *pr, check).await;
-            }
-            JobKind::Delivery if input.job.event == crate::ci_monitor::RECONCILE_EVENT => {
-                return self.reconcile_legacy(&input.payload).await;
-            }
-            JobKind::Delivery => {}
-        }
-        let event = match Delivery::parse(&input.job.event, &input.payload) {
-            Ok(e) => e,
-            Err(EventError::Unhandled { event, action }) => {
-                info!(%event, %action, "nothing to do for this event");
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        match event {
-            // Takes the pull request's lock itself, once it knows which one.
-            Delivery::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
-            Delivery::PrCommentCreated(c) => {
-                let _held = self
-                    .ctx
-                    .pr_locks
-                    .lock(&c.repo.full_name(), c.pr_number)
-                    .await;
-                self.comment_created(c).await
-            }
-            Delivery::PullRequestChanged(p) => {
-                let _held = self.ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
-                self.pull_request_changed(p).await
-            }
-            Delivery::InstallationChanged(i) => self.installation_changed(i).await,
-        }
-    }
-
-    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
-        // Set once per process; a second attach (a second server on the same handler) keeps
-        // the first queue, which is the one its jobs were loaded into.
-        let _ = self.ctx.queue.set(queue);
-    }
-
-    async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
-        self.reconcile_jobs().await
-    }
-}
-
-impl Orchestrator {
-    async fn check_run_completed(&self, cr: CheckRunCompleted) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
-            info!(check = %cr.name, "our own check run; ignored");
-            return Ok(());
-        }
-        if cr.on_default_branch() {
-            return self.default_branch_check(&cr).await;
-        }
-        let project = cr.repo.full_name();
-        // CI monitor: the check finished again on a commit whose failed jobs were re-run.
-        if self.rerun_finished(&cr).await? {
-            return Ok(());
-        }
-        if cr.conclusion.as_deref() == Some("success") {
-            // The tests that failed in this check on this commit passed now.
-            let passed = ctx
-                .shared
-                .record_check_passed(&project, &cr.name, &cr.head_sha)
-                .await
-                .map_err(store_err)?;
-            if passed > 0 {
-                info!(check = %cr.name, tests = passed, "test passes recorded");
-            }
-        }
-        // CI monitor: the check finished on a commit ci-medic pushed.
-        if self.pushed_fix_checked(&cr).await? {
-            return Ok(());
-        }
-        let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
-        if !failed {
-            info!(check = %cr.name, conclusion = ?cr.conclusion, "check did not fail; nothing to analyse");
-            return Ok(());
-        }
-        let Some(inst) = cr.installation_id.map(InstallationId) else {
-            return Err(JobError::Permanent(
-                "delivery has no installation; is this a GitHub App webhook?".into(),
-            ));
-        };
-        let repo = cr.repo.clone();
-
-        let Some(pr_number) = self.open_pull_request_for(inst, &repo, &cr).await? else {
-            info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
-            return Ok(());
-        };
-        let _held = ctx.pr_locks.lock(&project, pr_number).await;
-        let (config, config_error) = self.repo_config(inst, &repo).await?;
-        if !config.enabled {
-            info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
-            return Ok(());
-        }
-        if !config.check_selected(&cr.name) {
-            info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
-            return Ok(());
-        }
-        self.analyse(inst, &repo, pr_number, &cr, &config, config_error)
-            .await
-    }
-
-    /// The number of the open pull request whose head is the check's commit.
-    async fn open_pull_request_for(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        cr: &CheckRunCompleted,
-    ) -> Result<Option<u64>, JobError> {
-        // GitHub lists in the check run the open pull requests whose head sha or branch is the
-        // check's, each with its head sha: one whose head is this commit needs no read.
-        if let Some((n, _)) = cr
-            .pull_request_heads
-            .iter()
-            .find(|(n, sha)| *sha == cr.head_sha && cr.pull_requests.contains(n))
-        {
-            return Ok(Some(*n));
-        }
-        let gh = &self.ctx.github;
-        let mut numbers = cr.pull_requests.clone();
-        if numbers.is_empty() {
-            // Pull requests from forks are not listed on the check run; ask by commit.
-            let prs = gh
-                .list_pull_requests_for_commit(inst, repo, &cr.head_sha)
-                .await
-                .map_err(|e| gh_err("listing pull requests for the commit", e))?;
-            numbers = prs.into_iter().map(|p| p.number).collect();
-        }
-        for n in numbers {
-            let pr = match gh.get_pull_request(inst, repo, n).await {
-                Ok(pr) => pr,
-                // One listed number that is not (or no longer) a pull request here must not
-                // hide the others.
-                Err(GitHubError::NotFound) => continue,
-                Err(e) => return Err(gh_err("reading the pull request", e)),
-            };
-            if pr.state == "open" && pr.head.sha == cr.head_sha {
-                return Ok(Some(pr.number));
-            }
-        }
-        Ok(None)
-    }
 
     /// The repository's configuration from its default branch; safe defaults (and the error)
     /// when the file is invalid.
@@ -336,18 +163,18 @@ impl Orchestrator {
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
         let key = repo.full_name();
-        if let Some(c) = self.ctx.config_cache.lock().await.get(&key)
+        if let Some(c) = self.config_cache.lock().await.get(&key)
             && c.read_at.elapsed() < CONFIG_TTL
         {
             return Ok((c.config.clone(), c.error.clone()));
         }
-        let gh = &self.ctx.github;
+        let gh = &self.github;
         // No `ref`: the default branch, without a request to learn its name.
         let file = gh
             .get_file_content(inst, repo, CONFIG_PATH, "")
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
-        let mut cache = self.ctx.config_cache.lock().await;
+        let mut cache = self.config_cache.lock().await;
         let unchanged = |sha: &str| {
             cache
                 .get(&key)
@@ -380,87 +207,263 @@ impl Orchestrator {
         );
         Ok((config, error))
     }
+}
 
-    async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
-        // A new head makes open proposals stale; their approval is refused against the new
-        // head (see the machine). Closing the pull request ends its runs; reopening it opens
-        // again the proposals the close ended before anyone decided them, as long as they
-        // were made for the commit that is still its head.
-        let event = match p.action.as_str() {
-            "closed" => Event::Closed,
-            "reopened" => Event::Reopened {
-                head_sha: p.head_sha.clone(),
-            },
-            _ => {
-                info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+/// The pipeline's entry point for queued deliveries.
+pub struct Orchestrator {
+    pub(crate) ctx: Arc<Context>,
+}
+
+impl Orchestrator {
+    pub fn new(ctx: Arc<Context>) -> Orchestrator {
+        Orchestrator { ctx }
+    }
+}
+
+/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
+/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
+pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
+    JobError::GitHub { what, source }
+}
+
+/// A failed read or write of the database or the DDS registry; retried.
+pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
+    e.into()
+}
+
+#[async_trait]
+impl JobHandler for Orchestrator {
+    async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+        let ctx = &*self.ctx;
+        match &input.job.kind {
+            JobKind::WriteFix { repo, pr, check } => return write_fix(ctx, repo, *pr, check).await,
+            JobKind::VerifyFix {
+                repo,
+                pr,
+                check,
+                commit,
+            } => return verify_fix(ctx, repo, *pr, check, commit).await,
+            JobKind::Reconcile { repo, pr, check } => {
+                return reconcile_run(ctx, repo, *pr, check).await;
+            }
+            JobKind::Delivery if input.job.event == crate::ci_monitor::RECONCILE_EVENT => {
+                return reconcile_legacy(ctx, &input.payload).await;
+            }
+            JobKind::Delivery => {}
+        }
+        let event = match Delivery::parse(&input.job.event, &input.payload) {
+            Ok(e) => e,
+            Err(EventError::Unhandled { event, action }) => {
+                info!(%event, %action, "nothing to do for this event");
                 return Ok(());
             }
+            Err(e) => return Err(e.into()),
         };
-        let runs = self
-            .ctx
-            .runs
-            .for_pull_request(&p.repo.full_name(), p.number)
-            .await
-            .map_err(store_err)?;
-        for mut run in runs {
-            let inst = InstallationId(run.installation_id);
-            if let Err(e) = self
-                .apply(inst, &p.repo, &mut run, event.clone(), Replay::First)
-                .await?
-            {
-                warn!(check = %run.check_name, error = %e, "pull request change not applied");
+        match event {
+            // Takes the pull request's lock itself, once it knows which one.
+            Delivery::CheckRunCompleted(cr) => check_run_completed(ctx, cr).await,
+            Delivery::PrCommentCreated(c) => {
+                let _held = ctx.pr_locks.lock(&c.repo.full_name(), c.pr_number).await;
+                comment_created(ctx, c).await
             }
+            Delivery::PullRequestChanged(p) => {
+                let _held = ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
+                pull_request_changed(ctx, p).await
+            }
+            Delivery::InstallationChanged(i) => installation_changed(ctx, i).await,
         }
-        info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
-        Ok(())
     }
 
-    async fn installation_changed(&self, i: InstallationChanged) -> Result<(), JobError> {
-        // Recorded so ci-medic knows where it is installed; a deleted installation also
-        // forgets the repositories recorded earlier that this payload does not list.
-        let installations = &self.ctx.shared;
-        let deleted = i.action == "deleted";
-        let mut removed = i.removed.clone();
-        if deleted
-            && let Some(prev) = installations
-                .installation(i.installation_id)
-                .await
-                .map_err(store_err)?
-        {
-            removed.extend(
-                prev.repositories
-                    .into_iter()
-                    .filter(|r| !i.removed.contains(r)),
-            );
-        }
-        installations
-            .apply_installation(
-                i.installation_id,
-                i.account.as_deref(),
-                deleted,
-                &i.added,
-                &removed,
-            )
+    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
+        // Set once per process; a second attach (a second server on the same handler) keeps
+        // the first queue, which is the one its jobs were loaded into.
+        let _ = self.ctx.queue.set(queue);
+    }
+
+    async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
+        reconcile_jobs(&self.ctx).await
+    }
+}
+
+async fn check_run_completed(ctx: &Context, cr: CheckRunCompleted) -> Result<(), JobError> {
+    if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
+        info!(check = %cr.name, "our own check run; ignored");
+        return Ok(());
+    }
+    if cr.on_default_branch() {
+        return default_branch_check(ctx, &cr).await;
+    }
+    let project = cr.repo.full_name();
+    // CI monitor: the check finished again on a commit whose failed jobs were re-run.
+    if rerun_finished(ctx, &cr).await? {
+        return Ok(());
+    }
+    if cr.conclusion.as_deref() == Some("success") {
+        // The tests that failed in this check on this commit passed now.
+        let passed = ctx
+            .shared
+            .record_check_passed(&project, &cr.name, &cr.head_sha)
             .await
             .map_err(store_err)?;
-        // Uninstalled repositories: their pending work is forgotten.
-        for name in &removed {
-            let Some(repo) = RepoRef::parse(name) else {
-                continue;
-            };
-            for mut run in self.ctx.runs.for_repo(name).await.map_err(store_err)? {
-                let inst = InstallationId(run.installation_id);
-                if let Err(e) = self
-                    .apply(inst, &repo, &mut run, Event::Uninstalled, Replay::First)
-                    .await?
-                {
-                    warn!(check = %run.check_name, error = %e, "uninstall not applied");
-                }
+        if passed > 0 {
+            info!(check = %cr.name, tests = passed, "test passes recorded");
+        }
+    }
+    // CI monitor: the check finished on a commit ci-medic pushed.
+    if pushed_fix_checked(ctx, &cr).await? {
+        return Ok(());
+    }
+    let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
+    if !failed {
+        info!(check = %cr.name, conclusion = ?cr.conclusion, "check did not fail; nothing to analyse");
+        return Ok(());
+    }
+    let Some(inst) = cr.installation_id.map(InstallationId) else {
+        return Err(JobError::Permanent(
+            "delivery has no installation; is this a GitHub App webhook?".into(),
+        ));
+    };
+    let repo = cr.repo.clone();
+
+    let Some(pr_number) = open_pull_request_for(ctx, inst, &repo, &cr).await? else {
+        info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
+        return Ok(());
+    };
+    let _held = ctx.pr_locks.lock(&project, pr_number).await;
+    let (config, config_error) = ctx.repo_config(inst, &repo).await?;
+    if !config.enabled {
+        info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
+        return Ok(());
+    }
+    if !config.check_selected(&cr.name) {
+        info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
+        return Ok(());
+    }
+    analyse(ctx, inst, &repo, pr_number, &cr, &config, config_error).await
+}
+
+/// The number of the open pull request whose head is the check's commit.
+async fn open_pull_request_for(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    cr: &CheckRunCompleted,
+) -> Result<Option<u64>, JobError> {
+    // GitHub lists in the check run the open pull requests whose head sha or branch is the
+    // check's, each with its head sha: one whose head is this commit needs no read.
+    if let Some((n, _)) = cr
+        .pull_request_heads
+        .iter()
+        .find(|(n, sha)| *sha == cr.head_sha && cr.pull_requests.contains(n))
+    {
+        return Ok(Some(*n));
+    }
+    let gh = &ctx.github;
+    let mut numbers = cr.pull_requests.clone();
+    if numbers.is_empty() {
+        // Pull requests from forks are not listed on the check run; ask by commit.
+        let prs = gh
+            .list_pull_requests_for_commit(inst, repo, &cr.head_sha)
+            .await
+            .map_err(|e| gh_err("listing pull requests for the commit", e))?;
+        numbers = prs.into_iter().map(|p| p.number).collect();
+    }
+    for n in numbers {
+        let pr = match gh.get_pull_request(inst, repo, n).await {
+            Ok(pr) => pr,
+            // One listed number that is not (or no longer) a pull request here must not
+            // hide the others.
+            Err(GitHubError::NotFound) => continue,
+            Err(e) => return Err(gh_err("reading the pull request", e)),
+        };
+        if pr.state == "open" && pr.head.sha == cr.head_sha {
+            return Ok(Some(pr.number));
+        }
+    }
+    Ok(None)
+}
+
+async fn pull_request_changed(ctx: &Context, p: PullRequestChanged) -> Result<(), JobError> {
+    // A new head makes open proposals stale; their approval is refused against the new
+    // head (see the machine). Closing the pull request ends its runs; reopening it opens
+    // again the proposals the close ended before anyone decided them, as long as they
+    // were made for the commit that is still its head.
+    let event = match p.action.as_str() {
+        "closed" => Event::Closed,
+        "reopened" => Event::Reopened {
+            head_sha: p.head_sha.clone(),
+        },
+        _ => {
+            info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+            return Ok(());
+        }
+    };
+    let runs = ctx
+        .runs
+        .for_pull_request(&p.repo.full_name(), p.number)
+        .await
+        .map_err(store_err)?;
+    for mut run in runs {
+        let inst = InstallationId(run.installation_id);
+        if let Err(e) = apply(ctx, inst, &p.repo, &mut run, event.clone(), Replay::First).await? {
+            warn!(check = %run.check_name, error = %e, "pull request change not applied");
+        }
+    }
+    info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+    Ok(())
+}
+
+async fn installation_changed(ctx: &Context, i: InstallationChanged) -> Result<(), JobError> {
+    // Recorded so ci-medic knows where it is installed; a deleted installation also
+    // forgets the repositories recorded earlier that this payload does not list.
+    let installations = &ctx.shared;
+    let deleted = i.action == "deleted";
+    let mut removed = i.removed.clone();
+    if deleted
+        && let Some(prev) = installations
+            .installation(i.installation_id)
+            .await
+            .map_err(store_err)?
+    {
+        removed.extend(
+            prev.repositories
+                .into_iter()
+                .filter(|r| !i.removed.contains(r)),
+        );
+    }
+    installations
+        .apply_installation(
+            i.installation_id,
+            i.account.as_deref(),
+            deleted,
+            &i.added,
+            &removed,
+        )
+        .await
+        .map_err(store_err)?;
+    // Uninstalled repositories: their pending work is forgotten.
+    for name in &removed {
+        let Some(repo) = RepoRef::parse(name) else {
+            continue;
+        };
+        for mut run in ctx.runs.for_repo(name).await.map_err(store_err)? {
+            let inst = InstallationId(run.installation_id);
+            if let Err(e) = apply(
+                ctx,
+                inst,
+                &repo,
+                &mut run,
+                Event::Uninstalled,
+                Replay::First,
+            )
+            .await?
+            {
+                warn!(check = %run.check_name, error = %e, "uninstall not applied");
             }
         }
-        info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
-        Ok(())
     }
+    info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
+    Ok(())
 }
 
 #[cfg(test)]

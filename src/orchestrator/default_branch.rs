@@ -12,73 +12,70 @@ use tracing::info;
 
 use ci_medic_parser::ParseOptions;
 
-use super::{Orchestrator, gh_err, store_err};
+use super::{Context, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::github::InstallationId;
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
 
-impl Orchestrator {
-    pub(crate) async fn default_branch_check(
-        &self,
-        cr: &CheckRunCompleted,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        let project = cr.repo.full_name();
-        let failed = match cr.conclusion.as_deref() {
-            Some("success") => false,
-            Some("failure" | "timed_out") => true,
-            // Cancelled, skipped, neutral: nothing ran to its end.
-            _ => return Ok(()),
-        };
-        let Some(inst) = cr.installation_id.map(InstallationId) else {
-            return Err(JobError::Permanent(
-                "delivery has no installation; is this a GitHub App webhook?".into(),
-            ));
-        };
-        if !failed {
-            let passed = ctx
-                .shared
-                .record_default_branch_pass(&project, &cr.name, &cr.head_sha)
-                .await
-                .map_err(store_err)?;
-            info!(check = %cr.name, sha = %cr.head_sha, tests = passed, "default branch: test passes recorded");
-            return Ok(());
-        }
-        let (config, _) = self.repo_config(inst, &cr.repo).await?;
-        if !config.enabled || !config.check_selected(&cr.name) {
-            return Ok(());
-        }
-        let source = LogSource::of(cr.app_slug.as_deref(), cr.check_run_id);
-        let (tee, parsing) = crate::parser::spawn_streaming_triaged(ParseOptions::default());
-        let fetched = fetch_log(
-            ctx.github.as_ref(),
-            inst,
-            &cr.repo,
-            source,
-            ctx.log_limits,
-            Some(&tee),
-        )
-        .await;
-        drop(tee);
-        match fetched {
-            Ok(_) => {}
-            Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {
-                info!(check = %cr.name, reason = %e, "default branch: no log to record tests from");
-                return Ok(());
-            }
-            Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
-        }
-        let (parsed, _) = parsing
-            .await
-            .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
-        let tests = ci_medic_triage::failed_tests(&parsed.reports);
-        let recorded = ctx
+pub(crate) async fn default_branch_check(
+    ctx: &Context,
+    cr: &CheckRunCompleted,
+) -> Result<(), JobError> {
+    let project = cr.repo.full_name();
+    let failed = match cr.conclusion.as_deref() {
+        Some("success") => false,
+        Some("failure" | "timed_out") => true,
+        // Cancelled, skipped, neutral: nothing ran to its end.
+        _ => return Ok(()),
+    };
+    let Some(inst) = cr.installation_id.map(InstallationId) else {
+        return Err(JobError::Permanent(
+            "delivery has no installation; is this a GitHub App webhook?".into(),
+        ));
+    };
+    if !failed {
+        let passed = ctx
             .shared
-            .record_failures(&project, &cr.name, &cr.head_sha, true, &tests)
+            .record_default_branch_pass(&project, &cr.name, &cr.head_sha)
             .await
             .map_err(store_err)?;
-        info!(check = %cr.name, sha = %cr.head_sha, tests = tests.len(), recorded, "default branch: test failures recorded");
-        Ok(())
+        info!(check = %cr.name, sha = %cr.head_sha, tests = passed, "default branch: test passes recorded");
+        return Ok(());
     }
+    let (config, _) = ctx.repo_config(inst, &cr.repo).await?;
+    if !config.enabled || !config.check_selected(&cr.name) {
+        return Ok(());
+    }
+    let source = LogSource::of(cr.app_slug.as_deref(), cr.check_run_id);
+    let (tee, parsing) = crate::parser::spawn_streaming_triaged(ParseOptions::default());
+    let fetched = fetch_log(
+        ctx.github.as_ref(),
+        inst,
+        &cr.repo,
+        source,
+        ctx.log_limits,
+        Some(&tee),
+    )
+    .await;
+    drop(tee);
+    match fetched {
+        Ok(_) => {}
+        Err(e @ (LogError::Expired | LogError::NotFound | LogError::TooLarge { .. })) => {
+            info!(check = %cr.name, reason = %e, "default branch: no log to record tests from");
+            return Ok(());
+        }
+        Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
+    }
+    let (parsed, _) = parsing
+        .await
+        .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
+    let tests = ci_medic_triage::failed_tests(&parsed.reports);
+    let recorded = ctx
+        .shared
+        .record_failures(&project, &cr.name, &cr.head_sha, true, &tests)
+        .await
+        .map_err(store_err)?;
+    info!(check = %cr.name, sha = %cr.head_sha, tests = tests.len(), recorded, "default branch: test failures recorded");
+    Ok(())
 }
