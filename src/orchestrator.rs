@@ -21,30 +21,25 @@ use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 
-mod analysis;
 mod apply;
 mod approval;
-mod default_branch;
 mod fix_loop;
 mod sandbox;
 
-pub(crate) use analysis::{analyse, analyse_with_source};
 pub(crate) use apply::{Replay, apply, moved, publish};
 pub(crate) use fix_loop::{advance_approved, job_id};
 
 use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
-use crate::ci_monitor::verdict::{pushed_fix_checked, rerun_finished};
+use crate::events::check_run::check_run_completed;
+use crate::events::installation::installation_changed;
+use crate::events::pull_request::pull_request_changed;
 use approval::comment_created;
-use default_branch::default_branch_check;
 use fix_loop::write_fix;
 use sandbox::verify_fix;
 
-use crate::events::{
-    CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
-};
+use crate::events::{Event as Delivery, EventError};
 use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
@@ -283,187 +278,6 @@ impl JobHandler for Orchestrator {
     async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
         reconcile_jobs(&self.ctx).await
     }
-}
-
-async fn check_run_completed(ctx: &Context, cr: CheckRunCompleted) -> Result<(), JobError> {
-    if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
-        info!(check = %cr.name, "our own check run; ignored");
-        return Ok(());
-    }
-    if cr.on_default_branch() {
-        return default_branch_check(ctx, &cr).await;
-    }
-    let project = cr.repo.full_name();
-    // CI monitor: the check finished again on a commit whose failed jobs were re-run.
-    if rerun_finished(ctx, &cr).await? {
-        return Ok(());
-    }
-    if cr.conclusion.as_deref() == Some("success") {
-        // The tests that failed in this check on this commit passed now.
-        let passed = ctx
-            .shared
-            .record_check_passed(&project, &cr.name, &cr.head_sha)
-            .await
-            .map_err(store_err)?;
-        if passed > 0 {
-            info!(check = %cr.name, tests = passed, "test passes recorded");
-        }
-    }
-    // CI monitor: the check finished on a commit ci-medic pushed.
-    if pushed_fix_checked(ctx, &cr).await? {
-        return Ok(());
-    }
-    let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
-    if !failed {
-        info!(check = %cr.name, conclusion = ?cr.conclusion, "check did not fail; nothing to analyse");
-        return Ok(());
-    }
-    let Some(inst) = cr.installation_id.map(InstallationId) else {
-        return Err(JobError::Permanent(
-            "delivery has no installation; is this a GitHub App webhook?".into(),
-        ));
-    };
-    let repo = cr.repo.clone();
-
-    let Some(pr_number) = open_pull_request_for(ctx, inst, &repo, &cr).await? else {
-        info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
-        return Ok(());
-    };
-    let _held = ctx.pr_locks.lock(&project, pr_number).await;
-    let (config, config_error) = ctx.repo_config(inst, &repo).await?;
-    if !config.enabled {
-        info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
-        return Ok(());
-    }
-    if !config.check_selected(&cr.name) {
-        info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
-        return Ok(());
-    }
-    analyse(ctx, inst, &repo, pr_number, &cr, &config, config_error).await
-}
-
-/// The number of the open pull request whose head is the check's commit.
-async fn open_pull_request_for(
-    ctx: &Context,
-    inst: InstallationId,
-    repo: &RepoRef,
-    cr: &CheckRunCompleted,
-) -> Result<Option<u64>, JobError> {
-    // GitHub lists in the check run the open pull requests whose head sha or branch is the
-    // check's, each with its head sha: one whose head is this commit needs no read.
-    if let Some((n, _)) = cr
-        .pull_request_heads
-        .iter()
-        .find(|(n, sha)| *sha == cr.head_sha && cr.pull_requests.contains(n))
-    {
-        return Ok(Some(*n));
-    }
-    let gh = &ctx.github;
-    let mut numbers = cr.pull_requests.clone();
-    if numbers.is_empty() {
-        // Pull requests from forks are not listed on the check run; ask by commit.
-        let prs = gh
-            .list_pull_requests_for_commit(inst, repo, &cr.head_sha)
-            .await
-            .map_err(|e| gh_err("listing pull requests for the commit", e))?;
-        numbers = prs.into_iter().map(|p| p.number).collect();
-    }
-    for n in numbers {
-        let pr = match gh.get_pull_request(inst, repo, n).await {
-            Ok(pr) => pr,
-            // One listed number that is not (or no longer) a pull request here must not
-            // hide the others.
-            Err(GitHubError::NotFound) => continue,
-            Err(e) => return Err(gh_err("reading the pull request", e)),
-        };
-        if pr.state == "open" && pr.head.sha == cr.head_sha {
-            return Ok(Some(pr.number));
-        }
-    }
-    Ok(None)
-}
-
-async fn pull_request_changed(ctx: &Context, p: PullRequestChanged) -> Result<(), JobError> {
-    // A new head makes open proposals stale; their approval is refused against the new
-    // head (see the machine). Closing the pull request ends its runs; reopening it opens
-    // again the proposals the close ended before anyone decided them, as long as they
-    // were made for the commit that is still its head.
-    let event = match p.action.as_str() {
-        "closed" => Event::Closed,
-        "reopened" => Event::Reopened {
-            head_sha: p.head_sha.clone(),
-        },
-        _ => {
-            info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
-            return Ok(());
-        }
-    };
-    let runs = ctx
-        .runs
-        .for_pull_request(&p.repo.full_name(), p.number)
-        .await
-        .map_err(store_err)?;
-    for mut run in runs {
-        let inst = InstallationId(run.installation_id);
-        if let Err(e) = apply(ctx, inst, &p.repo, &mut run, event.clone(), Replay::First).await? {
-            warn!(check = %run.check_name, error = %e, "pull request change not applied");
-        }
-    }
-    info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
-    Ok(())
-}
-
-async fn installation_changed(ctx: &Context, i: InstallationChanged) -> Result<(), JobError> {
-    // Recorded so ci-medic knows where it is installed; a deleted installation also
-    // forgets the repositories recorded earlier that this payload does not list.
-    let installations = &ctx.shared;
-    let deleted = i.action == "deleted";
-    let mut removed = i.removed.clone();
-    if deleted
-        && let Some(prev) = installations
-            .installation(i.installation_id)
-            .await
-            .map_err(store_err)?
-    {
-        removed.extend(
-            prev.repositories
-                .into_iter()
-                .filter(|r| !i.removed.contains(r)),
-        );
-    }
-    installations
-        .apply_installation(
-            i.installation_id,
-            i.account.as_deref(),
-            deleted,
-            &i.added,
-            &removed,
-        )
-        .await
-        .map_err(store_err)?;
-    // Uninstalled repositories: their pending work is forgotten.
-    for name in &removed {
-        let Some(repo) = RepoRef::parse(name) else {
-            continue;
-        };
-        for mut run in ctx.runs.for_repo(name).await.map_err(store_err)? {
-            let inst = InstallationId(run.installation_id);
-            if let Err(e) = apply(
-                ctx,
-                inst,
-                &repo,
-                &mut run,
-                Event::Uninstalled,
-                Replay::First,
-            )
-            .await?
-            {
-                warn!(check = %run.check_name, error = %e, "uninstall not applied");
-            }
-        }
-    }
-    info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,11 +11,10 @@ use ci_medic_core::proposal::machine::{Effect, Event};
 use ci_medic_core::repo_config::RepoConfig;
 
 use crate::events::CheckRunCompleted;
+use crate::events::analysis::{analyse, analyse_with_source};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{
-    Context, Replay, analyse, analyse_with_source, apply, gh_err, store_err,
-};
+use crate::orchestrator::{Context, Replay, apply, gh_err, store_err};
 use crate::store::runs::{FixRun, Phase};
 
 /// The check finished again on a commit whose failed jobs were re-run: `true` when it was

@@ -20,8 +20,9 @@ use ci_medic_core::proposal::machine::{Effect, Event, MachineError, Stage, decid
 use ci_medic_core::repo_config::RepoConfig;
 
 use super::fix_loop::{push_plan, queue_fix};
-use super::{Context, Replay, analyse, apply, gh_err, publish, store_err};
+use super::{Context, Replay, apply, gh_err, publish, store_err};
 use crate::commands::{Refusal, authorize};
+use crate::events::analysis::analyse;
 use crate::events::{CheckRunCompleted, PrCommentCreated};
 use crate::github::{GitHubError, InstallationId, ReactionContent, RepoRef};
 use crate::jobs::JobError;

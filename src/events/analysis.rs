@@ -24,11 +24,11 @@ use ci_medic_core::repo_config::{ConfigError, RepoConfig};
 use ci_medic_parser::{BugReport, ParseOptions};
 use ci_medic_triage::{AttemptOutcome, CheckFacts, Conclusion, FailureKind, StepFacts};
 
-use super::{Context, Replay, apply, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
+use crate::orchestrator::{Context, Replay, apply, gh_err, store_err};
 use crate::store::registry::RegistryError;
 use crate::store::runs::FixRun;
 

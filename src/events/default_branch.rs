@@ -12,11 +12,11 @@ use tracing::info;
 
 use ci_medic_parser::ParseOptions;
 
-use super::{Context, gh_err, store_err};
 use crate::events::CheckRunCompleted;
 use crate::github::InstallationId;
 use crate::jobs::JobError;
 use crate::log_source::{LogError, LogSource, fetch_log};
+use crate::orchestrator::{Context, gh_err, store_err};
 
 pub(crate) async fn default_branch_check(
     ctx: &Context,
