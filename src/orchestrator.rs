@@ -24,18 +24,17 @@ use tracing::{info, warn};
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 
 mod apply;
-mod approval;
-mod fix_loop;
+pub(crate) mod fix_loop;
 mod sandbox;
 
 pub(crate) use apply::{Replay, apply, moved, publish};
 pub(crate) use fix_loop::{advance_approved, job_id};
 
 use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
+use crate::commands::comment::comment_created;
 use crate::events::check_run::check_run_completed;
 use crate::events::installation::installation_changed;
 use crate::events::pull_request::pull_request_changed;
-use approval::comment_created;
 use fix_loop::write_fix;
 use sandbox::verify_fix;
 

@@ -461,7 +461,7 @@ pub(super) async fn refuse(
 
 /// Where the fix for the pull request goes, and the repository its commit and files are read
 /// from (the head repository: a fork's files are there).
-pub(super) fn push_plan(
+pub(crate) fn push_plan(
     repo: &RepoRef,
     pr: &crate::github::PullRequest,
     fix_id: &str,
@@ -530,7 +530,7 @@ pub(crate) fn job_id(run: &FixRun) -> String {
 
 /// Queues the job that writes and pushes the run's approved fix, once per proposal; runs
 /// it here when no queue is attached (a handler used on its own).
-pub(super) async fn queue_fix(
+pub(crate) async fn queue_fix(
     ctx: &Context,
     inst: InstallationId,
     repo: &RepoRef,
