@@ -16,6 +16,7 @@
 
 // The pure half, re-exported so callers of this stage need one path.
 pub mod tool_tier;
+pub(crate) mod write;
 
 use ci_medic_core::fix_check::LINE_WINDOW;
 pub use ci_medic_core::fix_check::{

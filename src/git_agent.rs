@@ -16,6 +16,8 @@
 //! through a symbolic link, over a submodule or over a directory: such a path is
 //! [`GitAgentError::NotARegularFile`] and nothing is created.
 
+pub(crate) mod push;
+
 use crate::github::{
     CreateCommit, FileMode, GitHubApi, GitHubError, GitTreeItem, InstallationId, RepoRef,
     TreeEntry, TreeEntryContent,

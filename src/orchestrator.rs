@@ -24,19 +24,16 @@ use tracing::{info, warn};
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 
 mod apply;
-pub(crate) mod fix_loop;
-mod sandbox;
 
 pub(crate) use apply::{Replay, apply, moved, publish};
-pub(crate) use fix_loop::{advance_approved, job_id};
 
 use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
 use crate::commands::comment::comment_created;
 use crate::events::check_run::check_run_completed;
 use crate::events::installation::installation_changed;
 use crate::events::pull_request::pull_request_changed;
-use fix_loop::write_fix;
-use sandbox::verify_fix;
+use crate::executor::verify_job::verify_fix;
+use crate::fix_agent::write::write_fix;
 
 use crate::events::{Event as Delivery, EventError};
 use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
@@ -44,6 +41,7 @@ use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::proposals::{Proposals, Runs};
+use crate::store::runs::FixRun;
 use crate::store::{JobKind, Store, StoreError};
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
@@ -149,6 +147,12 @@ impl Context {
         })
     }
 
+    /// The durable queue follow-up jobs go to; `None` while no server attached one (a handler
+    /// used on its own then does the follow-up work in place).
+    pub(crate) fn queue(&self) -> Option<&Arc<crate::jobs::Queue>> {
+        self.queue.get()
+    }
+
     /// The repository's configuration from its default branch; safe defaults (and the error)
     /// when the file is invalid.
     pub(crate) async fn repo_config(
@@ -223,6 +227,20 @@ pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
 /// A failed read or write of the database or the DDS registry; retried.
 pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
     e.into()
+}
+
+/// A run's part of its jobs' ids: repository, pull request and check, in characters any id
+/// may hold.
+pub(crate) fn job_id(run: &FixRun) -> String {
+    format!(
+        "{}-{}-{}",
+        run.repo.replace('/', "."),
+        run.pr_number,
+        run.check_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    )
 }
 
 #[async_trait]

@@ -12,9 +12,10 @@ use ci_medic_core::proposal::machine::Event;
 
 use super::verdict::{rerun_verdict, verdict};
 use crate::events::CheckRunCompleted;
+use crate::fix_agent::write::advance_approved;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{Context, advance_approved, gh_err, job_id, moved, store_err};
+use crate::orchestrator::{Context, gh_err, job_id, moved, store_err};
 use crate::store::JobKind;
 use crate::store::runs::Phase;
 

@@ -18,9 +18,10 @@ use ci_medic_core::repo_config::RepoConfig;
 use super::comment::Outcome;
 use crate::commands::{Refusal, authorize};
 use crate::events::PrCommentCreated;
+use crate::fix_agent::write::queue_fix;
+use crate::git_agent::push::push_plan;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::fix_loop::{push_plan, queue_fix};
 use crate::orchestrator::{Context, Replay, apply, gh_err, publish, store_err};
 use crate::store::runs::{FixRun, Phase};
 

@@ -24,6 +24,7 @@ pub mod detect;
 pub mod docker;
 pub mod output;
 pub mod verify;
+pub(crate) mod verify_job;
 pub mod workspace;
 
 use std::collections::BTreeMap;

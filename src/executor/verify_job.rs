@@ -1,4 +1,4 @@
-//! The sandbox build of an approved fix (`verify: docker`), as a job of its own.
+//! The executor's job: the sandbox build of an approved fix (`verify: docker`).
 //!
 //! The write-fix job prepares the fix commit (objects only, nothing pushed) and queues a
 //! [`JobKind::VerifyFix`] for it under a key of its own. That job builds the proposal's commit
@@ -17,10 +17,10 @@ use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::RepoConfig;
 
-use super::fix_loop::{Refusal, advance_approved, refuse, reported_files};
-use super::{Context, Replay, apply, gh_err, job_id, store_err};
+use crate::fix_agent::write::{Refusal, advance_approved, refuse, reported_files};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
+use crate::orchestrator::{Context, Replay, apply, gh_err, job_id, store_err};
 use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
@@ -33,7 +33,7 @@ fn awaits_sandbox(run: &FixRun, commit: &str) -> bool {
 
 /// Queues the sandbox build of the run's prepared commit, once per commit; builds it here
 /// when no queue is attached (a handler used on its own).
-pub(super) async fn queue_verify(
+pub(crate) async fn queue_verify(
     ctx: &Context,
     inst: InstallationId,
     repo: &RepoRef,
@@ -41,7 +41,7 @@ pub(super) async fn queue_verify(
     commit: &str,
     config: &RepoConfig,
 ) -> Result<(), JobError> {
-    let Some(queue) = ctx.queue.get() else {
+    let Some(queue) = ctx.queue() else {
         let outcome = build_in_sandbox(ctx, inst, repo, &run, commit, config).await?;
         return sandbox_verdict(ctx, inst, repo, run, commit, config, outcome).await;
     };
@@ -63,7 +63,7 @@ pub(super) async fn queue_verify(
 
 /// The sandbox job: builds the prepared commit without the pull request's lock, then
 /// takes it to apply the verdict to the run as it is by then.
-pub(super) async fn verify_fix(
+pub(crate) async fn verify_fix(
     ctx: &Context,
     repo: &str,
     pr: u64,
@@ -230,7 +230,7 @@ async fn build_in_sandbox(
 /// The repository's tree at `sha`, extracted safely into a scratch directory that is
 /// removed when the returned guard drops; the second value is the tree's root. The sandbox
 /// build and the fix agent's tool tier both work on it.
-pub(super) async fn fetch_tree(
+pub(crate) async fn fetch_tree(
     ctx: &Context,
     inst: InstallationId,
     repo: &RepoRef,
@@ -258,7 +258,7 @@ pub(super) async fn fetch_tree(
 }
 
 /// Removes a scratch directory however the work on it ends.
-pub(super) struct RemoveOnDrop(std::path::PathBuf);
+pub(crate) struct RemoveOnDrop(std::path::PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {

@@ -1,12 +1,15 @@
-//! The fix loop after an approval: fix agent → patch guard → git agent, with the sandbox
-//! build (`verify: docker`) between the prepared commit and the push as a job of its own
-//! (`sandbox`); the CI monitor (`crate::ci_monitor`) takes over once the commit is pushed.
+//! The fix agent's job: writes the approved fix. The fix agent (built-in fixers, the tool
+//! tier, the LLM) writes a candidate per report, each guarded on its own, then the whole patch
+//! is guarded; the git agent prepares the commit (objects only), which is stored in the run
+//! before anything else happens. With `verify: docker` the executor's job builds it in the
+//! sandbox first (`crate::executor::verify_job`); then the git agent pushes it
+//! (`crate::git_agent::push`), and the CI monitor (`crate::ci_monitor`) takes over.
 //!
 //! Each step is stored in the run before the next begins: the prepared commit before the ref
 //! moves, the pushed commit before the comment says so. A run found `Approved` at start-up (or
-//! by the CI monitor's periodic reconcile) is moved on from where it stopped.
+//! by the CI monitor's periodic reconcile) is moved on from where it stopped. It never pushes a
+//! patch the guard refused, and never writes a fix for a run that is no longer approved.
 
-use chrono::Utc;
 use tracing::{info, warn};
 
 use ci_medic_core::fix_check::{
@@ -17,21 +20,20 @@ use ci_medic_core::formatter::format_report_line;
 use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{RepoConfig, VerifyMode};
 
-use super::sandbox::{RemoveOnDrop, fetch_tree, queue_verify};
-use super::{Context, gh_err, moved, store_err};
-use crate::fix_agent::Proposal;
-use crate::git_agent::{
-    GitAgent, GitAgentError, KnownTree, PathKind, entry_in, target_for, tree_entry,
-};
+use super::Proposal;
+use crate::executor::verify_job::{RemoveOnDrop, fetch_tree, queue_verify};
+use crate::git_agent::push::{push_fix, push_plan};
+use crate::git_agent::{GitAgent, GitAgentError, KnownTree, PathKind, entry_in, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
+use crate::orchestrator::{Context, gh_err, job_id, moved, store_err};
 use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
 /// Why the loop stopped before pushing.
-pub(super) struct Refusal {
-    pub(super) rule: String,
-    pub(super) detail: String,
+pub(crate) struct Refusal {
+    pub(crate) rule: String,
+    pub(crate) detail: String,
 }
 
 /// A guarded patch ready for the git agent.
@@ -134,47 +136,7 @@ pub(crate) async fn advance_approved(
         // its verdict comes back through the machine and pushes this very commit.
         return queue_verify(ctx, inst, repo, run, &commit, config).await;
     }
-    match agent.publish(&target, &parent, &commit).await {
-        Ok(()) => {}
-        Err(GitAgentError::Stale { actual, .. }) => {
-            ctx.metrics.stage("push", "stale");
-            run.pending_commit = None;
-            let event = Event::PushStale {
-                branch: target.branch.clone(),
-                head_sha: actual,
-            };
-            return moved(ctx, inst, repo, &mut run, event).await;
-        }
-        Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
-        // Only `prepare` checks paths; a stored commit has passed it already.
-        Err(e @ GitAgentError::NotARegularFile { .. }) => {
-            return Err(JobError::Permanent(e.to_string()));
-        }
-    }
-    ctx.metrics.stage("push", "pushed");
-    info!(fix = %fix_id, commit = %commit, branch = %target.branch, "fix commit pushed");
-    run.pending_commit = None;
-    let pushed_at = Utc::now();
-    run.pushed_at = Some(pushed_at);
-    // For the status page's approve-to-push time; the push itself has happened, so a
-    // failure to note it is logged, not retried.
-    if let Err(e) = ctx.registry.record_push(&fix_id, pushed_at).await {
-        warn!(fix = %fix_id, error = %e, "could not record the push time");
-    }
-    let destination = if target.new_branch {
-        format!(
-            "to the new branch `{}` (the fork does not allow maintainer edits)",
-            target.branch
-        )
-    } else {
-        format!("to `{}`", target.branch)
-    };
-    let event = Event::Pushed {
-        commit_sha: commit,
-        files,
-        destination,
-    };
-    moved(ctx, inst, repo, &mut run, event).await
+    push_fix(ctx, inst, repo, run, &target, commit, files).await
 }
 
 /// Runs the fix agent on every allowed report, each candidate guarded on its own (a refused
@@ -442,7 +404,7 @@ async fn write_patch(
 }
 
 /// A patch that cannot be pushed: the proposal fails, and the comment names the rule.
-pub(super) async fn refuse(
+pub(crate) async fn refuse(
     ctx: &Context,
     inst: InstallationId,
     repo: &RepoRef,
@@ -459,31 +421,9 @@ pub(super) async fn refuse(
     moved(ctx, inst, repo, &mut run, event).await
 }
 
-/// Where the fix for the pull request goes, and the repository its commit and files are read
-/// from (the head repository: a fork's files are there).
-pub(crate) fn push_plan(
-    repo: &RepoRef,
-    pr: &crate::github::PullRequest,
-    fix_id: &str,
-) -> (crate::git_agent::PushTarget, RepoRef) {
-    let head_repo = pr
-        .head
-        .repo
-        .as_ref()
-        .and_then(|r| RepoRef::parse(&r.full_name));
-    let target = target_for(
-        repo,
-        head_repo.as_ref(),
-        &pr.head.git_ref,
-        pr.maintainer_can_modify.unwrap_or(false),
-        fix_id,
-    );
-    (target, head_repo.unwrap_or_else(|| repo.clone()))
-}
-
 /// The files of the current proposal's reports that it may change: what a commit prepared
 /// by an earlier attempt of the job changes.
-pub(super) fn reported_files(run: &FixRun) -> Vec<String> {
+pub(crate) fn reported_files(run: &FixRun) -> Vec<String> {
     let allowed = run
         .state
         .proposal
@@ -514,20 +454,6 @@ fn commit_message(run: &FixRun, fix_id: &str, reason: &str) -> String {
     )
 }
 
-/// A run's part of its jobs' ids: repository, pull request and check, in characters any id
-/// may hold.
-pub(crate) fn job_id(run: &FixRun) -> String {
-    format!(
-        "{}-{}-{}",
-        run.repo.replace('/', "."),
-        run.pr_number,
-        run.check_name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect::<String>()
-    )
-}
-
 /// Queues the job that writes and pushes the run's approved fix, once per proposal; runs
 /// it here when no queue is attached (a handler used on its own).
 pub(crate) async fn queue_fix(
@@ -537,7 +463,7 @@ pub(crate) async fn queue_fix(
     run: FixRun,
     config: &RepoConfig,
 ) -> Result<(), JobError> {
-    let Some(queue) = ctx.queue.get() else {
+    let Some(queue) = ctx.queue() else {
         return advance_approved(ctx, inst, repo, run, config).await;
     };
     let job = crate::jobs::InternalJob {
@@ -554,7 +480,7 @@ pub(crate) async fn queue_fix(
 }
 
 /// The fix job: writes and pushes the run's approved fix, if it is still approved.
-pub(super) async fn write_fix(
+pub(crate) async fn write_fix(
     ctx: &Context,
     repo: &str,
     pr: u64,
