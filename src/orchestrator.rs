@@ -327,4 +327,94 @@ mod tests {
         let keys: Vec<String> = locks.0.lock().unwrap().keys().cloned().collect();
         assert_eq!(keys, vec!["o/r#9".to_string()]);
     }
+
+    /// The queue retries or parks a handler's failure by the error's kind and its typed
+    /// source, never by its text; and the source stays reachable for whoever logs it.
+    #[tokio::test]
+    async fn job_errors_are_retried_or_parked_by_their_kind() {
+        use std::error::Error as _;
+
+        use crate::executor::WorkspaceError;
+        use crate::git_agent::GitAgentError;
+        use crate::github::GitHubError;
+        use crate::jobs::JobError;
+
+        let agent = |source| JobError::GitAgent {
+            what: "pushing the fix commit",
+            source,
+        };
+        // A branch that moved is worth another try; a path that is no regular file is not.
+        let stale = agent(GitAgentError::Stale {
+            branch: "feature".into(),
+            expected: "a".into(),
+            actual: "b".into(),
+        });
+        assert!(!stale.is_permanent());
+        let link = agent(GitAgentError::NotARegularFile {
+            path: "src/link".into(),
+            what: "a symbolic link".into(),
+        });
+        assert!(link.is_permanent());
+        // GitHub's answer inside the git agent's error is judged as GitHub's.
+        assert!(agent(GitAgentError::GitHub(GitHubError::NotFound)).is_permanent());
+        let limited = agent(GitAgentError::GitHub(GitHubError::RateLimited {
+            retry_after: Some(Duration::from_secs(7)),
+        }));
+        assert!(!limited.is_permanent());
+        assert_eq!(limited.wait(), Some(Duration::from_secs(7)));
+
+        // A scratch directory that cannot be written is retried, with the I/O error kept.
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let workspace = JobError::Workspace(io);
+        assert!(!workspace.is_permanent());
+        let kept = workspace
+            .source()
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(kept, Some(std::io::ErrorKind::StorageFull));
+
+        // An archive that cannot be laid out safely, a prepared file that is not text, a
+        // payload that is not JSON, a missing record: the same every time, so parked.
+        let unsafe_entry = JobError::Unpack {
+            what: "unsafe or broken tarball",
+            source: WorkspaceError::UnsafePath {
+                path: "../etc/passwd".into(),
+                reason: "leaves the workspace",
+            },
+        };
+        assert!(unsafe_entry.is_permanent());
+        let binary = JobError::NotUtf8 {
+            path: "a.bin".into(),
+            source: String::from_utf8(vec![0xff, 0xfe]).unwrap_err(),
+        };
+        assert!(binary.is_permanent());
+        assert!(
+            binary
+                .source()
+                .is_some_and(|s| s.is::<std::string::FromUtf8Error>())
+        );
+        let payload = JobError::BadPayload {
+            what: "reconcile",
+            source: serde_json::from_slice::<serde_json::Value>(b"{").unwrap_err(),
+        };
+        assert!(payload.is_permanent());
+        assert!(JobError::NoInstallation.is_permanent());
+        assert!(JobError::MissingProposal { fix_id: "x".into() }.is_permanent());
+
+        // A helper task that panicked is retried; the join error says it panicked.
+        let join = tokio::spawn(async { panic!("parser bug") })
+            .await
+            .unwrap_err();
+        let task = JobError::Task {
+            what: "parser task",
+            source: join,
+        };
+        assert!(!task.is_permanent());
+        assert_eq!(task.wait(), None);
+        let panicked = task
+            .source()
+            .and_then(|s| s.downcast_ref::<tokio::task::JoinError>())
+            .is_some_and(tokio::task::JoinError::is_panic);
+        assert!(panicked);
+    }
 }

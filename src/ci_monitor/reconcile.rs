@@ -54,8 +54,11 @@ pub(crate) async fn reconcile_jobs(ctx: &Context) -> Vec<crate::jobs::InternalJo
 
 /// A reconcile job queued by the version before typed jobs.
 pub(crate) async fn reconcile_legacy(ctx: &Context, payload: &[u8]) -> Result<(), JobError> {
-    let p: ReconcilePayload = serde_json::from_slice(payload)
-        .map_err(|e| JobError::Permanent(format!("bad reconcile payload: {e}")))?;
+    let p: ReconcilePayload =
+        serde_json::from_slice(payload).map_err(|source| JobError::BadPayload {
+            what: "reconcile",
+            source,
+        })?;
     reconcile_run(ctx, &p.repo, p.pr, &p.check).await
 }
 

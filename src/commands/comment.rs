@@ -31,7 +31,7 @@ pub(crate) async fn comment_created(ctx: &Context, c: PrCommentCreated) -> Resul
         return Ok(());
     }
     let Some(inst) = c.installation_id.map(InstallationId) else {
-        return Err(JobError::Permanent("delivery has no installation".into()));
+        return Err(JobError::NoInstallation);
     };
     let repo = c.repo.clone();
     let gh = ctx.github.as_ref();

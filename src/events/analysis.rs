@@ -118,9 +118,10 @@ pub(crate) async fn analyse_with_source(
         Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
     };
 
-    let (parsed, triager) = parsing
-        .await
-        .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
+    let (parsed, triager) = parsing.await.map_err(|source| JobError::Task {
+        what: "parser task",
+        source,
+    })?;
     let reports: Vec<BugReport> = parsed.reports;
     info!(check = %cr.name, reports = reports.len(), left_out = parsed.left_out, log_bytes = log.total_bytes, "log parsed");
 

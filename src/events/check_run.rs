@@ -55,9 +55,7 @@ pub(crate) async fn check_run_completed(
         return Ok(());
     }
     let Some(inst) = cr.installation_id.map(InstallationId) else {
-        return Err(JobError::Permanent(
-            "delivery has no installation; is this a GitHub App webhook?".into(),
-        ));
+        return Err(JobError::NoInstallation);
     };
     let repo = cr.repo.clone();
 

@@ -30,9 +30,7 @@ pub(crate) async fn default_branch_check(
         _ => return Ok(()),
     };
     let Some(inst) = cr.installation_id.map(InstallationId) else {
-        return Err(JobError::Permanent(
-            "delivery has no installation; is this a GitHub App webhook?".into(),
-        ));
+        return Err(JobError::NoInstallation);
     };
     if !failed {
         let passed = ctx
@@ -67,9 +65,10 @@ pub(crate) async fn default_branch_check(
         }
         Err(LogError::Api(e)) => return Err(gh_err("downloading the logs", e)),
     }
-    let (parsed, _) = parsing
-        .await
-        .map_err(|e| JobError::Retry(format!("parser task: {e}")))?;
+    let (parsed, _) = parsing.await.map_err(|source| JobError::Task {
+        what: "parser task",
+        source,
+    })?;
     let tests = ci_medic_triage::failed_tests(&parsed.reports);
     let recorded = ctx
         .shared

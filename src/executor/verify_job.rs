@@ -173,14 +173,18 @@ async fn build_in_sandbox(
         if file.path != path {
             continue;
         }
-        let text = String::from_utf8(file.content)
-            .map_err(|e| JobError::Permanent(format!("the prepared `{path}` is not UTF-8: {e}")))?;
+        let text = String::from_utf8(file.content).map_err(|source| JobError::NotUtf8 {
+            path: path.clone(),
+            source,
+        })?;
         files.push((path, text));
     }
     let (_cleanup, root) =
         fetch_tree(ctx, inst, read_from, run.proposed_for_sha(), "verify").await?;
-    apply_files(&root, &files)
-        .map_err(|e| JobError::Permanent(format!("applying the patch: {e}")))?;
+    apply_files(&root, &files).map_err(|source| JobError::Unpack {
+        what: "applying the patch",
+        source,
+    })?;
     let plan = match resolve_plan(&root, &config.executor, &PlanOverrides::default()) {
         Ok(p) => p,
         Err(e) => return refusal(format!("no build to verify with: {e}")),
@@ -242,18 +246,20 @@ pub(crate) async fn fetch_tree(
         std::process::id(),
         Utc::now().timestamp_nanos_opt().unwrap_or_default()
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+    std::fs::create_dir_all(&dir).map_err(JobError::Workspace)?;
     let cleanup = RemoveOnDrop(dir.clone());
     let tarball = dir.join("source.tar.gz");
     ctx.github
         .download_tarball(inst, repo, sha, &tarball, 512 << 20)
         .await
         .map_err(|e| gh_err("downloading the repository tarball", e))?;
-    let file =
-        std::fs::File::open(&tarball).map_err(|e| JobError::Retry(format!("workspace: {e}")))?;
+    let file = std::fs::File::open(&tarball).map_err(JobError::Workspace)?;
     let root =
         crate::executor::extract_tarball_safely(std::io::BufReader::new(file), &dir.join("ws"))
-            .map_err(|e| JobError::Permanent(format!("unsafe or broken tarball: {e}")))?;
+            .map_err(|source| JobError::Unpack {
+                what: "unsafe or broken tarball",
+                source,
+            })?;
     Ok((cleanup, root))
 }
 

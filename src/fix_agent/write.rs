@@ -118,7 +118,12 @@ pub(crate) async fn advance_approved(
                         };
                         return refuse(ctx, inst, repo, run, &fix_id, refusal).await;
                     }
-                    Err(e) => return Err(JobError::Retry(e.to_string())),
+                    Err(e) => {
+                        return Err(JobError::GitAgent {
+                            what: "writing the fix commit",
+                            source: e,
+                        });
+                    }
                 };
                 run.pending_commit = Some(commit.clone());
                 run.push_target = Some(target.clone());
@@ -156,7 +161,9 @@ async fn write_patch(
         .get_fix(fix_id)
         .await
         .map_err(store_err)?
-        .ok_or_else(|| JobError::Permanent(format!("{fix_id} is missing from the registry")))?;
+        .ok_or_else(|| JobError::MissingProposal {
+            fix_id: fix_id.to_string(),
+        })?;
     let allowed = &stored.dds.allowed_paths;
     let mut by_file: Vec<(String, Vec<ci_medic_parser::BugReport>)> = Vec::new();
     for r in run

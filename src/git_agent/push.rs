@@ -50,7 +50,10 @@ pub(crate) async fn push_fix(
         Err(GitAgentError::GitHub(e)) => return Err(gh_err("pushing the fix commit", e)),
         // Only `prepare` checks paths; a stored commit has passed it already.
         Err(e @ GitAgentError::NotARegularFile { .. }) => {
-            return Err(JobError::Permanent(e.to_string()));
+            return Err(JobError::GitAgent {
+                what: "pushing the fix commit",
+                source: e,
+            });
         }
     }
     ctx.metrics.stage("push", "pushed");
