@@ -1,18 +1,22 @@
-//! The orchestrator: dispatches each job to its handler over a shared [`Context`].
+//! The wiring: the shared [`Context`] every handler takes, and the [`Orchestrator`] that
+//! dispatches each job to its handler with one `match`.
 //!
-//! It implements [`JobHandler`]: each job is one accepted delivery, turned into a delivery
-//! event and dispatched to one handler per event and command (`analysis`, `approval`,
-//! `fix_loop`, the CI monitor's verdicts and reconcile pass in [`crate::ci_monitor`], and the
-//! pull-request and installation handlers here). A proposal's state moves
+//! The handlers are free functions over `&Context`, in their stages: one per event kind in
+//! [`crate::events`] (`check_run`, `pull_request`, `installation`, with the failure's
+//! `analysis` and the `default_branch` outcomes), one per command in [`crate::commands`]
+//! (`approval`: `/approve`, `/reject`; `retry`, `rerun`, and `/help` in `comment`), and one
+//! per typed job: writing the fix in [`crate::fix_agent`] (`write`), its sandbox build in
+//! [`crate::executor`] (`verify_job`), the push in [`crate::git_agent`] (`push`), and the CI
+//! monitor's verdicts and reconcile pass in [`crate::ci_monitor`]. A proposal's state moves
 //! only through the pure state machine `ci_medic_core::proposal::machine`, whose effects
-//! `apply` carries out (registry transition, stored run, comment rendered from the state).
+//! [`apply`] carries out (registry transition, stored run, comment rendered from the state).
+//!
 //! Every handler is idempotent, because a job interrupted by a crash runs again: records are
 //! looked up before they are created (failed DDS per check and commit, one code_fix per
 //! source, one comment per pull request and check, one check run per proposal), and each step
-//! is stored before the next begins.
-//!
-//! Stages talk to each other only through the orchestrator, with typed values
-//! (execution contract: "No layer bypasses the Orchestrator").
+//! is stored before the next begins. This module holds no handler logic of its own; stages
+//! talk to each other only through the context and typed values (execution contract: "No
+//! layer bypasses the Orchestrator").
 
 use std::collections::HashMap;
 use std::sync::Arc;

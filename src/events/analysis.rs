@@ -11,7 +11,7 @@
 //!
 //! Idempotent: the failed DDS is recorded once per check and commit, the code_fix once per
 //! source, and a redelivery of the same failure proposes the same proposal again. It never
-//! changes a run's state except through [`Orchestrator::apply`].
+//! changes a run's state except through [`apply`].
 
 use chrono::{DateTime, Utc};
 use tracing::{info, warn};

@@ -18,6 +18,9 @@
 //! - [`workspace`]: safe tarball extraction and patch application on the host.
 //! - [`verify`]: whether a verified build still shows the errors a patch targeted.
 //! - [`cli`]: `ci-medic exec`.
+//! - `verify_job`: the pipeline's sandbox job for `verify: docker`, over the shared context:
+//!   builds the prepared fix commit without the pull request's lock, and hands the verdict to
+//!   the proposal machine.
 
 pub mod cli;
 pub mod detect;

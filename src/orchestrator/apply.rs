@@ -1,6 +1,6 @@
 //! Applying the proposal state machine's steps: the one place a run's state changes.
 //!
-//! Every handler turns what happened into a [`machine::Event`] and calls [`Orchestrator::apply`]:
+//! Every handler turns what happened into a [`machine::Event`] and calls [`apply`]:
 //! the pure `step` computes the next state and its effects, and this module carries the effects
 //! out in order: the registry transition first (compare-and-swap, so a decision that lost a
 //! race is refused before anything is stored), then the run is stored, then the comment and the
