@@ -8,8 +8,8 @@
 
 use crate::github::{CheckRun, CheckStatus};
 
-mod reconcile;
-mod verdict;
+pub(crate) mod reconcile;
+pub(crate) mod verdict;
 
 pub(crate) use reconcile::RECONCILE_EVENT;
 

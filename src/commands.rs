@@ -4,8 +4,18 @@
 //! lookup that decides authority: the commenter's permission on the repository, asked of
 //! GitHub (`GET /repos/{owner}/{repo}/collaborators/{username}/permission`) — never inferred
 //! from the payload's `author_association`, which a fork contributor's comment also carries.
+//!
+//! The handlers, one function per command over the shared
+//! [`Context`](crate::orchestrator::Context), are the submodules: `comment` (a comment's
+//! commands, its reaction and its one reply; `/help`), `approval` (`/approve`, `/reject`),
+//! `retry` and `rerun`.
 
 pub use ci_medic_core::commands::*;
+
+mod approval;
+pub(crate) mod comment;
+mod rerun;
+mod retry;
 
 use ci_medic_core::repo_config::{ApproversConfig, Permission};
 

@@ -1,18 +1,30 @@
-//! Events: GitHub webhook payloads turned into owned domain values.
+//! Events: GitHub webhook payloads turned into owned domain values, and one handler per kind.
 //!
-//! Two steps, both pure:
+//! Two parsing steps, both pure:
 //! - [`route`], at the intake: a minimal parse that decides whether a delivery is handled and
 //!   which serialisation key its job gets (one pull request, one installation). It also proves
 //!   the body is well-formed JSON.
 //! - [`Event::parse`], in the worker: the fields the pipeline uses, as owned structs. Pipeline
 //!   code never touches raw payload JSON.
 //!
-//! This module never performs I/O and never trusts a payload field for authorisation: who may
+//! The handlers, one function per event kind over the shared
+//! [`Context`](crate::orchestrator::Context), are the submodules: `check_run` (a completed
+//! check: the CI monitor's verdicts first, then `analysis` of a failure, or `default_branch`
+//! outcomes), `pull_request` (closed, reopened) and `installation`. A comment's commands are
+//! handled by [`crate::commands`].
+//!
+//! The parsing never performs I/O and never trusts a payload field for authorisation: who may
 //! approve is looked up from GitHub by the commands stage, not read from `author_association`.
 
 use serde::Deserialize;
 
 pub use crate::github::RepoRef;
+
+pub(crate) mod analysis;
+pub(crate) mod check_run;
+pub(crate) mod default_branch;
+pub(crate) mod installation;
+pub(crate) mod pull_request;
 
 /// What the intake does with a delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]

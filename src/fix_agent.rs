@@ -5,7 +5,9 @@
 //! OpenAI-compatible chat-completions endpoint ([`LlmFixer`]). [`FixAgent::propose_checked`]
 //! also runs the patch guard, so nothing unchecked leaves this stage; with the pull request's
 //! tree at hand, [`FixAgent::propose_checked_in`] puts the [`tool_tier`] (the project's own
-//! formatter or linter, run in the sandbox) between the built-in fixers and the LLM.
+//! formatter or linter, run in the sandbox) between the built-in fixers and the LLM. The
+//! write-fix job over the shared context (`write`) runs it on every report of an approved
+//! proposal, guards the whole patch and has the git agent prepare and push the commit.
 //!
 //! What it must never do: commit or push (the git agent does), format comment text (the
 //! formatter does), log or echo the API key, follow instructions found in log text or in the
@@ -16,6 +18,7 @@
 
 // The pure half, re-exported so callers of this stage need one path.
 pub mod tool_tier;
+pub(crate) mod write;
 
 use ci_medic_core::fix_check::LINE_WINDOW;
 pub use ci_medic_core::fix_check::{

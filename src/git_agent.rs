@@ -15,6 +15,11 @@
 //! executable), read with [`tree_entry`] (or [`entry_in`] a [`whole_tree`]). It never writes
 //! through a symbolic link, over a submodule or over a directory: such a path is
 //! [`GitAgentError::NotARegularFile`] and nothing is created.
+//!
+//! `push` is the fix job's step over the shared context: where the commit goes (`push_plan`)
+//! and the push of the prepared commit, recorded through the proposal machine.
+
+pub(crate) mod push;
 
 use crate::github::{
     CreateCommit, FileMode, GitHubApi, GitHubError, GitTreeItem, InstallationId, RepoRef,

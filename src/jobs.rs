@@ -58,10 +58,59 @@ pub enum JobError {
     /// The delivery's payload cannot be read as its event: it never will be.
     #[error("{0}")]
     BadDelivery(#[from] crate::events::EventError),
-    /// Worth another try later, for a reason with no error type of its own.
+    /// The delivery names no installation (not a GitHub App webhook): it never will; parked.
+    #[error("delivery has no installation; is this a GitHub App webhook?")]
+    NoInstallation,
+    /// An internal job's payload cannot be read (the reconcile job of an older version): it
+    /// never will be; parked.
+    #[error("bad {what} payload: {source}")]
+    BadPayload {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The run names a proposal the DDS registry does not hold: a broken record does not mend
+    /// by waiting; parked.
+    #[error("{fix_id} is missing from the registry")]
+    MissingProposal { fix_id: String },
+    /// The git agent refused for a reason of its own: a moved branch is tried again, a path
+    /// that is no regular file is parked, GitHub's answer is judged as GitHub's.
+    #[error("{what}: {source}")]
+    GitAgent {
+        what: &'static str,
+        #[source]
+        source: crate::git_agent::GitAgentError,
+    },
+    /// The scratch directory the tree is unpacked in could not be written or read; retried.
+    #[error("workspace: {0}")]
+    Workspace(#[source] std::io::Error),
+    /// The repository's tree or the patch cannot be laid out safely in the workspace (an
+    /// unsafe archive entry, a path outside the tree): the same every time; parked.
+    #[error("{what}: {source}")]
+    Unpack {
+        what: &'static str,
+        #[source]
+        source: crate::executor::WorkspaceError,
+    },
+    /// A file of the prepared fix commit is not UTF-8 text: the commit does not change; parked.
+    #[error("the prepared `{path}` is not UTF-8: {source}")]
+    NotUtf8 {
+        path: String,
+        #[source]
+        source: std::string::FromUtf8Error,
+    },
+    /// A task the handler started (the streaming parser) panicked or was cancelled; retried.
+    #[error("{what}: {source}")]
+    Task {
+        what: &'static str,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+    /// Worth another try later, for a reason with no error type of its own (a handler
+    /// outside the pipeline, a panicking handler).
     #[error("{0}")]
     Retry(String),
-    /// Will fail the same way every time: parked at once.
+    /// Will fail the same way every time, for a reason with no error type of its own: parked.
     #[error("{0}")]
     Permanent(String),
     /// Told to come back later (GitHub's rate limit names the moment): queued again for then,
@@ -71,18 +120,38 @@ pub enum JobError {
 }
 
 impl JobError {
-    /// Will fail the same way every time: parked at once.
+    /// Will fail the same way every time: parked at once. Decided by the error's kind and
+    /// its source's, never by its text.
     pub fn is_permanent(&self) -> bool {
+        use crate::git_agent::GitAgentError;
         match self {
-            JobError::Permanent(_) | JobError::Refused { .. } | JobError::BadDelivery(_) => true,
-            JobError::GitHub { source, .. } => matches!(
-                source,
-                GitHubError::NotFound
-                    | GitHubError::Gone
-                    | GitHubError::Unauthorized { .. }
-                    | GitHubError::Forbidden { .. }
-            ),
-            _ => false,
+            JobError::Permanent(_)
+            | JobError::Refused { .. }
+            | JobError::BadDelivery(_)
+            | JobError::NoInstallation
+            | JobError::BadPayload { .. }
+            | JobError::MissingProposal { .. }
+            | JobError::Unpack { .. }
+            | JobError::NotUtf8 { .. } => true,
+            JobError::GitHub { source, .. }
+            | JobError::GitAgent {
+                source: GitAgentError::GitHub(source),
+                ..
+            } => github_never_works(source),
+            JobError::GitAgent {
+                source: GitAgentError::NotARegularFile { .. },
+                ..
+            } => true,
+            JobError::GitAgent {
+                source: GitAgentError::Stale { .. },
+                ..
+            }
+            | JobError::Store(_)
+            | JobError::Registry(_)
+            | JobError::Workspace(_)
+            | JobError::Task { .. }
+            | JobError::Retry(_)
+            | JobError::Wait { .. } => false,
         }
     }
 
@@ -91,16 +160,30 @@ impl JobError {
     pub fn wait(&self) -> Option<Duration> {
         match self {
             JobError::Wait { after, .. } => Some(*after),
-            JobError::GitHub {
-                source:
-                    GitHubError::RateLimited {
-                        retry_after: Some(after),
-                    },
+            JobError::GitHub { source, .. }
+            | JobError::GitAgent {
+                source: crate::git_agent::GitAgentError::GitHub(source),
                 ..
-            } => Some(*after),
+            } => match source {
+                GitHubError::RateLimited {
+                    retry_after: Some(after),
+                } => Some(*after),
+                _ => None,
+            },
             _ => None,
         }
     }
+}
+
+/// GitHub's answers that mean the call never will work: not found, gone, not allowed.
+fn github_never_works(e: &GitHubError) -> bool {
+    matches!(
+        e,
+        GitHubError::NotFound
+            | GitHubError::Gone
+            | GitHubError::Unauthorized { .. }
+            | GitHubError::Forbidden { .. }
+    )
 }
 
 /// Longest wait a [`JobError::Wait`] is honoured for (GitHub's primary limit resets hourly).

@@ -13,8 +13,13 @@
 //! ```
 //!
 //! A proposal's life (its stage, DDS status, history and registry transitions) is one pure
-//! state machine, `ci_medic_core::proposal::machine`; [`orchestrator`] dispatches each job to its
-//! handler, and the handlers apply the machine's effects to move a failure through those stages.
+//! state machine, `ci_medic_core::proposal::machine`. The handlers are free functions over one
+//! shared context ([`orchestrator::Context`]: store handles, the GitHub client, settings,
+//! metrics), each in its stage: one per webhook event in [`events`], one per command in
+//! [`commands`], and one per typed job: writing the fix in [`fix_agent`], its sandbox build in
+//! [`executor`], the push in [`git_agent`], the verdicts and the reconcile pass in
+//! [`ci_monitor`]. [`orchestrator`] is the wiring: it dispatches each job to its handler with
+//! one `match`, and applies the machine's effects for every handler.
 //! Infrastructure: [`github`] (API client, App auth), [`store`] (sled, and the payload spool
 //! that is the intake's write-ahead log), [`jobs`] (durable queue and workers), [`server`]
 //! (HTTP, health, metrics), [`status`] (the status page and admin API), [`config`] (process

@@ -1,18 +1,22 @@
-//! The orchestrator: dispatches each job to its handler over a shared [`Context`].
+//! The wiring: the shared [`Context`] every handler takes, and the [`Orchestrator`] that
+//! dispatches each job to its handler with one `match`.
 //!
-//! It implements [`JobHandler`]: each job is one accepted delivery, turned into a delivery
-//! event and dispatched to one handler per event and command (`analysis`, `approval`,
-//! `fix_loop`, the CI monitor's verdicts and reconcile pass in [`crate::ci_monitor`], and the
-//! pull-request and installation handlers here). A proposal's state moves
+//! The handlers are free functions over `&Context`, in their stages: one per event kind in
+//! [`crate::events`] (`check_run`, `pull_request`, `installation`, with the failure's
+//! `analysis` and the `default_branch` outcomes), one per command in [`crate::commands`]
+//! (`approval`: `/approve`, `/reject`; `retry`, `rerun`, and `/help` in `comment`), and one
+//! per typed job: writing the fix in [`crate::fix_agent`] (`write`), its sandbox build in
+//! [`crate::executor`] (`verify_job`), the push in [`crate::git_agent`] (`push`), and the CI
+//! monitor's verdicts and reconcile pass in [`crate::ci_monitor`]. A proposal's state moves
 //! only through the pure state machine `ci_medic_core::proposal::machine`, whose effects
-//! `apply` carries out (registry transition, stored run, comment rendered from the state).
+//! [`apply`] carries out (registry transition, stored run, comment rendered from the state).
+//!
 //! Every handler is idempotent, because a job interrupted by a crash runs again: records are
 //! looked up before they are created (failed DDS per check and commit, one code_fix per
 //! source, one comment per pull request and check, one check run per proposal), and each step
-//! is stored before the next begins.
-//!
-//! Stages talk to each other only through the orchestrator, with typed values
-//! (execution contract: "No layer bypasses the Orchestrator").
+//! is stored before the next begins. This module holds no handler logic of its own; stages
+//! talk to each other only through the context and typed values (execution contract: "No
+//! layer bypasses the Orchestrator").
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,27 +25,27 @@ use async_trait::async_trait;
 use tokio::sync::Mutex;
 use tracing::{info, warn};
 
-use ci_medic_core::proposal::machine::Event;
 use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 
-mod analysis;
 mod apply;
-mod approval;
-mod default_branch;
-mod fix_loop;
-mod sandbox;
 
-pub(crate) use apply::Replay;
-pub(crate) use fix_loop::job_id;
+pub(crate) use apply::{Replay, apply, moved, publish};
 
-use crate::events::{
-    CheckRunCompleted, Event as Delivery, EventError, InstallationChanged, PullRequestChanged,
-};
+use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
+use crate::commands::comment::comment_created;
+use crate::events::check_run::check_run_completed;
+use crate::events::installation::installation_changed;
+use crate::events::pull_request::pull_request_changed;
+use crate::executor::verify_job::verify_fix;
+use crate::fix_agent::write::write_fix;
+
+use crate::events::{Event as Delivery, EventError};
 use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
 use crate::jobs::{JobError, JobHandler, JobInput};
 use crate::log_source::LogLimits;
 use crate::metrics::Metrics;
 use crate::store::proposals::{Proposals, Runs};
+use crate::store::runs::FixRun;
 use crate::store::{JobKind, Store, StoreError};
 
 /// A repository's parsed configuration and the blob sha it was parsed from.
@@ -146,186 +150,11 @@ impl Context {
             queue: std::sync::OnceLock::new(),
         })
     }
-}
 
-/// The pipeline's entry point for queued deliveries.
-pub struct Orchestrator {
-    pub(crate) ctx: Arc<Context>,
-}
-
-impl Orchestrator {
-    pub fn new(ctx: Arc<Context>) -> Orchestrator {
-        Orchestrator { ctx }
-    }
-}
-
-/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
-/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
-pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
-    JobError::GitHub { what, source }
-}
-
-/// A failed read or write of the database or the DDS registry; retried.
-pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
-    e.into()
-}
-
-#[async_trait]
-impl JobHandler for Orchestrator {
-    async fn handle(&self, input: JobInput) -> Result<(), JobError> {
-        match &input.job.kind {
-            JobKind::WriteFix { repo, pr, check } => return self.write_fix(repo, *pr, check).await,
-            JobKind::VerifyFix {
-                repo,
-                pr,
-                check,
-                commit,
-            } => return self.verify_fix(repo, *pr, check, commit).await,
-            JobKind::Reconcile { repo, pr, check } => {
-                return self.reconcile_run(repo, *pr, check).await;
-            }
-            JobKind::Delivery if input.job.event == crate::ci_monitor::RECONCILE_EVENT => {
-                return self.reconcile_legacy(&input.payload).await;
-            }
-            JobKind::Delivery => {}
-        }
-        let event = match Delivery::parse(&input.job.event, &input.payload) {
-            Ok(e) => e,
-            Err(EventError::Unhandled { event, action }) => {
-                info!(%event, %action, "nothing to do for this event");
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        match event {
-            // Takes the pull request's lock itself, once it knows which one.
-            Delivery::CheckRunCompleted(cr) => self.check_run_completed(cr).await,
-            Delivery::PrCommentCreated(c) => {
-                let _held = self
-                    .ctx
-                    .pr_locks
-                    .lock(&c.repo.full_name(), c.pr_number)
-                    .await;
-                self.comment_created(c).await
-            }
-            Delivery::PullRequestChanged(p) => {
-                let _held = self.ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
-                self.pull_request_changed(p).await
-            }
-            Delivery::InstallationChanged(i) => self.installation_changed(i).await,
-        }
-    }
-
-    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
-        // Set once per process; a second attach (a second server on the same handler) keeps
-        // the first queue, which is the one its jobs were loaded into.
-        let _ = self.ctx.queue.set(queue);
-    }
-
-    async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
-        self.reconcile_jobs().await
-    }
-}
-
-impl Orchestrator {
-    async fn check_run_completed(&self, cr: CheckRunCompleted) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        if cr.app_id == Some(ctx.app_id) || cr.name == crate::comment::CHECK_RUN_NAME {
-            info!(check = %cr.name, "our own check run; ignored");
-            return Ok(());
-        }
-        if cr.on_default_branch() {
-            return self.default_branch_check(&cr).await;
-        }
-        let project = cr.repo.full_name();
-        // CI monitor: the check finished again on a commit whose failed jobs were re-run.
-        if self.rerun_finished(&cr).await? {
-            return Ok(());
-        }
-        if cr.conclusion.as_deref() == Some("success") {
-            // The tests that failed in this check on this commit passed now.
-            let passed = ctx
-                .shared
-                .record_check_passed(&project, &cr.name, &cr.head_sha)
-                .await
-                .map_err(store_err)?;
-            if passed > 0 {
-                info!(check = %cr.name, tests = passed, "test passes recorded");
-            }
-        }
-        // CI monitor: the check finished on a commit ci-medic pushed.
-        if self.pushed_fix_checked(&cr).await? {
-            return Ok(());
-        }
-        let failed = matches!(cr.conclusion.as_deref(), Some("failure" | "timed_out"));
-        if !failed {
-            info!(check = %cr.name, conclusion = ?cr.conclusion, "check did not fail; nothing to analyse");
-            return Ok(());
-        }
-        let Some(inst) = cr.installation_id.map(InstallationId) else {
-            return Err(JobError::Permanent(
-                "delivery has no installation; is this a GitHub App webhook?".into(),
-            ));
-        };
-        let repo = cr.repo.clone();
-
-        let Some(pr_number) = self.open_pull_request_for(inst, &repo, &cr).await? else {
-            info!(check = %cr.name, sha = %cr.head_sha, "the commit is not the head of an open pull request; ignored");
-            return Ok(());
-        };
-        let _held = ctx.pr_locks.lock(&project, pr_number).await;
-        let (config, config_error) = self.repo_config(inst, &repo).await?;
-        if !config.enabled {
-            info!(repo = %cr.repo, "ci-medic is disabled for this repository by {CONFIG_PATH}");
-            return Ok(());
-        }
-        if !config.check_selected(&cr.name) {
-            info!(check = %cr.name, "check excluded by {CONFIG_PATH}");
-            return Ok(());
-        }
-        self.analyse(inst, &repo, pr_number, &cr, &config, config_error)
-            .await
-    }
-
-    /// The number of the open pull request whose head is the check's commit.
-    async fn open_pull_request_for(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        cr: &CheckRunCompleted,
-    ) -> Result<Option<u64>, JobError> {
-        // GitHub lists in the check run the open pull requests whose head sha or branch is the
-        // check's, each with its head sha: one whose head is this commit needs no read.
-        if let Some((n, _)) = cr
-            .pull_request_heads
-            .iter()
-            .find(|(n, sha)| *sha == cr.head_sha && cr.pull_requests.contains(n))
-        {
-            return Ok(Some(*n));
-        }
-        let gh = &self.ctx.github;
-        let mut numbers = cr.pull_requests.clone();
-        if numbers.is_empty() {
-            // Pull requests from forks are not listed on the check run; ask by commit.
-            let prs = gh
-                .list_pull_requests_for_commit(inst, repo, &cr.head_sha)
-                .await
-                .map_err(|e| gh_err("listing pull requests for the commit", e))?;
-            numbers = prs.into_iter().map(|p| p.number).collect();
-        }
-        for n in numbers {
-            let pr = match gh.get_pull_request(inst, repo, n).await {
-                Ok(pr) => pr,
-                // One listed number that is not (or no longer) a pull request here must not
-                // hide the others.
-                Err(GitHubError::NotFound) => continue,
-                Err(e) => return Err(gh_err("reading the pull request", e)),
-            };
-            if pr.state == "open" && pr.head.sha == cr.head_sha {
-                return Ok(Some(pr.number));
-            }
-        }
-        Ok(None)
+    /// The durable queue follow-up jobs go to; `None` while no server attached one (a handler
+    /// used on its own then does the follow-up work in place).
+    pub(crate) fn queue(&self) -> Option<&Arc<crate::jobs::Queue>> {
+        self.queue.get()
     }
 
     /// The repository's configuration from its default branch; safe defaults (and the error)
@@ -336,18 +165,18 @@ impl Orchestrator {
         repo: &RepoRef,
     ) -> Result<(RepoConfig, Option<ConfigError>), JobError> {
         let key = repo.full_name();
-        if let Some(c) = self.ctx.config_cache.lock().await.get(&key)
+        if let Some(c) = self.config_cache.lock().await.get(&key)
             && c.read_at.elapsed() < CONFIG_TTL
         {
             return Ok((c.config.clone(), c.error.clone()));
         }
-        let gh = &self.ctx.github;
+        let gh = &self.github;
         // No `ref`: the default branch, without a request to learn its name.
         let file = gh
             .get_file_content(inst, repo, CONFIG_PATH, "")
             .await
             .map_err(|e| gh_err("reading the repository configuration", e))?;
-        let mut cache = self.ctx.config_cache.lock().await;
+        let mut cache = self.config_cache.lock().await;
         let unchanged = |sha: &str| {
             cache
                 .get(&key)
@@ -380,86 +209,95 @@ impl Orchestrator {
         );
         Ok((config, error))
     }
+}
 
-    async fn pull_request_changed(&self, p: PullRequestChanged) -> Result<(), JobError> {
-        // A new head makes open proposals stale; their approval is refused against the new
-        // head (see the machine). Closing the pull request ends its runs; reopening it opens
-        // again the proposals the close ended before anyone decided them, as long as they
-        // were made for the commit that is still its head.
-        let event = match p.action.as_str() {
-            "closed" => Event::Closed,
-            "reopened" => Event::Reopened {
-                head_sha: p.head_sha.clone(),
-            },
-            _ => {
-                info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
+/// The pipeline's entry point for queued deliveries.
+pub struct Orchestrator {
+    pub(crate) ctx: Arc<Context>,
+}
+
+impl Orchestrator {
+    pub fn new(ctx: Arc<Context>) -> Orchestrator {
+        Orchestrator { ctx }
+    }
+}
+
+/// A failed GitHub call, with what was being done; the queue retries or parks it by GitHub's
+/// answer ([`JobError::is_permanent`], [`JobError::wait`]).
+pub(crate) fn gh_err(what: &'static str, source: GitHubError) -> JobError {
+    JobError::GitHub { what, source }
+}
+
+/// A failed read or write of the database or the DDS registry; retried.
+pub(crate) fn store_err(e: impl Into<JobError>) -> JobError {
+    e.into()
+}
+
+/// A run's part of its jobs' ids: repository, pull request and check, in characters any id
+/// may hold.
+pub(crate) fn job_id(run: &FixRun) -> String {
+    format!(
+        "{}-{}-{}",
+        run.repo.replace('/', "."),
+        run.pr_number,
+        run.check_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    )
+}
+
+#[async_trait]
+impl JobHandler for Orchestrator {
+    async fn handle(&self, input: JobInput) -> Result<(), JobError> {
+        let ctx = &*self.ctx;
+        match &input.job.kind {
+            JobKind::WriteFix { repo, pr, check } => return write_fix(ctx, repo, *pr, check).await,
+            JobKind::VerifyFix {
+                repo,
+                pr,
+                check,
+                commit,
+            } => return verify_fix(ctx, repo, *pr, check, commit).await,
+            JobKind::Reconcile { repo, pr, check } => {
+                return reconcile_run(ctx, repo, *pr, check).await;
+            }
+            JobKind::Delivery if input.job.event == crate::ci_monitor::RECONCILE_EVENT => {
+                return reconcile_legacy(ctx, &input.payload).await;
+            }
+            JobKind::Delivery => {}
+        }
+        let event = match Delivery::parse(&input.job.event, &input.payload) {
+            Ok(e) => e,
+            Err(EventError::Unhandled { event, action }) => {
+                info!(%event, %action, "nothing to do for this event");
                 return Ok(());
             }
+            Err(e) => return Err(e.into()),
         };
-        let runs = self
-            .ctx
-            .runs
-            .for_pull_request(&p.repo.full_name(), p.number)
-            .await
-            .map_err(store_err)?;
-        for mut run in runs {
-            let inst = InstallationId(run.installation_id);
-            if let Err(e) = self
-                .apply(inst, &p.repo, &mut run, event.clone(), Replay::First)
-                .await?
-            {
-                warn!(check = %run.check_name, error = %e, "pull request change not applied");
+        match event {
+            // Takes the pull request's lock itself, once it knows which one.
+            Delivery::CheckRunCompleted(cr) => check_run_completed(ctx, cr).await,
+            Delivery::PrCommentCreated(c) => {
+                let _held = ctx.pr_locks.lock(&c.repo.full_name(), c.pr_number).await;
+                comment_created(ctx, c).await
             }
+            Delivery::PullRequestChanged(p) => {
+                let _held = ctx.pr_locks.lock(&p.repo.full_name(), p.number).await;
+                pull_request_changed(ctx, p).await
+            }
+            Delivery::InstallationChanged(i) => installation_changed(ctx, i).await,
         }
-        info!(repo = %p.repo, pr = p.number, action = %p.action, "pull request changed");
-        Ok(())
     }
 
-    async fn installation_changed(&self, i: InstallationChanged) -> Result<(), JobError> {
-        // Recorded so ci-medic knows where it is installed; a deleted installation also
-        // forgets the repositories recorded earlier that this payload does not list.
-        let installations = &self.ctx.shared;
-        let deleted = i.action == "deleted";
-        let mut removed = i.removed.clone();
-        if deleted
-            && let Some(prev) = installations
-                .installation(i.installation_id)
-                .await
-                .map_err(store_err)?
-        {
-            removed.extend(
-                prev.repositories
-                    .into_iter()
-                    .filter(|r| !i.removed.contains(r)),
-            );
-        }
-        installations
-            .apply_installation(
-                i.installation_id,
-                i.account.as_deref(),
-                deleted,
-                &i.added,
-                &removed,
-            )
-            .await
-            .map_err(store_err)?;
-        // Uninstalled repositories: their pending work is forgotten.
-        for name in &removed {
-            let Some(repo) = RepoRef::parse(name) else {
-                continue;
-            };
-            for mut run in self.ctx.runs.for_repo(name).await.map_err(store_err)? {
-                let inst = InstallationId(run.installation_id);
-                if let Err(e) = self
-                    .apply(inst, &repo, &mut run, Event::Uninstalled, Replay::First)
-                    .await?
-                {
-                    warn!(check = %run.check_name, error = %e, "uninstall not applied");
-                }
-            }
-        }
-        info!(installation = i.installation_id, action = %i.action, added = i.added.len(), removed = removed.len(), "installation changed");
-        Ok(())
+    fn attach(&self, queue: Arc<crate::jobs::Queue>) {
+        // Set once per process; a second attach (a second server on the same handler) keeps
+        // the first queue, which is the one its jobs were loaded into.
+        let _ = self.ctx.queue.set(queue);
+    }
+
+    async fn reconcile(&self) -> Vec<crate::jobs::InternalJob> {
+        reconcile_jobs(&self.ctx).await
     }
 }
 
@@ -492,5 +330,95 @@ mod tests {
         let _nine = locks.lock("o/r", 9).await;
         let keys: Vec<String> = locks.0.lock().unwrap().keys().cloned().collect();
         assert_eq!(keys, vec!["o/r#9".to_string()]);
+    }
+
+    /// The queue retries or parks a handler's failure by the error's kind and its typed
+    /// source, never by its text; and the source stays reachable for whoever logs it.
+    #[tokio::test]
+    async fn job_errors_are_retried_or_parked_by_their_kind() {
+        use std::error::Error as _;
+
+        use crate::executor::WorkspaceError;
+        use crate::git_agent::GitAgentError;
+        use crate::github::GitHubError;
+        use crate::jobs::JobError;
+
+        let agent = |source| JobError::GitAgent {
+            what: "pushing the fix commit",
+            source,
+        };
+        // A branch that moved is worth another try; a path that is no regular file is not.
+        let stale = agent(GitAgentError::Stale {
+            branch: "feature".into(),
+            expected: "a".into(),
+            actual: "b".into(),
+        });
+        assert!(!stale.is_permanent());
+        let link = agent(GitAgentError::NotARegularFile {
+            path: "src/link".into(),
+            what: "a symbolic link".into(),
+        });
+        assert!(link.is_permanent());
+        // GitHub's answer inside the git agent's error is judged as GitHub's.
+        assert!(agent(GitAgentError::GitHub(GitHubError::NotFound)).is_permanent());
+        let limited = agent(GitAgentError::GitHub(GitHubError::RateLimited {
+            retry_after: Some(Duration::from_secs(7)),
+        }));
+        assert!(!limited.is_permanent());
+        assert_eq!(limited.wait(), Some(Duration::from_secs(7)));
+
+        // A scratch directory that cannot be written is retried, with the I/O error kept.
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let workspace = JobError::Workspace(io);
+        assert!(!workspace.is_permanent());
+        let kept = workspace
+            .source()
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(kept, Some(std::io::ErrorKind::StorageFull));
+
+        // An archive that cannot be laid out safely, a prepared file that is not text, a
+        // payload that is not JSON, a missing record: the same every time, so parked.
+        let unsafe_entry = JobError::Unpack {
+            what: "unsafe or broken tarball",
+            source: WorkspaceError::UnsafePath {
+                path: "../etc/passwd".into(),
+                reason: "leaves the workspace",
+            },
+        };
+        assert!(unsafe_entry.is_permanent());
+        let binary = JobError::NotUtf8 {
+            path: "a.bin".into(),
+            source: String::from_utf8(vec![0xff, 0xfe]).unwrap_err(),
+        };
+        assert!(binary.is_permanent());
+        assert!(
+            binary
+                .source()
+                .is_some_and(|s| s.is::<std::string::FromUtf8Error>())
+        );
+        let payload = JobError::BadPayload {
+            what: "reconcile",
+            source: serde_json::from_slice::<serde_json::Value>(b"{").unwrap_err(),
+        };
+        assert!(payload.is_permanent());
+        assert!(JobError::NoInstallation.is_permanent());
+        assert!(JobError::MissingProposal { fix_id: "x".into() }.is_permanent());
+
+        // A helper task that panicked is retried; the join error says it panicked.
+        let join = tokio::spawn(async { panic!("parser bug") })
+            .await
+            .unwrap_err();
+        let task = JobError::Task {
+            what: "parser task",
+            source: join,
+        };
+        assert!(!task.is_permanent());
+        assert_eq!(task.wait(), None);
+        let panicked = task
+            .source()
+            .and_then(|s| s.downcast_ref::<tokio::task::JoinError>())
+            .is_some_and(tokio::task::JoinError::is_panic);
+        assert!(panicked);
     }
 }

@@ -18,12 +18,16 @@
 //! - [`workspace`]: safe tarball extraction and patch application on the host.
 //! - [`verify`]: whether a verified build still shows the errors a patch targeted.
 //! - [`cli`]: `ci-medic exec`.
+//! - `verify_job`: the pipeline's sandbox job for `verify: docker`, over the shared context:
+//!   builds the prepared fix commit without the pull request's lock, and hands the verdict to
+//!   the proposal machine.
 
 pub mod cli;
 pub mod detect;
 pub mod docker;
 pub mod output;
 pub mod verify;
+pub(crate) mod verify_job;
 pub mod workspace;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! Applying the proposal state machine's steps: the one place a run's state changes.
 //!
-//! Every handler turns what happened into a [`machine::Event`] and calls [`Orchestrator::apply`]:
+//! Every handler turns what happened into a [`machine::Event`] and calls [`apply`]:
 //! the pure `step` computes the next state and its effects, and this module carries the effects
 //! out in order: the registry transition first (compare-and-swap, so a decision that lost a
 //! race is refused before anything is stored), then the run is stored, then the comment and the
@@ -17,7 +17,7 @@ use ci_medic_core::comment::render_comment;
 use ci_medic_core::proposal::TransitionError;
 use ci_medic_core::proposal::machine::{self, Effect, MachineError, SERVICE_ACTOR, Stage};
 
-use super::{Orchestrator, gh_err, store_err};
+use super::{Context, gh_err, store_err};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
 use crate::store::registry::RegistryError;
@@ -33,147 +33,158 @@ pub(crate) enum Replay {
     Resumed,
 }
 
-impl Orchestrator {
-    /// Applies `event` to `run`: the machine's step, then its effects. `Ok(Err(_))` when the
-    /// machine (or the registry's compare-and-swap) refused it; nothing was changed then.
-    /// `Ok(Ok(follow_ups))` lists the effects left to the caller ([`Effect::WriteFix`],
-    /// [`Effect::ProposeNext`]).
-    pub(crate) async fn apply(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        run: &mut FixRun,
-        event: machine::Event,
-        replay: Replay,
-    ) -> Result<Result<Vec<Effect>, MachineError>, JobError> {
-        let ctx = &self.ctx;
-        let now = Utc::now();
-        let (next, effects) = match machine::step(&run.state, event, now) {
-            Ok(done) => done,
-            Err(e) => return Ok(Err(e)),
-        };
-        let mut publish = false;
-        let mut follow_ups = Vec::new();
-        for effect in effects {
-            match effect {
-                Effect::Record(r) => {
-                    match ctx
-                        .registry
-                        .transition(&r.fix_id, r.from, r.to, &r.actor, now, &r.reason)
-                        .await
-                    {
-                        Ok(_) => {}
-                        Err(RegistryError::Transition { source, .. }) => {
-                            let already = matches!(
-                                source,
-                                TransitionError::Stale { actual, .. } if actual == r.to
-                            );
-                            if r.actor == SERVICE_ACTOR || (already && replay == Replay::Resumed) {
-                                // The service's own moves are idempotent: an earlier attempt
-                                // made it, or the registry moved on for a reason it recorded.
-                                if !already {
-                                    warn!(fix = %r.fix_id, error = %source, "registry transition not made");
-                                }
-                            } else {
-                                return Ok(Err(MachineError::Transition(source)));
+/// Applies `event` to `run`: the machine's step, then its effects. `Ok(Err(_))` when the
+/// machine (or the registry's compare-and-swap) refused it; nothing was changed then.
+/// `Ok(Ok(follow_ups))` lists the effects left to the caller ([`Effect::WriteFix`],
+/// [`Effect::ProposeNext`]).
+pub(crate) async fn apply(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    run: &mut FixRun,
+    event: machine::Event,
+    replay: Replay,
+) -> Result<Result<Vec<Effect>, MachineError>, JobError> {
+    let now = Utc::now();
+    let (next, effects) = match machine::step(&run.state, event, now) {
+        Ok(done) => done,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut to_publish = false;
+    let mut follow_ups = Vec::new();
+    for effect in effects {
+        match effect {
+            Effect::Record(r) => {
+                match ctx
+                    .registry
+                    .transition(&r.fix_id, r.from, r.to, &r.actor, now, &r.reason)
+                    .await
+                {
+                    Ok(_) => {}
+                    Err(RegistryError::Transition { source, .. }) => {
+                        let already = matches!(
+                            source,
+                            TransitionError::Stale { actual, .. } if actual == r.to
+                        );
+                        if r.actor == SERVICE_ACTOR || (already && replay == Replay::Resumed) {
+                            // The service's own moves are idempotent: an earlier attempt
+                            // made it, or the registry moved on for a reason it recorded.
+                            if !already {
+                                warn!(fix = %r.fix_id, error = %source, "registry transition not made");
                             }
+                        } else {
+                            return Ok(Err(MachineError::Transition(source)));
                         }
-                        Err(e) => return Err(store_err(e)),
                     }
+                    Err(e) => return Err(store_err(e)),
                 }
-                Effect::Publish => publish = true,
-                other => follow_ups.push(other),
             }
+            Effect::Publish => to_publish = true,
+            other => follow_ups.push(other),
         }
-        run.state = next;
-        if publish {
-            self.publish(inst, repo, run).await?;
-        } else {
-            run.updated_at = now;
-            ctx.runs.put(run).await.map_err(store_err)?;
-        }
-        Ok(Ok(follow_ups))
     }
-
-    /// Stores the run, then edits (or creates) the comment and the annotations check run,
-    /// both rendered from the run's state, storing each id as soon as it is known.
-    pub(super) async fn publish(
-        &self,
-        inst: InstallationId,
-        repo: &RepoRef,
-        run: &mut FixRun,
-    ) -> Result<(), JobError> {
-        let ctx = &self.ctx;
-        run.updated_at = Utc::now();
+    run.state = next;
+    if to_publish {
+        publish(ctx, inst, repo, run).await?;
+    } else {
+        run.updated_at = now;
         ctx.runs.put(run).await.map_err(store_err)?;
-        let view = run.state.view();
-        let body = render_comment(&view);
-        let comment = if run.comment_id.is_none() && !run.comment_may_exist() {
-            // Never asked for: recorded first, then created without looking for it.
-            if let Some(c) = run.creations.as_mut() {
-                c.comment = true;
-            }
-            ctx.runs.put(run).await.map_err(store_err)?;
-            ctx.github
-                .create_issue_comment(inst, repo, run.pr_number, &body)
-                .await
-        } else {
-            crate::comment::upsert_comment(
-                ctx.github.as_ref(),
-                inst,
-                repo,
-                run.pr_number,
-                &run.check_name,
-                ctx.app_id,
-                run.comment_id,
-                &body,
-            )
-            .await
-        }
-        .map_err(|e| gh_err("posting the comment", e))?;
-        if run.comment_id != Some(comment.id) {
-            run.comment_id = Some(comment.id);
-            run.comment_url = Some(comment.html_url.clone());
-            ctx.runs.put(run).await.map_err(store_err)?;
-        }
-        ctx.metrics.stage("comment", "published");
-
-        // Annotations belong to a proposal: none when the analysis found nothing to propose.
-        if run.state.proposal.is_some() && !run.reports.is_empty() && !head_moved_on(run) {
-            let existing = if run.check_run_sha.as_deref() == Some(view.head_sha.as_str()) {
-                run.check_run_id
-            } else {
-                None
-            };
-            let external_id = format!("{}#{}:{}", run.repo, run.pr_number, view.dds_id);
-            let look_first = existing.is_some() || run.check_run_may_exist(&external_id);
-            if !look_first {
-                if let Some(c) = run.creations.as_mut() {
-                    c.check_runs.push(external_id.clone());
-                }
-                ctx.runs.put(run).await.map_err(store_err)?;
-            }
-            let id = crate::comment::publish_check_run_with(
-                ctx.github.as_ref(),
-                inst,
-                repo,
-                &view.head_sha,
-                &external_id,
-                existing,
-                &view,
-                &run.reports,
-                run.comment_url.as_deref(),
-                look_first,
-            )
-            .await
-            .map_err(|e| gh_err("publishing annotations", e))?;
-            run.check_run_id = Some(id);
-            run.check_run_sha = Some(view.head_sha.clone());
-            ctx.runs.put(run).await.map_err(store_err)?;
-            ctx.metrics.stage("annotations", "published");
-        }
-        Ok(())
     }
+    Ok(Ok(follow_ups))
+}
+
+/// Stores the run, then edits (or creates) the comment and the annotations check run,
+/// both rendered from the run's state, storing each id as soon as it is known.
+pub(crate) async fn publish(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    run: &mut FixRun,
+) -> Result<(), JobError> {
+    run.updated_at = Utc::now();
+    ctx.runs.put(run).await.map_err(store_err)?;
+    let view = run.state.view();
+    let body = render_comment(&view);
+    let comment = if run.comment_id.is_none() && !run.comment_may_exist() {
+        // Never asked for: recorded first, then created without looking for it.
+        if let Some(c) = run.creations.as_mut() {
+            c.comment = true;
+        }
+        ctx.runs.put(run).await.map_err(store_err)?;
+        ctx.github
+            .create_issue_comment(inst, repo, run.pr_number, &body)
+            .await
+    } else {
+        crate::comment::upsert_comment(
+            ctx.github.as_ref(),
+            inst,
+            repo,
+            run.pr_number,
+            &run.check_name,
+            ctx.app_id,
+            run.comment_id,
+            &body,
+        )
+        .await
+    }
+    .map_err(|e| gh_err("posting the comment", e))?;
+    if run.comment_id != Some(comment.id) {
+        run.comment_id = Some(comment.id);
+        run.comment_url = Some(comment.html_url.clone());
+        ctx.runs.put(run).await.map_err(store_err)?;
+    }
+    ctx.metrics.stage("comment", "published");
+
+    // Annotations belong to a proposal: none when the analysis found nothing to propose.
+    if run.state.proposal.is_some() && !run.reports.is_empty() && !head_moved_on(run) {
+        let existing = if run.check_run_sha.as_deref() == Some(view.head_sha.as_str()) {
+            run.check_run_id
+        } else {
+            None
+        };
+        let external_id = format!("{}#{}:{}", run.repo, run.pr_number, view.dds_id);
+        let look_first = existing.is_some() || run.check_run_may_exist(&external_id);
+        if !look_first {
+            if let Some(c) = run.creations.as_mut() {
+                c.check_runs.push(external_id.clone());
+            }
+            ctx.runs.put(run).await.map_err(store_err)?;
+        }
+        let id = crate::comment::publish_check_run_with(
+            ctx.github.as_ref(),
+            inst,
+            repo,
+            &view.head_sha,
+            &external_id,
+            existing,
+            &view,
+            &run.reports,
+            run.comment_url.as_deref(),
+            look_first,
+        )
+        .await
+        .map_err(|e| gh_err("publishing annotations", e))?;
+        run.check_run_id = Some(id);
+        run.check_run_sha = Some(view.head_sha.clone());
+        ctx.runs.put(run).await.map_err(store_err)?;
+        ctx.metrics.stage("annotations", "published");
+    }
+    Ok(())
+}
+
+/// Applies a step of the loop the service took itself; the machine refuses it only when
+/// the run moved on meanwhile, which is logged.
+pub(crate) async fn moved(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    run: &mut FixRun,
+    event: machine::Event,
+) -> Result<(), JobError> {
+    if let Err(e) = apply(ctx, inst, repo, run, event, Replay::First).await? {
+        warn!(check = %run.check_name, error = %e, "step not applied");
+    }
+    Ok(())
 }
 
 /// Whether the fix commit went to the pull request's own branch, so that the commit the
