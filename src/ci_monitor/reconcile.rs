@@ -78,6 +78,8 @@ impl Orchestrator {
             return Ok(());
         };
         let inst = InstallationId(run.installation_id);
+        let mut run = run;
+        self.catch_up(inst, &repo, &mut run).await?;
         let (config, _) = self.repo_config(inst, &repo).await?;
         let (commit_sha, rerun) = match run.phase() {
             Phase::Approved { .. } => {

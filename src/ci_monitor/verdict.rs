@@ -63,11 +63,15 @@ impl Orchestrator {
             Awaited::Rerun => Phase::RerunRequested { commit_sha },
             Awaited::PushedFix => Phase::Pushed { commit_sha },
         };
-        if run.check_name != cr.name || run.phase() != expected {
-            return Ok(false);
-        }
         let inst = InstallationId(run.installation_id);
         let repo = cr.repo.clone();
+        if run.check_name != cr.name || run.phase() != expected {
+            // This job's earlier run may have taken the verdict and stopped before the
+            // comment showed it.
+            let mut run = run;
+            self.catch_up(inst, &repo, &mut run).await?;
+            return Ok(false);
+        }
         let (config, _) = self.repo_config(inst, &repo).await?;
         match awaited {
             Awaited::Rerun => self.rerun_verdict(inst, &repo, run, cr, &config).await?,

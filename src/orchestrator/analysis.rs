@@ -98,6 +98,7 @@ impl Orchestrator {
                 updated_at: now,
                 // A new run has asked for nothing yet.
                 creations: Some(Default::default()),
+                unpublished: false,
                 version: 0,
             },
         };

@@ -594,11 +594,13 @@ impl Orchestrator {
         let Some(repo) = RepoRef::parse(&run.repo) else {
             return Ok(());
         };
+        let inst = InstallationId(run.installation_id);
         if !matches!(run.phase(), Phase::Approved { .. }) {
             info!(check = %run.check_name, phase = ?run.phase(), "no approved fix to write");
-            return Ok(());
+            // This job's earlier run may have pushed and stopped before the comment said so.
+            let mut run = run;
+            return self.catch_up(inst, &repo, &mut run).await;
         }
-        let inst = InstallationId(run.installation_id);
         let (config, _) = self.repo_config(inst, &repo).await?;
         self.advance_approved(inst, &repo, run, &config).await
     }
