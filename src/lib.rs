@@ -45,6 +45,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod redelivery;
 pub mod server;
+pub mod singleton;
 pub mod status;
 pub mod store;
 

@@ -29,7 +29,7 @@ use ci_medic_core::repo_config::{CONFIG_PATH, ConfigError, RepoConfig};
 
 mod apply;
 
-pub(crate) use apply::{Replay, apply, moved, publish};
+pub(crate) use apply::{Replay, apply, catch_up, moved, publish};
 
 use crate::ci_monitor::reconcile::{reconcile_jobs, reconcile_legacy, reconcile_run};
 use crate::commands::comment::comment_created;

@@ -24,8 +24,8 @@ use tracing::{error, info};
 use crate::intake::{self, Intake};
 use crate::jobs::{JobHandler, Queue, RetryPolicy, Workers};
 use crate::metrics::Metrics;
-use crate::store::DELIVERY_RETENTION;
 use crate::store::backend::Backend;
+use crate::store::{DELIVERY_RETENTION, RUN_RETENTION};
 
 /// Shared state of the HTTP routes.
 #[derive(Clone)]
@@ -143,59 +143,49 @@ pub async fn serve(
         metrics: opts.metrics.clone(),
     };
 
-    // Old delivery ids are pruned hourly, by one replica; GitHub only redelivers recent
-    // deliveries.
-    let prune_state = opts.state.clone();
-    let prune_stop = stop.clone();
-    let prune_owner = queue.replica().to_string();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(3600));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = prune_stop.cancelled() => break,
-                _ = tick.tick() => {
-                    if !holds_lease(&*prune_state, "prune", &prune_owner, Duration::from_secs(1800)).await {
-                        continue;
-                    }
-                    let cutoff = chrono::Utc::now() - chrono::Duration::from_std(DELIVERY_RETENTION).unwrap_or_default();
-                    match prune_state.prune_deliveries(cutoff).await {
-                        Ok(n) if n > 0 => info!(pruned = n, "pruned old delivery records"),
-                        Ok(_) => {}
-                        Err(e) => error!(error = %e, "pruning delivery records failed"),
-                    }
-                }
-            }
-        }
-    });
+    // Old records are pruned hourly, by one replica: delivery ids (GitHub only redelivers
+    // recent deliveries), reply marks and finished fix runs.
+    let sweep = crate::singleton::Singleton {
+        state: opts.state.clone(),
+        name: "prune",
+        owner: queue.replica().to_string(),
+        every: SWEEP_INTERVAL,
+        timing: crate::singleton::DEFAULT_TIMING,
+    };
+    let swept = Sweep {
+        state: opts.state.clone(),
+        runs: opts.state.fix_state()?.runs,
+        shared: opts.status.shared.clone(),
+    };
+    tokio::spawn(sweep.run(stop.clone(), move || {
+        let swept = swept.clone();
+        async move { swept.pass(chrono::Utc::now()).await }
+    }));
 
     // Work in flight (approved fixes, pushed commits waiting for CI) is resumed at start-up and
-    // checked periodically, so a crash or a missed webhook does not strand it.
+    // checked periodically, so a crash or a missed webhook does not strand it. One replica
+    // reconciles at a time; one that dies holding the pass leaves it for at most 40 s
+    // (`singleton::DEFAULT_TIMING`), and the replica taking it over reconciles at once.
     if opts.workers > 0 {
-        let (queue, handler, stop) = (queue.clone(), handler.clone(), stop.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let owner = queue.replica().to_string();
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tick.tick() => {
-                        // One replica reconciles; its lease outlives the interval, so it
-                        // keeps the task until it dies and another takes over.
-                        if !holds_lease(&**queue.backend(), "reconcile", &owner, RECONCILE_INTERVAL * 2).await {
-                            continue;
-                        }
-                        for job in handler.reconcile().await {
-                            enqueue_internal(&queue, job).await;
-                        }
-                        if let Err(e) = queue.refresh_counts().await {
-                            tracing::warn!(error = %e, "cannot count jobs");
-                        }
-                    }
+        let reconcile = crate::singleton::Singleton {
+            state: queue.backend().clone(),
+            name: "reconcile",
+            owner: queue.replica().to_string(),
+            every: RECONCILE_INTERVAL,
+            timing: crate::singleton::DEFAULT_TIMING,
+        };
+        let (queue, handler) = (queue.clone(), handler.clone());
+        tokio::spawn(reconcile.run(stop.clone(), move || {
+            let (queue, handler) = (queue.clone(), handler.clone());
+            async move {
+                for job in handler.reconcile().await {
+                    enqueue_internal(&queue, job).await;
+                }
+                if let Err(e) = queue.refresh_counts().await {
+                    tracing::warn!(error = %e, "cannot count jobs");
                 }
             }
-        });
+        }));
     }
 
     // Read before listening: deliveries accepted from now on must not hide the downtime
@@ -325,24 +315,54 @@ async fn serve_http(
 /// How often in-flight work is reconciled.
 pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(120);
 
+/// How often old records are pruned.
+pub const SWEEP_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// What the hourly sweep prunes, each after its retention.
+#[derive(Clone)]
+pub struct Sweep {
+    /// Delivery ids ([`DELIVERY_RETENTION`]).
+    pub state: Arc<dyn Backend>,
+    /// Finished fix runs ([`RUN_RETENTION`]).
+    pub runs: Arc<dyn crate::store::proposals::Runs>,
+    /// Reply marks ([`DELIVERY_RETENTION`]); `None` when the service keeps none.
+    pub shared: Option<Arc<dyn crate::store::shared_state::SharedState>>,
+}
+
+impl Sweep {
+    /// One sweep at `now`: what failed is logged and tried again at the next.
+    pub async fn pass(&self, now: chrono::DateTime<chrono::Utc>) {
+        let before = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or_default();
+        match self
+            .state
+            .prune_deliveries(before(DELIVERY_RETENTION))
+            .await
+        {
+            Ok(n) if n > 0 => info!(pruned = n, "pruned old delivery records"),
+            Ok(_) => {}
+            Err(e) => error!(error = %e, "pruning delivery records failed"),
+        }
+        match self.runs.prune_finished(before(RUN_RETENTION)).await {
+            Ok(n) if n > 0 => info!(pruned = n, "pruned finished fix runs"),
+            Ok(_) => {}
+            Err(e) => error!(error = %e, "pruning finished fix runs failed"),
+        }
+        if let Some(shared) = &self.shared {
+            match shared.prune_reply_marks(before(DELIVERY_RETENTION)).await {
+                Ok(n) if n > 0 => info!(pruned = n, "pruned old reply marks"),
+                Ok(_) => {}
+                Err(e) => error!(error = %e, "pruning reply marks failed"),
+            }
+        }
+    }
+}
+
 /// Queues a reconciliation job unless one with the same id was queued in this interval.
 async fn enqueue_internal(queue: &Queue, mut job: crate::jobs::InternalJob) {
     let bucket = chrono::Utc::now().timestamp() / RECONCILE_INTERVAL.as_secs() as i64;
     job.id = format!("internal-{}-{bucket}", job.id);
     if let Err(e) = crate::jobs::enqueue(queue, job).await {
         error!(error = %e, "cannot queue internal job");
-    }
-}
-
-/// Whether this replica holds (or just took) the singleton lease `name`; an unreachable
-/// database means no.
-async fn holds_lease(state: &dyn Backend, name: &str, owner: &str, ttl: Duration) -> bool {
-    match state.try_lease(name, owner, ttl).await {
-        Ok(held) => held,
-        Err(e) => {
-            tracing::warn!(error = %e, lease = name, "cannot take a singleton lease; skipping this round");
-            false
-        }
     }
 }
 

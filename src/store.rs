@@ -566,6 +566,8 @@ impl Store {
         for mut job in self.jobs()? {
             if job.state == JobState::Running {
                 job.state = JobState::Queued;
+                // The cut-off run never reported: it was no attempt (`Backend::claim`).
+                job.attempts = job.attempts.saturating_sub(1);
                 self.put_job(&job)?;
                 n += 1;
             }
@@ -729,7 +731,15 @@ fn run_checkpointer(inner: Weak<Inner>) {
 }
 
 /// How long delivery ids are kept for de-duplication (GitHub redelivers for a few days).
+/// Reply marks are kept as long: a retried or redelivered command job can only come while its
+/// delivery id is remembered.
 pub const DELIVERY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long a finished fix run (its proposal executed, failed, rejected or closed) is kept
+/// after its last change. The proposal registry keeps the DDS records for good. Past this, a
+/// check that fails again on that pull request starts a new run, with a new comment: the old
+/// one is no longer known to be ci-medic's to edit.
+pub const RUN_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 #[cfg(test)]
 mod tests {

@@ -126,3 +126,69 @@ async fn a_reply_whose_answer_was_lost_is_found_not_posted_again() {
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(w.server.terminate().success());
 }
+
+/// A step stored but not shown: the pushed fix's check passes, the job stores the verdict
+/// and then cannot edit the comment (GitHub answers 502 for longer than the client retries).
+/// The job is retried, finds the run already executed, and must still show it: before, it
+/// took the verdict as already handled and the comment said "pushed; waiting for CI" for good
+/// (as in the replica storm, where the job was killed at that moment instead).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verdict_whose_comment_edit_failed_is_shown_when_the_job_runs_again() {
+    let w = world(&[]).await;
+    proposed(&w).await;
+    let body = app_comments(&w)
+        .into_iter()
+        .find(|b| b.contains("DDS-FIX-"))
+        .unwrap();
+    let dds: ci_medic::proposal::CodeFixDds =
+        serde_json::from_value(json_blocks(&body)[1].clone()).unwrap();
+    say(&w, "maintainer", &format!("/approve {}", dds.id)).await;
+    wait_comment(&w, |b| b.contains("**pushed**")).await;
+    quiet(&w).await;
+    // The edit fails on the first run of the verdict job: its call and the client's 5
+    // retries.
+    w.fake.fail_next(
+        "PATCH",
+        "/repos/octo-org/shop/issues/comments/",
+        502,
+        &[],
+        6,
+    );
+    let pushed = w.fake.branch_head(REPO, "feature").unwrap();
+    let check = w.fake.add_check_run(
+        REPO,
+        &pushed,
+        CHECK,
+        "github-actions",
+        "success",
+        Default::default(),
+    );
+    deliver_check(&w, check).await;
+    // The client's back-off takes some 15 s before the job fails and runs again.
+    let executed = w
+        .fake
+        .wait_for(Duration::from_secs(90), |f| {
+            f.comments(REPO, 7)
+                .into_iter()
+                .find(|c| c.via_app && c.body.contains("**executed**"))
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "the comment never showed the verdict: {:#?}",
+                app_comments(&w)
+            )
+        });
+    assert!(executed.body.contains("passed"), "{}", executed.body);
+    let failed = w
+        .fake
+        .request_log()
+        .into_iter()
+        .filter(|r| {
+            r.method == "PATCH" && r.path.starts_with("/repos/octo-org/shop/issues/comments/")
+        })
+        .filter(|r| r.status == 502)
+        .count();
+    assert_eq!(failed, 6, "the edit failed on the job's first run");
+    assert!(w.server.terminate().success());
+}

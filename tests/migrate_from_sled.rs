@@ -251,6 +251,7 @@ async fn proposals_transitions_and_runs_move_from_sled_to_postgresql() {
             previous_attempt: None,
             updated_at: at,
             creations: None,
+            unpublished: false,
             version: 0,
         };
         let runs = RunStore::open(&store).unwrap();

@@ -110,6 +110,7 @@ async fn propose(
                 pushed_at: None,
                 previous_attempt: None,
                 creations: None,
+                unpublished: false,
                 updated_at: Utc::now(),
                 version: 0,
             })

@@ -15,7 +15,9 @@ use ci_medic::store::backend::{Attempt, Backend};
 use ci_medic::store::pg::PgStore;
 use ci_medic::store::proposals::Proposals;
 use ci_medic::store::registry::IdKind;
-use ci_medic::store::{Accepted, DeliveryRecord, JobKind, JobState, NewJob, Requeue, Store};
+use ci_medic::store::{
+    Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requeue, Store,
+};
 
 /// Two replicas' handles on one state, and what keeps it alive.
 struct Fixture {
@@ -317,11 +319,100 @@ async fn postgres_a_job_whose_replica_died_runs_again_elsewhere() {
     // Then the replica dies: no more heartbeats.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let again = f.b.claim("live/0", LEASE).await.unwrap().unwrap();
-    assert_eq!((again.id, again.attempts), (j, 2));
+    assert_eq!(
+        (again.id, again.attempts),
+        (j, 1),
+        "the dead replica's run never reported: it was no attempt"
+    );
     // The dead replica's late answer changes nothing.
     assert!(!f.a.finish(j, "dead-replica/0").await.unwrap());
     assert!(!f.a.heartbeat(j, "dead-replica/0", lease).await.unwrap());
     assert!(f.b.finish(j, "live/0").await.unwrap());
+}
+
+/// Replicas killed one after another while each runs the same job: none of the cut-off runs
+/// is an attempt, so a job that never failed cannot reach a long back-off or be parked; a
+/// failure it reports still counts. Before, each claim counted, and six kills parked the job
+/// at its first real failure (a `RunChanged` after a concurrent write, say).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_runs_cut_off_by_dying_replicas_are_no_attempts() {
+    let Some(f) = pg_fixture("cut_off_runs").await else {
+        return;
+    };
+    let j = accept(&*f.a, "j", "o/r#1").await;
+    let lease = Duration::from_millis(200);
+    for i in 0..6 {
+        let r = if i % 2 == 0 { &f.a } else { &f.b };
+        let job = r.claim(&format!("dying-{i}/0"), lease).await.unwrap();
+        let job = job.unwrap_or_else(|| panic!("cut-off run {i}: the job is not runnable again"));
+        assert_eq!(
+            (job.id, job.attempts),
+            (j, 1),
+            "cut-off run {i} was counted"
+        );
+        // The replica dies: no heartbeat, no outcome.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    a_failure_counts(&*f.a, j, "dying/0", lease).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let job = f.b.claim("live/1", LEASE).await.unwrap().unwrap();
+    assert_eq!(job.attempts, 2, "the run cut off after it does not");
+}
+
+/// Sled's "replica" is the process: one killed while running a job leaves it `Running`, and
+/// the next start queues it again without counting the cut-off run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_runs_cut_off_by_restarts_are_no_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = {
+        let store = Store::open(dir.path()).unwrap();
+        accept(&store, "j", "o/r#1").await
+    };
+    for i in 0..6 {
+        let store = reopen(dir.path()).await;
+        Backend::requeue_interrupted(&store).await.unwrap();
+        let job = store.claim("p/0", LEASE).await.unwrap().unwrap();
+        assert_eq!(
+            (job.id, job.attempts),
+            (j, 1),
+            "cut-off run {i} was counted"
+        );
+        store.close().await.unwrap();
+    }
+    let store = reopen(dir.path()).await;
+    Backend::requeue_interrupted(&store).await.unwrap();
+    a_failure_counts(&store, j, "p/0", LEASE).await;
+    store.close().await.unwrap();
+    drop(store);
+    let store = reopen(dir.path()).await;
+    Backend::requeue_interrupted(&store).await.unwrap();
+    let job = store.claim("p/0", LEASE).await.unwrap().unwrap();
+    assert_eq!(job.attempts, 2, "the run cut off after it does not");
+}
+
+/// Opens a sled `DATA_DIR` whose previous handle was just dropped (sled lets go of its file
+/// lock asynchronously).
+async fn reopen(dir: &std::path::Path) -> Store {
+    for _ in 0..500 {
+        if let Ok(s) = Store::open(dir) {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("cannot reopen {}", dir.display());
+}
+
+/// `j`, runnable now with no attempt spent, fails once for real on `r`: that counts. Then it
+/// is claimed again by `owner` under `lease`, and its second run's attempt returned.
+async fn a_failure_counts(r: &dyn Backend, j: u64, owner: &str, lease: Duration) -> JobRecord {
+    let job = r.claim("live/0", LEASE).await.unwrap().unwrap();
+    assert_eq!((job.id, job.attempts), (j, 1));
+    let spent = Attempt::Spent;
+    let failed = r.retry_later(j, "live/0", Duration::ZERO, "run changed", spent);
+    assert!(failed.await.unwrap());
+    let job = r.claim(owner, lease).await.unwrap().unwrap();
+    assert_eq!(job.attempts, 2, "the reported failure counts");
+    job
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,6 +434,70 @@ async fn postgres_a_singleton_runs_on_one_replica_until_its_lease_lapses() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(f.b.try_lease("reconcile", "b", ttl).await.unwrap());
     assert!(!f.a.try_lease("reconcile", "a", ttl).await.unwrap());
+}
+
+/// A singleton pass (the reconcile pass, the sweep) whose holder dies is run by another
+/// replica within the lease and a renewal, however long the pass's interval: before, the
+/// lease lasted twice the interval, so a replica killed a second after taking a lapsed lease
+/// kept the CI monitor's reconcile pass from running anywhere for four minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_dead_holders_singleton_runs_elsewhere_within_its_lease() {
+    use ci_medic::singleton::{Singleton, Timing};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let Some(f) = pg_fixture("singleton_takeover").await else {
+        return;
+    };
+    let timing = Timing {
+        lease: Duration::from_millis(600),
+        renew: Duration::from_millis(150),
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let start = |state: Arc<dyn Backend>, owner: &str, passes: Arc<AtomicU32>| {
+        let s = Singleton {
+            state,
+            name: "reconcile",
+            owner: owner.into(),
+            every: Duration::from_secs(3600),
+            timing,
+        };
+        tokio::spawn(s.run(stop.clone(), move || {
+            let passes = passes.clone();
+            async move {
+                passes.fetch_add(1, Ordering::SeqCst);
+            }
+        }))
+    };
+    let (a_passes, b_passes) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let a = start(f.a.clone(), "a", a_passes.clone());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        a_passes.load(Ordering::SeqCst),
+        1,
+        "the first holder runs at once"
+    );
+    let b = start(f.b.clone(), "b", b_passes.clone());
+    // A renews its lease well past it: B never runs the pass beside it.
+    tokio::time::sleep(timing.lease * 3).await;
+    assert_eq!(b_passes.load(Ordering::SeqCst), 0, "one replica at a time");
+    assert_eq!(a_passes.load(Ordering::SeqCst), 1, "once per interval");
+    // A dies as a SIGKILLed process does: no release, no more renewals.
+    a.abort();
+    let died = std::time::Instant::now();
+    while b_passes.load(Ordering::SeqCst) == 0 {
+        assert!(
+            died.elapsed() < timing.lease + timing.renew * 3,
+            "the dead holder's pass did not move within its lease"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!(
+        "singleton taken over {} ms after its holder died (lease {} ms, renewal every {} ms)",
+        died.elapsed().as_millis(),
+        timing.lease.as_millis(),
+        timing.renew.as_millis()
+    );
+    stop.cancel();
+    b.await.unwrap();
 }
 
 #[tokio::test]
@@ -485,7 +640,69 @@ mod fix_state {
         a_decision_has_one_winner_across_replicas_and_a_push_time_is_kept_once,
         a_fix_run_is_never_overwritten_by_a_stale_copy,
         fix_runs_are_found_by_pull_request_pushed_commit_and_rerun,
+        finished_runs_are_pruned_after_their_retention_and_only_they,
     );
+
+    /// The sweep forgets a run finished before its cutoff, with its pushed-commit entry, and
+    /// keeps runs still waiting (for a maintainer, for CI) however old, and finished ones
+    /// changed since the cutoff. Before, neither backend ever deleted a run.
+    async fn finished_runs_are_pruned_after_their_retention_and_only_they(f: Fixture) {
+        let (a, b) = states(&f);
+        let days = chrono::Duration::days;
+        let mut old_done = run(1, "lint");
+        old_done.state.stage = Stage::Pushed {
+            commit_sha: "f1x".into(),
+            files: vec!["app/main.py".into()],
+        };
+        a.runs.put(&mut old_done).await.unwrap();
+        old_done.state.stage = Stage::Executed {
+            commit_sha: "f1x".into(),
+            run_url: None,
+        };
+        a.runs.put(&mut old_done).await.unwrap();
+        let mut old_waiting = run(2, "lint");
+        old_waiting.state.stage = Stage::Proposed;
+        let mut old_pushed = run(3, "lint");
+        old_pushed.state.stage = Stage::Pushed {
+            commit_sha: "f2x".into(),
+            files: vec!["app/main.py".into()],
+        };
+        let mut recent_done = run(4, "lint");
+        recent_done.state.stage = Stage::Executed {
+            commit_sha: "f3x".into(),
+            run_url: None,
+        };
+        recent_done.updated_at = at() + days(40);
+        for r in [&mut old_waiting, &mut old_pushed, &mut recent_done] {
+            a.runs.put(r).await.unwrap();
+        }
+        assert_eq!(old_done.phase(), Phase::Finished);
+        let cutoff = at() + days(30);
+        assert_eq!(b.runs.prune_finished(cutoff).await.unwrap(), 1);
+        assert!(a.runs.get("acme/calc", 1, "lint").await.unwrap().is_none());
+        assert!(
+            a.runs
+                .by_pushed_commit("acme/calc", "f1x")
+                .await
+                .unwrap()
+                .is_none(),
+            "its pushed-commit entry goes with it"
+        );
+        for pr in [2, 3, 4] {
+            assert!(
+                a.runs.get("acme/calc", pr, "lint").await.unwrap().is_some(),
+                "#{pr}"
+            );
+        }
+        assert!(
+            a.runs
+                .by_pushed_commit("acme/calc", "f2x")
+                .await
+                .unwrap()
+                .is_some()
+        );
+        assert_eq!(b.runs.prune_finished(cutoff).await.unwrap(), 0);
+    }
 
     fn states(f: &Fixture) -> (FixState, FixState) {
         (f.a.fix_state().unwrap(), f.b.fix_state().unwrap())
@@ -781,6 +998,7 @@ mod fix_state {
             previous_attempt: None,
             updated_at: at(),
             creations: Some(Default::default()),
+            unpublished: false,
             version: 0,
         }
     }
@@ -1077,7 +1295,33 @@ both_shared!(
     the_redelivery_mark_only_moves_forward,
     a_failed_check_records_at_most_its_bound_of_tests_once,
     a_reply_asked_for_on_one_replica_is_known_on_the_other,
+    reply_marks_are_pruned_after_their_retention,
 );
+
+/// The sweep forgets reply marks asked for before its cutoff, on either replica, and keeps
+/// the others. Before, neither backend ever deleted one.
+async fn reply_marks_are_pruned_after_their_retention(f: Shared) {
+    f.a.mark_reply_asked("o/r", 17).await.unwrap();
+    f.a.mark_reply_asked("o/r", 18).await.unwrap();
+    let asked = Utc::now();
+    let hour = chrono::Duration::hours(1);
+    assert_eq!(f.b.prune_reply_marks(asked - hour).await.unwrap(), 0);
+    assert!(
+        f.b.reply_asked("o/r", 17).await.unwrap(),
+        "a recent mark stays"
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let later = Utc::now();
+    f.a.mark_reply_asked("o/r", 19).await.unwrap();
+    assert_eq!(f.b.prune_reply_marks(later).await.unwrap(), 2);
+    assert!(!f.a.reply_asked("o/r", 17).await.unwrap());
+    assert!(!f.a.reply_asked("o/r", 18).await.unwrap());
+    assert!(
+        f.a.reply_asked("o/r", 19).await.unwrap(),
+        "asked after the cutoff"
+    );
+    assert_eq!(f.a.prune_reply_marks(later).await.unwrap(), 0);
+}
 
 /// The mark is what keeps a retried command job from replying twice: the retry may run on
 /// the other replica.

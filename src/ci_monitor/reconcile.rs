@@ -15,7 +15,7 @@ use crate::events::CheckRunCompleted;
 use crate::fix_agent::write::advance_approved;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{Context, gh_err, job_id, moved, store_err};
+use crate::orchestrator::{Context, catch_up, gh_err, job_id, moved, store_err};
 use crate::store::JobKind;
 use crate::store::runs::Phase;
 
@@ -81,6 +81,8 @@ pub(crate) async fn reconcile_run(
         return Ok(());
     };
     let inst = InstallationId(run.installation_id);
+    let mut run = run;
+    catch_up(ctx, inst, &repo, &mut run).await?;
     let (config, _) = ctx.repo_config(inst, &repo).await?;
     let (commit_sha, rerun) = match run.phase() {
         Phase::Approved { .. } => {

@@ -14,7 +14,7 @@ use crate::events::CheckRunCompleted;
 use crate::events::analysis::{analyse, analyse_with_source};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{Context, Replay, apply, gh_err, store_err};
+use crate::orchestrator::{Context, Replay, apply, catch_up, gh_err, store_err};
 use crate::store::runs::{FixRun, Phase};
 
 /// The check finished again on a commit whose failed jobs were re-run: `true` when it was
@@ -65,11 +65,15 @@ async fn awaited_check_finished(
         Awaited::Rerun => Phase::RerunRequested { commit_sha },
         Awaited::PushedFix => Phase::Pushed { commit_sha },
     };
-    if run.check_name != cr.name || run.phase() != expected {
-        return Ok(false);
-    }
     let inst = InstallationId(run.installation_id);
     let repo = cr.repo.clone();
+    if run.check_name != cr.name || run.phase() != expected {
+        // This job's earlier run may have taken the verdict and stopped before the
+        // comment showed it.
+        let mut run = run;
+        catch_up(ctx, inst, &repo, &mut run).await?;
+        return Ok(false);
+    }
     let (config, _) = ctx.repo_config(inst, &repo).await?;
     match awaited {
         Awaited::Rerun => rerun_verdict(ctx, inst, &repo, run, cr, &config).await?,

@@ -94,6 +94,7 @@ pub(crate) async fn analyse_with_source(
             updated_at: now,
             // A new run has asked for nothing yet.
             creations: Some(Default::default()),
+            unpublished: false,
             version: 0,
         },
     };

@@ -26,7 +26,7 @@ use crate::git_agent::push::{push_fix, push_plan};
 use crate::git_agent::{GitAgent, GitAgentError, KnownTree, PathKind, entry_in, tree_entry};
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{Context, gh_err, job_id, moved, store_err};
+use crate::orchestrator::{Context, catch_up, gh_err, job_id, moved, store_err};
 use crate::store::JobKind;
 use crate::store::runs::{FixRun, Phase};
 
@@ -500,11 +500,13 @@ pub(crate) async fn write_fix(
     let Some(repo) = RepoRef::parse(&run.repo) else {
         return Ok(());
     };
+    let inst = InstallationId(run.installation_id);
     if !matches!(run.phase(), Phase::Approved { .. }) {
         info!(check = %run.check_name, phase = ?run.phase(), "no approved fix to write");
-        return Ok(());
+        // This job's earlier run may have pushed and stopped before the comment said so.
+        let mut run = run;
+        return catch_up(ctx, inst, &repo, &mut run).await;
     }
-    let inst = InstallationId(run.installation_id);
     let (config, _) = ctx.repo_config(inst, &repo).await?;
     advance_approved(ctx, inst, &repo, run, &config).await
 }

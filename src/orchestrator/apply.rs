@@ -102,6 +102,9 @@ pub(crate) async fn publish(
     run: &mut FixRun,
 ) -> Result<(), JobError> {
     run.updated_at = Utc::now();
+    // Stored as not yet shown, until GitHub shows it: a job stopped in between leaves the
+    // mark for the next reader of the run to publish (`catch_up`).
+    run.unpublished = true;
     ctx.runs.put(run).await.map_err(store_err)?;
     let view = run.state.view();
     let body = render_comment(&view);
@@ -168,6 +171,24 @@ pub(crate) async fn publish(
         run.check_run_sha = Some(view.head_sha.clone());
         ctx.runs.put(run).await.map_err(store_err)?;
         ctx.metrics.stage("annotations", "published");
+    }
+    run.unpublished = false;
+    ctx.runs.put(run).await.map_err(store_err)?;
+    Ok(())
+}
+
+/// Publishes a run whose stored state GitHub may not show yet ([`FixRun::unpublished`]):
+/// the job that moved it stopped before its comment was edited. Called by whoever reads
+/// the run next under its pull request's lock (a retried job, the reconcile pass).
+pub(crate) async fn catch_up(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    run: &mut FixRun,
+) -> Result<(), JobError> {
+    if run.unpublished {
+        warn!(check = %run.check_name, "the run's last step was stored but not shown; publishing it now");
+        publish(ctx, inst, repo, run).await?;
     }
     Ok(())
 }

@@ -46,8 +46,13 @@ pub trait Backend: Send + Sync + 'static {
     async fn payload(&self, delivery_id: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
     /// Takes the oldest runnable job: due, the first live job of its key, its key not running
-    /// anywhere. It is marked running for `owner` until `lease` from now, its attempts
-    /// counted. A job whose lease ran out (its replica died) is runnable again.
+    /// anywhere. It is marked running for `owner` until `lease` from now, and the run counted
+    /// in its attempts. A job whose lease ran out (its replica died) is runnable again, at
+    /// once and without a new attempt: a run cut off by its process's death never reported a
+    /// failure, and it hands its attempt to the run that replaces it (sled does the same in
+    /// [`Backend::requeue_interrupted`]). So attempts count runs that ended or are running,
+    /// and only a reported failure moves a job towards its back-off and parking, however many
+    /// replicas die under it.
     async fn claim(&self, owner: &str, lease: Duration) -> Result<Option<JobRecord>, StoreError>;
 
     /// Extends the lease of a running job; `false` when `owner` no longer holds it.
@@ -93,9 +98,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Readiness for `/readyz`: the database answers and takes writes. `Err` says why not.
     async fn ready(&self) -> Result<(), String>;
 
-    /// When a worker pool starts: jobs left running by a dead process are queued again.
-    /// Sled does it here; on PostgreSQL a job is runnable again when its lease runs out, and
-    /// running jobs of other replicas are left alone.
+    /// When a worker pool starts: jobs left running by a dead process are queued again, their
+    /// cut-off run not counted as an attempt (see [`Backend::claim`]). Sled does it here; on
+    /// PostgreSQL a job is runnable again when its lease runs out, and running jobs of other
+    /// replicas are left alone.
     async fn requeue_interrupted(&self) -> Result<usize, StoreError>;
 
     /// Jobs waiting or running, and jobs parked (metrics, `/readyz`).

@@ -392,8 +392,13 @@ impl Backend for PgStore {
         // Runnable: queued and due, or running under a lease that ran out. Only the first live
         // job of a key qualifies, and none while another job of the key holds a live lease (a
         // parked job queued again by an operator behind a newer running one).
+        // A job taken over from a lapsed lease keeps its attempts: the run its dead replica
+        // started never reported, so it was no attempt (see `Backend::claim`), and this run
+        // takes its place. Counting it would let a few kills park a job that never failed.
         let sql = format!(
-            "UPDATE jobs SET state = 'running', attempts = jobs.attempts + 1, \
+            "UPDATE jobs SET state = 'running', \
+                    attempts = CASE WHEN jobs.state = 'running' THEN jobs.attempts \
+                                    ELSE jobs.attempts + 1 END, \
                     lease_owner = $1, lease_until = now() + make_interval(secs => $2) \
              WHERE id = ( \
                 SELECT j.id FROM jobs j \

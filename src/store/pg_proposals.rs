@@ -275,10 +275,11 @@ fn run_from_row(row: &PgRow) -> Result<FixRun, StoreError> {
 /// commit whose re-run it awaits ([`Runs::by_rerun`]).
 fn looked_up_by(run: &FixRun) -> (bool, Option<String>) {
     let phase = run.phase();
-    let active = matches!(
-        phase,
-        Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
-    );
+    let active = run.unpublished
+        || matches!(
+            phase,
+            Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
+        );
     let rerun_sha =
         matches!(phase, Phase::RerunRequested { .. }).then(|| run.state.head_sha.clone());
     (active, rerun_sha)
@@ -443,6 +444,52 @@ impl Runs for PgStore {
 
     async fn for_repo(&self, repo: &str) -> Result<Vec<FixRun>, StoreError> {
         self.runs_where("WHERE repo = $1", &[repo]).await
+    }
+
+    async fn prune_finished(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        // The phase is the state machine's to say, so candidates are read and judged here;
+        // a run written since it was read (its version moved) is not deleted.
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM fix_runs \
+             WHERE NOT active AND (record->>'updated_at')::timestamptz < $1"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(cutoff)
+            .fetch_all(self.pool())
+            .await?;
+        let mut gone = 0;
+        for row in &rows {
+            let run = run_from_row(row)?;
+            if run.phase() != Phase::Finished || run.updated_at >= cutoff {
+                continue;
+            }
+            let mut tx = self.pool().begin().await?;
+            let deleted = sqlx::query(
+                "DELETE FROM fix_runs \
+                 WHERE repo = $1 AND pr_number = $2 AND check_name = $3 AND version = $4",
+            )
+            .bind(&run.repo)
+            .bind(db_pr(run.pr_number))
+            .bind(&run.check_name)
+            .bind(i64::try_from(run.version).unwrap_or(-1))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if deleted == 1 {
+                sqlx::query(
+                    "DELETE FROM fix_runs_by_pushed_commit \
+                     WHERE repo = $1 AND pr_number = $2 AND check_name = $3",
+                )
+                .bind(&run.repo)
+                .bind(db_pr(run.pr_number))
+                .bind(&run.check_name)
+                .execute(&mut *tx)
+                .await?;
+                gone += 1;
+            }
+            tx.commit().await?;
+        }
+        Ok(gone)
     }
 }
 

@@ -587,4 +587,13 @@ impl SharedState for PgShared {
         .await?;
         Ok(())
     }
+
+    async fn prune_reply_marks(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        let n = sqlx::query("DELETE FROM reply_intents WHERE at < $1")
+            .bind(cutoff)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        Ok(n as usize)
+    }
 }

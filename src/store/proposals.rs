@@ -208,7 +208,7 @@ pub trait Runs: Send + Sync + 'static {
     async fn for_pull_request(&self, repo: &str, pr: u64) -> Result<Vec<FixRun>, StoreError>;
 
     /// Runs that still need the loop to move them (approved, waiting for CI on a fix, or for
-    /// a re-run's result).
+    /// a re-run's result), or GitHub to show their state ([`FixRun::unpublished`]).
     async fn active(&self) -> Result<Vec<FixRun>, StoreError>;
 
     /// Every run (the status page).
@@ -216,6 +216,11 @@ pub trait Runs: Send + Sync + 'static {
 
     /// Every run of a repository (uninstall clean-up).
     async fn for_repo(&self, repo: &str) -> Result<Vec<FixRun>, StoreError>;
+
+    /// Forgets runs finished ([`Phase::Finished`](super::runs::Phase::Finished)) and last
+    /// written before `cutoff`, with their pushed-commit index entries (the sweep, by one
+    /// replica at a time). A run written meanwhile is left alone. Returns how many went.
+    async fn prune_finished(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError>;
 }
 
 #[async_trait]
@@ -322,5 +327,12 @@ impl Runs for RunStore {
 
     async fn for_repo(&self, repo: &str) -> Result<Vec<FixRun>, StoreError> {
         RunStore::for_repo(self, repo)
+    }
+
+    async fn prune_finished(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        let runs = self.clone();
+        tokio::task::spawn_blocking(move || runs.prune_finished(cutoff))
+            .await
+            .map_err(|_| StoreError::FlusherGone)?
     }
 }

@@ -57,6 +57,13 @@ pub struct FixRun {
     /// about their creations (`None`): every creation of theirs searches first.
     #[serde(default)]
     pub creations: Option<Creations>,
+    /// The state was stored but the comment (and annotations) may not show it yet: set with
+    /// each state change, cleared once GitHub shows it. A job that stopped in between (killed,
+    /// or a GitHub call failed) left it set, and whichever job or pass reads the run next
+    /// publishes it; without it, the retry found the state already moved and did nothing, and
+    /// the comment lagged behind the state for good.
+    #[serde(default)]
+    pub unpublished: bool,
     /// How many times the record was written; 0 for a run never stored. A write names the
     /// version it read ([`super::proposals::Runs::put`]), so two replicas moving one run at
     /// once cannot overwrite each other: the second is refused and reads it again.
@@ -157,6 +164,8 @@ mod legacy {
         #[serde(default)]
         creations: Option<super::Creations>,
         #[serde(default)]
+        unpublished: bool,
+        #[serde(default)]
         version: u64,
     }
 
@@ -191,6 +200,7 @@ mod legacy {
                 previous_attempt: r.previous_attempt,
                 updated_at: r.updated_at,
                 creations: r.creations,
+                unpublished: r.unpublished,
                 version: r.version,
             }
         }
@@ -435,16 +445,18 @@ impl RunStore {
     }
 
     /// Runs that still need the loop to move them (approved, waiting for CI on a fix, or for
-    /// a re-run's result).
+    /// a re-run's result), or GitHub to show their state ([`FixRun::unpublished`]).
     pub fn active(&self) -> Result<Vec<FixRun>, StoreError> {
         let mut out = Vec::new();
         for item in self.runs.iter() {
             let (k, v) = item?;
             let run: FixRun = decode(&k, &v)?;
-            if matches!(
-                run.phase(),
-                Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
-            ) {
+            if run.unpublished
+                || matches!(
+                    run.phase(),
+                    Phase::Approved { .. } | Phase::Pushed { .. } | Phase::RerunRequested { .. }
+                )
+            {
                 out.push(run);
             }
         }
@@ -459,6 +471,37 @@ impl RunStore {
             out.push(decode(&k, &v)?);
         }
         Ok(out)
+    }
+
+    /// [`super::proposals::Runs::prune_finished`]: each finished run removed only if it is
+    /// still the record read (compare-and-swap), then the pushed-commit entries naming it.
+    pub fn prune_finished(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        let mut gone: std::collections::HashSet<Vec<u8>> = Default::default();
+        for item in self.runs.iter() {
+            let (k, v) = item?;
+            let run: FixRun = decode(&k, &v)?;
+            if run.phase() != Phase::Finished || run.updated_at >= cutoff {
+                continue;
+            }
+            if self
+                .runs
+                .compare_and_swap(&k, Some(&v), None::<&[u8]>)?
+                .is_ok()
+            {
+                gone.insert(k.to_vec());
+            }
+        }
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        for item in self.pushed.iter() {
+            let (k, v) = item?;
+            if gone.contains(v.as_ref()) {
+                self.pushed.remove(&k)?;
+            }
+        }
+        self.runs.flush()?;
+        Ok(gone.len())
     }
 
     /// Every run of a repository (uninstall clean-up).
@@ -643,6 +686,7 @@ mod tests {
             pushed_at: None,
             previous_attempt: None,
             creations: None,
+            unpublished: false,
             updated_at: at,
             version: 0,
         };

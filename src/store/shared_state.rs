@@ -131,6 +131,11 @@ pub trait SharedState: Send + Sync + 'static {
     /// Records, durably, that a reply to this command comment is being asked for: stored
     /// before the request, so a retry after a lost answer looks for the reply first.
     async fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError>;
+
+    /// Forgets the reply marks asked for before `cutoff` (the sweep, by one replica at a
+    /// time): past it, the command's delivery id is forgotten too, and no retry of its job can
+    /// come. Returns how many went.
+    async fn prune_reply_marks(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError>;
 }
 
 /// Sled: the trees this process has always used, and the credential files in `DATA_DIR`.
@@ -350,10 +355,41 @@ impl SharedState for SledShared {
     async fn mark_reply_asked(&self, repo: &str, comment_id: u64) -> Result<(), StoreError> {
         let replies = self.replies.clone();
         let key = reply_key(repo, comment_id);
+        // The value is when it was asked for (RFC 3339), for the sweep.
+        let at = Utc::now().to_rfc3339();
         blocking(move || {
-            replies.insert(key.as_bytes(), &[])?;
+            replies.insert(key.as_bytes(), at.as_bytes())?;
             replies.flush()?;
             Ok(())
+        })
+        .await
+    }
+
+    async fn prune_reply_marks(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {
+        let replies = self.replies.clone();
+        blocking(move || {
+            let now = Utc::now().to_rfc3339();
+            let mut gone = 0;
+            for kv in replies.iter() {
+                let (k, v) = kv?;
+                let at = std::str::from_utf8(&v)
+                    .ok()
+                    .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+                match at {
+                    Some(at) if at < cutoff => {
+                        replies.remove(&k)?;
+                        gone += 1;
+                    }
+                    Some(_) => {}
+                    // Marked by a version that kept no time: from now on it has one, and it
+                    // goes one retention later.
+                    None => {
+                        replies.insert(&k, now.as_bytes())?;
+                    }
+                }
+            }
+            replies.flush()?;
+            Ok(gone)
         })
         .await
     }
