@@ -4,15 +4,18 @@
 # never from the sandbox) and imported with `docker import`.
 #
 #   ci-medic-fixer/python  black 23.1 and isort 5.6 (Debian 12), ruff (PyPI wheel, static binary)
-#   ci-medic-fixer/go      gofmt (golang-1.19-go, Debian 12)
+#   ci-medic-fixer/go      gofmt (golang-1.19-go) and goimports (golang-golang-x-tools), Debian 12
 #   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12)
 #   ci-medic-fixer/clang   clang-format 14 (Debian 12)
-#   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm)
+#   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm); `/node_modules`
+#                          points at them, so a project's `eslint.config.js` finds `@eslint/js`
+#                          and `globals` by Node's own lookup up the directory tree
 #
 # Each image carries the label `ci-medic.tools` (`name=version,…`, the versions it really runs,
 # read from the tools themselves) that the fix agent reads to know what it may promise, and
-# `ci-medic.recipe`, a hash of this script and the Debian candidate versions: an image whose
-# recipe hash matches is kept (idempotent), anything else is rebuilt.
+# `ci-medic.recipe`, a hash of that image's own recipe (its build function, the shared helpers
+# and the Debian candidate versions of its packages): an image whose recipe hash matches is kept
+# (idempotent), and editing one image's recipe rebuilds that image only.
 #
 # Called by .ci/run after .ci/docker-setup.sh (which starts the engine). Operators run the same
 # script (see deploy/README-fixers.md). CI_MEDIC_FIXER_IMAGES limits it to some images
@@ -36,7 +39,6 @@ if ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically linked'; then BUSYBOX=
 
 work=$(mktemp -d /tmp/ci-medic-fixers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-SELF_HASH=$(sha256sum "$0" | cut -c1-16)
 
 # Debian packages and their dependency closure (Depends and Pre-Depends only). Maintainer
 # scripts never run: only the files matter, and perl (pulled in by mailcap) is left out.
@@ -56,8 +58,11 @@ debian_versions() {
     done
 }
 
-recipe_hash() { # packages…: hash of this script and the candidate versions of the closure
-    { echo "$SELF_HASH $RUFF_VERSION $PRETTIER_VERSION $ESLINT_VERSION"
+recipe_hash() { # image packages…: hash of the image's build function, the helpers it uses and
+    # the candidate versions of the closure (`declare -f` prints a function's normalised text).
+    local image=$1; shift
+    { declare -f "build_$image" unpack_debs import_image closure debian_versions
+      echo "$RUFF_VERSION $PRETTIER_VERSION $ESLINT_VERSION"
       debian_versions "$@"; } | sha256sum | cut -c1-16
 }
 
@@ -112,83 +117,96 @@ current() { # name recipe: whether the image exists with this recipe
 
 wanted() { [ -z "${CI_MEDIC_FIXER_IMAGES:-}" ] || [[ " $CI_MEDIC_FIXER_IMAGES " == *" $1 "* ]]; }
 
-if wanted python; then
-    pkgs=(black isort python3.11-minimal)
-    recipe=$(recipe_hash "${pkgs[@]}")
-    if current ci-medic-fixer/python "$recipe"; then log "ci-medic-fixer/python current"; else
-        root="$work/python"
-        unpack_debs "$root" "${pkgs[@]}"
-        # ruff's wheel holds one static binary; pip only downloads it here.
-        python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
-            --python-version 3.11 -d "$work/wheels" "ruff==$RUFF_VERSION"
-        python3 -m zipfile -e "$work"/wheels/ruff-*.whl "$work/ruff-wheel"
-        mkdir -p "$root/usr/local/bin"
-        install -m 0755 "$work"/ruff-wheel/ruff-*.data/scripts/ruff "$root/usr/local/bin/ruff"
-        import_image ci-medic-fixer/python "$root" "$recipe" \
-            'printf "black=%s,isort=%s,ruff=%s" "$(black --version | head -n1 | cut -d" " -f2)" "$(python3 -c "import isort; print(isort.__version__)")" "$(ruff --version | cut -d" " -f2)"'
-    fi
-fi
+# One function per image: its text is part of the image's recipe hash, so editing one rebuilds
+# that image only. Each is called with the root to fill and the recipe to label it with.
+PYTHON_PKGS=(black isort python3.11-minimal)
+build_python() {
+    local root=$1 recipe=$2
+    unpack_debs "$root" "${PYTHON_PKGS[@]}"
+    # ruff's wheel holds one static binary; pip only downloads it here.
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_17_x86_64 \
+        --python-version 3.11 -d "$work/wheels" "ruff==$RUFF_VERSION"
+    python3 -m zipfile -e "$work"/wheels/ruff-*.whl "$work/ruff-wheel"
+    mkdir -p "$root/usr/local/bin"
+    install -m 0755 "$work"/ruff-wheel/ruff-*.data/scripts/ruff "$root/usr/local/bin/ruff"
+    import_image ci-medic-fixer/python "$root" "$recipe" \
+        'printf "black=%s,isort=%s,ruff=%s" "$(black --version | head -n1 | cut -d" " -f2)" "$(python3 -c "import isort; print(isort.__version__)")" "$(ruff --version | cut -d" " -f2)"'
+}
 
-if wanted go; then
-    pkgs=(golang-1.19-go)
-    recipe=$(recipe_hash "${pkgs[@]}")
-    if current ci-medic-fixer/go "$recipe"; then log "ci-medic-fixer/go current"; else
-        root="$work/go"
-        unpack_debs "$root" "${pkgs[@]}"
-        mkdir -p "$root/usr/local/bin"
-        ln -s /usr/lib/go-1.19/bin/gofmt "$root/usr/local/bin/gofmt"
-        ln -s /usr/lib/go-1.19/bin/go "$root/usr/local/bin/go"
-        # gofmt has no version flag: it is the Go toolchain's.
-        import_image ci-medic-fixer/go "$root" "$recipe" \
-            'printf "gofmt=%s" "$(GOCACHE=/tmp go version | cut -d" " -f3 | sed s/^go//)"'
-    fi
-fi
+GO_PKGS=(golang-1.19-go golang-golang-x-tools)
+build_go() {
+    local root=$1 recipe=$2
+    unpack_debs "$root" "${GO_PKGS[@]}"
+    # golang-golang-x-tools ships some thirty programs (160 MB); the tier runs goimports only.
+    local drop
+    for drop in $(dpkg-deb -c "$work"/debs-go/golang-golang-x-tools_*.deb | awk '{print $6}' \
+        | grep -E '^\./usr/bin/[^/]+$' | grep -v '/goimports$'); do
+        rm -f "$root/${drop#./}"
+    done
+    rm -rf "$root/usr/share/doc" "$root/usr/share/gocode"
+    mkdir -p "$root/usr/local/bin"
+    ln -s /usr/lib/go-1.19/bin/gofmt "$root/usr/local/bin/gofmt"
+    ln -s /usr/lib/go-1.19/bin/go "$root/usr/local/bin/go"
+    # gofmt has no version flag: it is the Go toolchain's. goimports has none either: it is
+    # golang.org/x/tools's, as Debian packages it.
+    local xtools
+    xtools=$(dpkg-deb -f "$work"/debs-go/golang-golang-x-tools_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
+    import_image ci-medic-fixer/go "$root" "$recipe" \
+        "printf 'gofmt=%s,goimports=$xtools' \"\$(GOCACHE=/tmp go version | cut -d' ' -f3 | sed s/^go//)\"; test -x /usr/bin/goimports"
+}
 
-if wanted rust; then
-    pkgs=(rustfmt)
-    recipe=$(recipe_hash "${pkgs[@]}")
-    if current ci-medic-fixer/rust "$recipe"; then log "ci-medic-fixer/rust current"; else
-        root="$work/rust"
-        unpack_debs "$root" "${pkgs[@]}"
-        # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
-        rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
-        import_image ci-medic-fixer/rust "$root" "$recipe" \
-            "printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
-    fi
-fi
+RUST_PKGS=(rustfmt)
+build_rust() {
+    local root=$1 recipe=$2
+    unpack_debs "$root" "${RUST_PKGS[@]}"
+    # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
+    local rust
+    rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
+    import_image ci-medic-fixer/rust "$root" "$recipe" \
+        "printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
+}
 
-if wanted clang; then
-    pkgs=(clang-format-14)
-    recipe=$(recipe_hash "${pkgs[@]}")
-    if current ci-medic-fixer/clang "$recipe"; then log "ci-medic-fixer/clang current"; else
-        root="$work/clang"
-        unpack_debs "$root" "${pkgs[@]}"
-        mkdir -p "$root/usr/local/bin"
-        ln -s /usr/bin/clang-format-14 "$root/usr/local/bin/clang-format"
-        import_image ci-medic-fixer/clang "$root" "$recipe" \
-            'printf "clang-format=%s" "$(clang-format --version | sed -E "s/.*version ([0-9.]+).*/\1/")"'
-    fi
-fi
+CLANG_PKGS=(clang-format-14)
+build_clang() {
+    local root=$1 recipe=$2
+    unpack_debs "$root" "${CLANG_PKGS[@]}"
+    mkdir -p "$root/usr/local/bin"
+    ln -s /usr/bin/clang-format-14 "$root/usr/local/bin/clang-format"
+    import_image ci-medic-fixer/clang "$root" "$recipe" \
+        'printf "clang-format=%s" "$(clang-format --version | sed -E "s/.*version ([0-9.]+).*/\1/")"'
+}
 
-if wanted node; then
-    # The candidate nodejs may be one installed from elsewhere (nodesource), whose dependencies
-    # are not Debian's: Debian's nodejs 18 needs its libnode, named here.
-    pkgs=(nodejs libnode108)
-    recipe=$(recipe_hash "${pkgs[@]}")
-    if current ci-medic-fixer/node "$recipe"; then log "ci-medic-fixer/node current"; else
-        root="$work/node"
-        unpack_debs "$root" "${pkgs[@]}"
-        # npm runs here, at build time; the sandbox never reaches a registry.
-        mkdir -p "$root/opt/fixers"
-        (cd "$root/opt/fixers" && npm install --silent --no-audit --no-fund --omit=dev \
-            "prettier@$PRETTIER_VERSION" "eslint@$ESLINT_VERSION" >"$work/npm.log" 2>&1) \
-            || { cat "$work/npm.log" >&2; exit 1; }
-        mkdir -p "$root/usr/local/bin"
-        ln -s /opt/fixers/node_modules/.bin/prettier "$root/usr/local/bin/prettier"
-        ln -s /opt/fixers/node_modules/.bin/eslint "$root/usr/local/bin/eslint"
-        import_image ci-medic-fixer/node "$root" "$recipe" \
-            'printf "prettier=%s,eslint=%s" "$(prettier --version)" "$(eslint --version | sed s/^v//)"'
+# The candidate nodejs may be one installed from elsewhere (nodesource), whose dependencies
+# are not Debian's: Debian's nodejs 18 needs its libnode, named here.
+NODE_PKGS=(nodejs libnode108)
+build_node() {
+    local root=$1 recipe=$2
+    unpack_debs "$root" "${NODE_PKGS[@]}"
+    # npm runs here, at build time; the sandbox never reaches a registry.
+    mkdir -p "$root/opt/fixers"
+    (cd "$root/opt/fixers" && npm install --silent --no-audit --no-fund --omit=dev \
+        "prettier@$PRETTIER_VERSION" "eslint@$ESLINT_VERSION" >"$work/npm.log" 2>&1) \
+        || { cat "$work/npm.log" >&2; exit 1; }
+    mkdir -p "$root/usr/local/bin"
+    ln -s /opt/fixers/node_modules/.bin/prettier "$root/usr/local/bin/prettier"
+    ln -s /opt/fixers/node_modules/.bin/eslint "$root/usr/local/bin/eslint"
+    # Node looks for a bare import (`@eslint/js`, `globals`, `eslint`) in each parent's
+    # node_modules up to `/node_modules`: a project's `eslint.config.js` in the copied tree, and
+    # the tier's own `node -e` script, find the image's packages there.
+    ln -s /opt/fixers/node_modules "$root/node_modules"
+    import_image ci-medic-fixer/node "$root" "$recipe" \
+        'printf "prettier=%s,eslint=%s" "$(prettier --version)" "$(eslint --version | sed s/^v//)"'
+}
+
+for image in python go rust clang node; do
+    wanted "$image" || continue
+    pkgs_var="${image^^}_PKGS[@]"
+    recipe=$(recipe_hash "$image" "${!pkgs_var}")
+    if current "ci-medic-fixer/$image" "$recipe"; then
+        log "ci-medic-fixer/$image current"
+    else
+        "build_$image" "$work/$image" "$recipe"
     fi
-fi
+done
 
 log "ready in $(( $(date +%s) - started )) s"

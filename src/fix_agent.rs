@@ -423,6 +423,15 @@ impl FixAgent {
         self
     }
 
+    /// This agent with the repository's `fixers` configuration (`.github/ci-medic.yml` on the
+    /// default branch): the tool tier runs in the images it names.
+    pub fn for_repo(&self, fixers: &ci_medic_core::repo_config::FixersConfig) -> FixAgent {
+        FixAgent {
+            llm: self.llm.clone(),
+            tools: self.tools.clone().map(|t| t.with_images(&fixers.images)),
+        }
+    }
+
     pub fn has_tools(&self) -> bool {
         self.tools.is_some()
     }

@@ -316,3 +316,72 @@ async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
     )
     .await;
 }
+
+/// `fixers.images` in `.github/ci-medic.yml` picks the image a tool runs in: an override that the
+/// engine does not have is named in the reason the tier gives, where the default would have run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repositorys_fixer_images_are_the_ones_run() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::tool_tier::ToolTier;
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal};
+    use ci_medic_core::repo_config::RepoConfig;
+
+    if !image_available(PYTHON_IMAGE).await {
+        return;
+    }
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let file = "pyDOE3/doe_gsd.py";
+    let text = fixture(&format!("pydoe3/{file}"));
+    std::fs::create_dir_all(root.path().join("pyDOE3")).unwrap();
+    std::fs::write(root.path().join(file), &text).unwrap();
+    let log = corpus("real/python/fmt-issues/pydoe3_black_check.log");
+    let report = ci_medic_parser::parse_str(
+        &String::from_utf8(log).unwrap(),
+        &ci_medic_parser::ParseOptions::default(),
+    )
+    .into_iter()
+    .find(|r| r.file_path == file)
+    .expect("black's report on the file");
+    let policy = GuardPolicy {
+        allowed_paths: vec![file.into()],
+        protected_paths: vec![],
+        do_not_touch: vec![],
+        max_files_changed: 3,
+        no_new_dependencies: true,
+        allowed_dependencies: vec![],
+        confidence_threshold: 0.7,
+        reported_lines: vec![(file.into(), 1)],
+        whole_file_formatting: vec![],
+    };
+    let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
+    let input = FixInput::new(report, text);
+
+    let config =
+        RepoConfig::parse("fixers:\n  images:\n    python: ci-medic-test/no-such-fixer\n").unwrap();
+    let mut notes = Vec::new();
+    let out = agent
+        .for_repo(&config.fixers)
+        .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
+        .await;
+    assert!(matches!(out, Proposal::NoFix), "{out:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("`ci-medic-test/no-such-fixer` has no black")),
+        "{notes:?}"
+    );
+
+    // The defaults are the images `.ci/fixer-images.sh` builds: black runs and repairs the file.
+    let mut notes = Vec::new();
+    let out = agent
+        .for_repo(&RepoConfig::default().fixers)
+        .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
+        .await;
+    match out {
+        Proposal::Accepted(fix) => assert!(fix.fix_reason.contains("black 23.1.0"), "{fix:?}"),
+        other => panic!("{other:?} {notes:?}"),
+    }
+}

@@ -12,7 +12,7 @@
 //! - `already formatted`: the check passes on the file as it is (the repository fixed it since,
 //!   or the image's version agrees with it), so there was nothing to repair;
 //! - `not in tree`: the log names a file the repository no longer has;
-//! - `no tool`: no tool of the tier repairs that report (`goimports`, for now).
+//! - `no tool`: no tool of the tier repairs that report.
 //!
 //! `cargo test --test tool_tier_efficacy -- --nocapture` shows the table. It needs a Docker
 //! engine and the fixer images (`.ci/fixer-images.sh`): without them it says it was skipped,

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
+use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
     Ecosystem, FixTool, NoPatch, VERSION_FILES, VersionChoice, choose_version, judge_run,
     parse_tools_label, pinned_version, rust_edition, shell_words,
@@ -87,6 +88,22 @@ impl ToolTier {
         self
     }
 
+    /// Uses the repository's `fixers.images` (`.github/ci-medic.yml`), whose defaults are
+    /// [`Ecosystem::default_image`].
+    pub fn with_images(mut self, images: &FixerImages) -> Self {
+        for eco in Ecosystem::ALL {
+            self.images.insert(eco, images.get(eco).to_string());
+        }
+        self
+    }
+
+    /// The image `eco`'s tools run in.
+    pub fn image(&self, eco: Ecosystem) -> &str {
+        self.images
+            .get(&eco)
+            .map_or_else(|| eco.default_image(), String::as_str)
+    }
+
     /// The tool this tier would run for `input`'s report in `root`, if any.
     pub fn tool_for(root: &Path, input: &FixInput) -> Option<FixTool> {
         let edition = read_small(&root.join("Cargo.toml")).and_then(|t| rust_edition(&t));
@@ -98,11 +115,7 @@ impl ToolTier {
     pub async fn fix(&self, root: &Path, input: &FixInput) -> Result<ToolFix, ToolDecline> {
         let tool = Self::tool_for(root, input).ok_or(ToolDecline::NotMine)?;
         let name = tool.name().to_string();
-        let image = self
-            .images
-            .get(&tool.ecosystem())
-            .cloned()
-            .unwrap_or_else(|| tool.ecosystem().default_image().to_string());
+        let image = self.image(tool.ecosystem()).to_string();
         let label = match self.docker.client().inspect_image(&image).await {
             Ok(info) => info
                 .config

@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tool_tier::Ecosystem;
+
 /// Where the file lives in a repository.
 pub const CONFIG_PATH: &str = ".github/ci-medic.yml";
 
@@ -39,6 +41,8 @@ pub struct RepoConfig {
     pub executor: ExecutorConfig,
     #[serde(deserialize_with = "null_as_default")]
     pub triage: TriageConfig,
+    #[serde(deserialize_with = "null_as_default")]
+    pub fixers: FixersConfig,
 }
 
 impl Default for RepoConfig {
@@ -52,6 +56,7 @@ impl Default for RepoConfig {
             verify: VerifyMode::None,
             executor: ExecutorConfig::default(),
             triage: TriageConfig::default(),
+            fixers: FixersConfig::default(),
         }
     }
 }
@@ -216,6 +221,52 @@ impl Default for ExecutorConfig {
             image: None,
             command: None,
             timeout_seconds: 300,
+        }
+    }
+}
+
+/// The fix agent's tool tier: where the project's own formatters and linters run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FixersConfig {
+    #[serde(deserialize_with = "null_as_default")]
+    pub images: FixerImages,
+}
+
+/// The image each ecosystem's tools run in. The defaults are the images `.ci/fixer-images.sh`
+/// (and `deploy/fixer-images.sh`) build; an override must carry the same tools on its `PATH`,
+/// and its `ci-medic.tools` label says which versions it has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FixerImages {
+    pub python: String,
+    pub go: String,
+    pub rust: String,
+    pub clang: String,
+    pub node: String,
+}
+
+impl Default for FixerImages {
+    fn default() -> Self {
+        FixerImages {
+            python: Ecosystem::Python.default_image().into(),
+            go: Ecosystem::Go.default_image().into(),
+            rust: Ecosystem::Rust.default_image().into(),
+            clang: Ecosystem::Clang.default_image().into(),
+            node: Ecosystem::Node.default_image().into(),
+        }
+    }
+}
+
+impl FixerImages {
+    /// The image `eco`'s tools run in.
+    pub fn get(&self, eco: Ecosystem) -> &str {
+        match eco {
+            Ecosystem::Python => &self.python,
+            Ecosystem::Go => &self.go,
+            Ecosystem::Rust => &self.rust,
+            Ecosystem::Clang => &self.clang,
+            Ecosystem::Node => &self.node,
         }
     }
 }
@@ -407,6 +458,18 @@ impl RepoConfig {
                 !command.trim().is_empty(),
                 vec![Seg::Key("executor"), Seg::Key("command")],
                 "must not be empty; leave it out to detect it from the project".into(),
+            );
+        }
+        for eco in Ecosystem::ALL {
+            let image = self.fixers.images.get(eco);
+            check(
+                !image.is_empty() && !image.chars().any(char::is_whitespace),
+                vec![
+                    Seg::Key("fixers"),
+                    Seg::Key("images"),
+                    Seg::Key(eco.as_str()),
+                ],
+                format!("`{image}` is not an image reference (no spaces, not empty)"),
             );
         }
         check(
@@ -738,6 +801,31 @@ pub const KEYS: &[ConfigKey] = &[
         default: "1",
         description: "Automatic re-runs per commit and check (0 to 5); a maintainer's `/rerun` is not counted.",
     },
+    ConfigKey {
+        key: "fixers.images.python",
+        default: "ci-medic-fixer/python",
+        description: "Image the tool tier runs black, isort and ruff in (built by `deploy/fixer-images.sh`: black 23.1, isort 5.6, ruff 0.6.9).",
+    },
+    ConfigKey {
+        key: "fixers.images.go",
+        default: "ci-medic-fixer/go",
+        description: "Image the tool tier runs gofmt and goimports in (Go 1.19, golang.org/x/tools 0.5.0).",
+    },
+    ConfigKey {
+        key: "fixers.images.rust",
+        default: "ci-medic-fixer/rust",
+        description: "Image the tool tier runs rustfmt in (rustfmt 1.5.1 of Rust 1.63).",
+    },
+    ConfigKey {
+        key: "fixers.images.clang",
+        default: "ci-medic-fixer/clang",
+        description: "Image the tool tier runs clang-format in (clang-format 14).",
+    },
+    ConfigKey {
+        key: "fixers.images.node",
+        default: "ci-medic-fixer/node",
+        description: "Image the tool tier runs prettier and ESLint in (prettier 3.3.3, ESLint 9.13.0). An override must carry the same tools on its `PATH` and a `ci-medic.tools` label listing their versions.",
+    },
 ];
 
 /// The README's table of keys, generated from [`KEYS`].
@@ -806,4 +894,15 @@ executor:
 triage:
   auto_rerun: false       # re-run failed Actions jobs without waiting for /rerun
   max_reruns: 1           # 0 to 5 automatic re-runs per commit and check
+
+# The images the fix agent's tool tier runs the project's own formatters and linters in, per
+# ecosystem. Each must carry the tools on its PATH and a `ci-medic.tools` label listing their
+# versions; the defaults are built by deploy/fixer-images.sh.
+fixers:
+  images:
+    python: ci-medic-fixer/python   # black, isort, ruff
+    go: ci-medic-fixer/go           # gofmt, goimports
+    rust: ci-medic-fixer/rust       # rustfmt
+    clang: ci-medic-fixer/clang     # clang-format
+    node: ci-medic-fixer/node       # prettier, eslint
 "#;

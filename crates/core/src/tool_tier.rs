@@ -82,11 +82,20 @@ pub enum FixTool {
     },
     ClangFormat,
     Prettier,
+    /// `goimports -w`: gofmt plus the import block goimports' check reported.
+    Goimports,
+    /// ESLint's fixes for the reported rule only, with the project's own configuration: the
+    /// Node API's `fix` predicate ([`ESLINT_SCRIPT`]), since the CLI's `--fix` applies every
+    /// rule's fixes and `--rule` only adds rules.
+    Eslint {
+        rule: String,
+    },
 }
 
 /// Extensions each tool is run on; a report on another file is not the tool's.
 const PYTHON: &[&str] = &["py", "pyi"];
 const CLANG: &[&str] = &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "m", "mm"];
+const ESLINT: &[&str] = &["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "vue"];
 const PRETTIER: &[&str] = &[
     "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "json", "css", "scss", "less", "md",
     "yml", "yaml", "html", "vue", "graphql",
@@ -95,6 +104,17 @@ const PRETTIER: &[&str] = &[
 fn extension(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+/// An ESLint rule id as ESLint prints it: a core rule (`prefer-const`) or a plugin's
+/// (`@typescript-eslint/consistent-type-imports`, `react/jsx-key`).
+fn is_eslint_rule(rule: &str) -> bool {
+    !rule.is_empty()
+        && rule.len() <= 100
+        && rule.starts_with(|c: char| c.is_ascii_lowercase() || c == '@')
+        && rule
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "@/-_".contains(c))
 }
 
 /// A ruff rule code as ruff prints it (`F401`, `I001`, `UP035`, `PLR1711`).
@@ -128,6 +148,10 @@ impl FixTool {
             },
             ("clang-format", "format") if CLANG.contains(&ext) => FixTool::ClangFormat,
             ("prettier", "format") if PRETTIER.contains(&ext) => FixTool::Prettier,
+            ("goimports", "format") if ext == "go" => FixTool::Goimports,
+            ("eslint", rule) if is_eslint_rule(rule) && ESLINT.contains(&ext) => FixTool::Eslint {
+                rule: rule.to_string(),
+            },
             _ => return None,
         };
         Some(tool)
@@ -143,6 +167,8 @@ impl FixTool {
             FixTool::Rustfmt { .. } => "rustfmt",
             FixTool::ClangFormat => "clang-format",
             FixTool::Prettier => "prettier",
+            FixTool::Goimports => "goimports",
+            FixTool::Eslint { .. } => "eslint",
         }
     }
 
@@ -151,17 +177,17 @@ impl FixTool {
             FixTool::Black | FixTool::Isort | FixTool::RuffFormat | FixTool::RuffCheck { .. } => {
                 Ecosystem::Python
             }
-            FixTool::Gofmt { .. } => Ecosystem::Go,
+            FixTool::Gofmt { .. } | FixTool::Goimports => Ecosystem::Go,
             FixTool::Rustfmt { .. } => Ecosystem::Rust,
             FixTool::ClangFormat => Ecosystem::Clang,
-            FixTool::Prettier => Ecosystem::Node,
+            FixTool::Prettier | FixTool::Eslint { .. } => Ecosystem::Node,
         }
     }
 
     /// Whether it reformats the whole file (a formatter), rather than repairing one rule's
     /// findings at their lines.
     pub fn is_formatter(&self) -> bool {
-        !matches!(self, FixTool::RuffCheck { .. })
+        !matches!(self, FixTool::RuffCheck { .. } | FixTool::Eslint { .. })
     }
 
     /// The command, run from the repository root on exactly `files` (repo-relative). Each tool
@@ -197,6 +223,15 @@ impl FixTool {
             }
             FixTool::ClangFormat => vec!["clang-format", "-i", "--style=file", "--"],
             FixTool::Prettier => vec!["prettier", "--write", "--log-level=warn", "--"],
+            FixTool::Goimports => vec!["goimports", "-w", "--"],
+            FixTool::Eslint { rule } => {
+                let mut v: Vec<String> = ["node", "-e", ESLINT_SCRIPT, "--", "fix"]
+                    .map(String::from)
+                    .to_vec();
+                v.push(rule.clone());
+                v.extend(files.iter().cloned());
+                return v;
+            }
         }
         .into_iter()
         .map(String::from)
@@ -233,6 +268,13 @@ impl FixTool {
                 words(&["clang-format", "--dry-run", "-Werror", "--style=file"])
             }
             FixTool::Prettier => words(&["prettier", "--check", "--log-level=warn"]),
+            FixTool::Goimports => format!("out=$(goimports -l -- {quoted}) && test -z \"$out\""),
+            FixTool::Eslint { rule } => {
+                let argv: Vec<String> = ["node", "-e", ESLINT_SCRIPT, "--", "check", rule]
+                    .map(String::from)
+                    .to_vec();
+                format!("{} {quoted}", shell_words(&argv))
+            }
         }
     }
 
@@ -240,11 +282,49 @@ impl FixTool {
     pub fn action(&self) -> String {
         match self {
             FixTool::RuffCheck { rule } => format!("Applied the fix for {rule} to"),
-            FixTool::Isort => "Sorted the imports of".into(),
+            FixTool::Eslint { rule } => format!("Applied ESLint's fix for {rule} to"),
+            FixTool::Isort | FixTool::Goimports => "Sorted the imports of".into(),
             _ => "Reformatted".into(),
         }
     }
 }
+
+/// The tier's ESLint driver, run as `node -e ESLINT_SCRIPT -- MODE RULE FILE…` from the
+/// repository root in the sandbox. It uses ESLint's Node API with the project's own
+/// configuration (found as the CLI finds it), and:
+///
+/// - `fix`: applies the fixes of RULE's messages only (the documented `fix` predicate), and
+///   writes them;
+/// - `check`: prints RULE's remaining errors as `file:line:col: message (rule)` and exits 1 when
+///   there are any.
+///
+/// A file that does not parse, or a configuration ESLint cannot load, exits 2 with ESLint's own
+/// words. `require("eslint")` finds the image's ESLint by Node's lookup up to `/node_modules`.
+pub const ESLINT_SCRIPT: &str = r#"const [mode, rule, ...files] = process.argv.slice(1);
+const { ESLint } = require("eslint");
+(async () => {
+  const fix = mode === "fix" ? (m) => m.ruleId === rule : false;
+  const eslint = new ESLint({ fix });
+  const results = await eslint.lintFiles(files);
+  if (mode === "fix") await ESLint.outputFixes(results);
+  let left = 0;
+  for (const r of results) {
+    for (const m of r.messages) {
+      if (m.fatal) {
+        console.error(`${r.filePath}:${m.line}:${m.column}: ${m.message}`);
+        process.exitCode = 2;
+      } else if (m.ruleId === rule && m.severity === 2) {
+        left += 1;
+        if (mode === "check") console.log(`${r.filePath}:${m.line}:${m.column}: ${m.message} (${rule})`);
+      }
+    }
+  }
+  if (mode === "check" && left > 0 && !process.exitCode) process.exitCode = 1;
+})().catch((e) => {
+  console.error(String(e && e.message ? e.message : e));
+  process.exitCode = 2;
+});
+"#;
 
 /// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
 /// 1 with no column, which is how it records `would reformat x.py`, prettier's `[warn] x.ts`,
@@ -336,6 +416,15 @@ pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Optio
             toml_string(t, "channel")
                 .or_else(|| (!line.contains('=')).then(|| line.to_string()))
                 .map(|v| pin(v, "rust-toolchain"))
+        }
+        Ecosystem::Go if *tool == FixTool::Goimports => {
+            // goimports is golang.org/x/tools's; a module that tracks it requires it.
+            let t = files.get("go.mod")?;
+            t.lines()
+                .map(|l| l.trim().trim_start_matches("require").trim())
+                .find_map(|l| l.strip_prefix("golang.org/x/tools "))
+                .and_then(|v| v.split_whitespace().next())
+                .map(|v| pin(v.trim_start_matches('v').to_string(), "go.mod"))
         }
         Ecosystem::Go => {
             let t = files.get("go.mod")?;
@@ -697,7 +786,28 @@ mod tests {
         assert_eq!(t("s/x.ts", "prettier", "format"), Some(FixTool::Prettier));
         // Not the tool's file, not a fixable rule, no tool at all.
         assert_eq!(t("README.md", "black", "format"), None);
-        assert_eq!(t("x.go", "goimports", "format"), None);
+        assert_eq!(t("x.go", "goimports", "format"), Some(FixTool::Goimports));
+        assert_eq!(t("x.py", "goimports", "format"), None);
+        assert_eq!(
+            t(
+                "src/a.ts",
+                "eslint",
+                "@typescript-eslint/consistent-type-imports"
+            ),
+            Some(FixTool::Eslint {
+                rule: "@typescript-eslint/consistent-type-imports".into()
+            })
+        );
+        assert_eq!(
+            t("src/a.mjs", "eslint", "prefer-const"),
+            Some(FixTool::Eslint {
+                rule: "prefer-const".into()
+            })
+        );
+        // Not a rule id (a parse error has none; a message is not one), not ESLint's file.
+        assert_eq!(t("src/a.js", "eslint", ""), None);
+        assert_eq!(t("src/a.js", "eslint", "Parsing error: x"), None);
+        assert_eq!(t("src/a.css", "eslint", "prefer-const"), None);
         assert_eq!(t("a.py", "ruff", "invalid-syntax"), None);
         assert_eq!(t("a.py", "pytest", "format"), None);
         let mut r = report("a.py", "black", "format");
@@ -739,6 +849,22 @@ mod tests {
             }
             .check_command(&["a.py".into()]),
             "'ruff' 'check' '--no-cache' '--select' 'F401' -- 'a.py'"
+        );
+        // ESLint: the driver, the mode, the one rule, then only the files.
+        let e = FixTool::Eslint {
+            rule: "prefer-const".into(),
+        };
+        let argv = e.argv(&f[..1]);
+        assert_eq!(argv[..3], ["node", "-e", ESLINT_SCRIPT]);
+        assert_eq!(argv[3..], ["--", "fix", "prefer-const", "src/a b.py"]);
+        assert!(
+            e.check_command(&["a.js".into()])
+                .ends_with("'--' 'check' 'prefer-const' 'a.js'")
+        );
+        assert!(!e.is_formatter());
+        assert_eq!(
+            FixTool::Goimports.argv(&f[..1]),
+            ["goimports", "-w", "--", "src/a b.py"]
         );
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
@@ -819,6 +945,16 @@ mod tests {
                 .unwrap()
                 .spec,
             "1.21.4"
+        );
+        // goimports is golang.org/x/tools's, not the toolchain's.
+        assert_eq!(pinned_version(&FixTool::Goimports, &go), None);
+        let tools = files(&[(
+            "go.mod",
+            "module x\n\ngo 1.21\n\nrequire (\n\tgolang.org/x/tools v0.5.0 // indirect\n)\n",
+        )]);
+        assert_eq!(
+            pinned_version(&FixTool::Goimports, &tools).unwrap().spec,
+            "0.5.0"
         );
         let go = files(&[("go.mod", "module x\ngo 1.19\n")]);
         assert_eq!(

@@ -153,6 +153,26 @@ triage:
 }
 
 #[test]
+fn fixer_images_override_one_ecosystem_and_keep_the_others() {
+    let c = RepoConfig::parse("fixers:\n  images:\n    python: registry.example/py-fixers:24\n")
+        .unwrap();
+    assert_eq!(c.fixers.images.python, "registry.example/py-fixers:24");
+    assert_eq!(
+        c.fixers
+            .images
+            .get(ci_medic_core::tool_tier::Ecosystem::Python),
+        "registry.example/py-fixers:24"
+    );
+    assert_eq!(c.fixers.images.go, "ci-medic-fixer/go");
+    assert_eq!(c.fixers.images.node, "ci-medic-fixer/node");
+    assert!(RepoConfig::parse("fixers:\n  images:\n    ruby: x\n").is_err());
+    assert_eq!(
+        RepoConfig::parse("fixers:\n").unwrap(),
+        RepoConfig::default()
+    );
+}
+
+#[test]
 fn partial_sections_keep_other_defaults() {
     let c = RepoConfig::parse("fix:\n  max_attempts: 1\nchecks:\n").unwrap();
     assert_eq!(c.fix.max_attempts, 1);
@@ -436,6 +456,13 @@ fn semantic_checks_with_positions() {
             2,
             3,
             "must not be empty",
+        ),
+        (
+            "fixers:\n  images:\n    node: \"my node\"\n",
+            "fixers.images.node",
+            3,
+            5,
+            "not an image",
         ),
     ] {
         let e = err(yaml);
