@@ -156,6 +156,48 @@ async fn a_black_check_failure_is_repaired_by_black_itself() {
     assert!(w.server.terminate().success());
 }
 
+/// The fix loop runs the tool tier in the image the default branch's `fixers.images` names:
+/// here one that does not exist, so black never runs, nothing is pushed, and the comment says
+/// which image was missing (with the default image, this pull request is repaired above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fix_loop_runs_the_tool_tier_in_the_configured_image() {
+    if !image_available(PYTHON_IMAGE).await {
+        return;
+    }
+    let file = "pyDOE3/doe_gsd.py";
+    let original = fixture(&format!("pydoe3/{file}"));
+    let pyproject = fixture("pydoe3/pyproject.toml");
+    let config = "fixers:\n  images:\n    python: ci-medic-test/no-such-fixer:1\n";
+    let w = world_with(
+        &[(".github/ci-medic.yml", config)],
+        &[(file, &original), ("pyproject.toml", &pyproject)],
+    )
+    .await;
+    let log = corpus("real/python/fmt-issues/pydoe3_black_check.log");
+    let check = fail_check(&w, &w.head, &log);
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let done = wait_comment(&w, |b| {
+        let s = status_line(b);
+        s.contains("refused") || s.contains("executed")
+    })
+    .await;
+    assert!(status_line(&done).contains("refused"), "{done}");
+    // The comment escapes Markdown (`ci\-medic\-test`); the reason names the missing image.
+    assert!(
+        done.replace('\\', "")
+            .contains("ci-medic-test/no-such-fixer:1"),
+        "{done}"
+    );
+    assert_eq!(
+        w.fake.branch_head(REPO, "feature").as_deref(),
+        Some(w.head.as_str()),
+        "nothing is pushed"
+    );
+    assert!(w.server.terminate().success());
+}
+
 /// Every file of a fixture tree, repo-relative, with its text.
 fn tree_files(dir: &str) -> Vec<(String, String)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {

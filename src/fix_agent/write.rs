@@ -156,6 +156,8 @@ async fn write_patch(
     config: &RepoConfig,
 ) -> Result<Result<WrittenPatch, Refusal>, JobError> {
     let gh = ctx.github.as_ref();
+    // The tool tier runs in the images the default branch's `fixers.images` names.
+    let fix_agent = ctx.fix_agent.for_repo(&config.fixers);
     let stored = ctx
         .registry
         .get_fix(fix_id)
@@ -308,8 +310,7 @@ async fn write_patch(
             {
                 continue;
             }
-            match ctx
-                .fix_agent
+            match fix_agent
                 .propose_checked_in(&input, &policy, workspace, &mut tool_notes)
                 .await
             {
