@@ -48,7 +48,6 @@ use crate::store::proposals::{Proposals, Runs};
 use crate::store::runs::FixRun;
 use crate::store::{JobKind, Store, StoreError};
 
-/// A repository's parsed configuration and the blob sha it was parsed from.
 /// A repository's configuration as last read: when, from which blob (`None`: no file), and
 /// what it parsed to.
 struct CachedConfig {
