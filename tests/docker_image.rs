@@ -192,12 +192,15 @@ fn the_dockerfile_builds_the_binary_from_source_and_the_loop_runs_in_it() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    // The builder stage really compiled: the plain progress shows cargo's own lines.
-    assert!(
-        log.contains("Compiling ci-medic "),
-        "the builder stage did not compile ci-medic"
-    );
-    println!("image built from source ({builder}, profile image-check) in {secs:.0} s");
+    // The builder stage really compiled, or BuildKit reused the layer an earlier build on this
+    // engine compiled from exactly these sources (a machine whose engine keeps its cache
+    // between runs: the `COPY . .` layer's key is the checkout's content).
+    let how = match builder_step(&log) {
+        BuilderStep::Compiled => "compiled",
+        BuilderStep::Cached => "reused from an earlier build of the same sources",
+        BuilderStep::Missing => panic!("the builder stage did not compile ci-medic:\n{log}"),
+    };
+    println!("image built from source ({builder}, profile image-check) in {secs:.0} s: {how}");
 
     let version = docker_ok(&["run", "--rm", "--network", "none", SOURCE_TAG, "--version"]);
     assert_eq!(version, format!("ci-medic {}", env!("CARGO_PKG_VERSION")));
@@ -220,6 +223,53 @@ fn the_dockerfile_builds_the_binary_from_source_and_the_loop_runs_in_it() {
     );
     // The image (~150 MB) goes; its layers stay as the next build's cache.
     let _ = docker(&["rmi", "--no-prune", SOURCE_TAG]);
+}
+
+/// What BuildKit's plain progress says the builder stage's `cargo build` step did.
+#[derive(Debug, PartialEq)]
+enum BuilderStep {
+    Compiled,
+    Cached,
+    Missing,
+}
+
+/// Reads the plain progress: the step is `#N [builder k/k] RUN … cargo build …`, followed either
+/// by cargo's own lines (`#N 12.3    Compiling ci-medic v…`) or by `#N CACHED`.
+fn builder_step(log: &str) -> BuilderStep {
+    let Some(id) = log.lines().find_map(|line| {
+        let (id, rest) = line.split_once(' ')?;
+        (id.starts_with('#') && rest.starts_with("[builder ") && rest.contains("cargo build"))
+            .then_some(id)
+    }) else {
+        return BuilderStep::Missing;
+    };
+    let step_lines = || {
+        log.lines()
+            .filter_map(|l| l.strip_prefix(id)?.strip_prefix(' '))
+    };
+    if step_lines().any(|l| l.contains("Compiling ci-medic ")) {
+        BuilderStep::Compiled
+    } else if step_lines().any(|l| l.trim() == "CACHED") {
+        BuilderStep::Cached
+    } else {
+        BuilderStep::Missing
+    }
+}
+
+#[test]
+fn the_builder_step_is_read_from_buildkits_plain_progress() {
+    // Lines as the engine's BuildKit (Docker 20.10, `--progress plain`) printed them here.
+    let cached = "#10 [builder 3/4] COPY . .\n#10 CACHED\n\n#11 [builder 4/4] RUN --mount=type=cache,target=/usr/local/cargo/registry     --mount=type=cache,target=/build/target     cargo build --profile \"image-check\" --locked --bin ci-medic\n#11 CACHED\n";
+    assert_eq!(builder_step(cached), BuilderStep::Cached);
+    let compiled = cached.replace(
+        "#11 CACHED",
+        "#11 41.20    Compiling ci-medic v0.1.0 (/build)\n#11 DONE 98.1s",
+    );
+    assert_eq!(builder_step(&compiled), BuilderStep::Compiled);
+    // A cached step elsewhere does not count for the builder's compile.
+    let other = cached.replace("#11 CACHED", "#11 DONE 0.1s");
+    assert_eq!(builder_step(&other), BuilderStep::Missing);
+    assert_eq!(builder_step(""), BuilderStep::Missing);
 }
 
 /// Removes the container however the test ends.
