@@ -42,9 +42,39 @@ fn digit_run(w: &[u8]) -> usize {
     (non_digit_flags(x).trailing_zeros() / 8) as usize
 }
 
-/// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fffffff]Z ` timestamp (GitHub Actions log format).
+/// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fffffff]Z ` timestamp (GitHub Actions log format),
+/// also behind the `<job>\t<step>\t` columns `gh run view --log` puts before it.
 pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     // The fixed part `YYYY-MM-DDTHH:MM:SS` is 19 bytes; checked byte by byte, no regex.
+    if line.len() < 20 {
+        return line;
+    }
+    if !line[0].is_ascii_digit() {
+        return strip_gh_run_view(line);
+    }
+    strip_stamp(line)
+}
+
+/// `gh run view --log` (and `gh run view --log-failed`): `<job>\t<step>\t<stamp> <text>`. Only
+/// when the third column is a whole Actions timestamp; a job or step name holds no tab.
+fn strip_gh_run_view(line: &[u8]) -> &[u8] {
+    // Job and step names are short: look for the tabs near the start only.
+    let head = &line[..line.len().min(400)];
+    let Some(first) = memchr::memchr(b'\t', head) else {
+        return line;
+    };
+    let Some(second) = memchr::memchr(b'\t', &head[first + 1..]) else {
+        return line;
+    };
+    let rest = &line[first + second + 2..];
+    if rest.len() < 20 || !rest[0].is_ascii_digit() {
+        return line;
+    }
+    let out = strip_stamp(rest);
+    if out.len() == rest.len() { line } else { out }
+}
+
+fn strip_stamp(line: &[u8]) -> &[u8] {
     if line.len() < 20 {
         return line;
     }
@@ -784,6 +814,20 @@ mod tests {
             }
         }
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.123456789Z x"), b"x");
+        assert_eq!(
+            strip_timestamp(
+                b"build\tRun npm test\t2025-09-24T05:29:59.8737924Z ##[error]  49:21  x"
+            ),
+            b"##[error]  49:21  x"
+        );
+        assert_eq!(
+            strip_timestamp(b"a\tb\tc 2025-09-24T05:29:59Z x"),
+            b"a\tb\tc 2025-09-24T05:29:59Z x"
+        );
+        assert_eq!(
+            strip_timestamp(b"FAIL\tpkg/x\t0.2s and more text"),
+            b"FAIL\tpkg/x\t0.2s and more text"
+        );
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.1Z x"), b"x");
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.12Z"), b"");
         assert_eq!(
