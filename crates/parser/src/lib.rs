@@ -340,6 +340,8 @@ pub struct Parser {
     /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
     /// `------`), whose lines start with the seconds since the step started.
     docker_summary: bool,
+    /// A GitHub Actions `##[error]` line was seen: a step failed (or a tool annotated an error).
+    actions_error: bool,
 }
 
 impl Parser {
@@ -358,6 +360,7 @@ impl Parser {
             dirs: path::WorkDirs::default(),
             package_dir: None,
             docker_summary: false,
+            actions_error: false,
         }
     }
 
@@ -510,6 +513,7 @@ impl Parser {
                     match kind {
                         "error" => {
                             marker = Marker::Error;
+                            self.actions_error = true;
                             text = body;
                         }
                         "group" | "section" => {
@@ -562,6 +566,14 @@ impl Parser {
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
+            // The runner's last line of an Actions job: a job with a failed step printed
+            // `##[error]Process completed with exit code N.` (or an action's own `##[error]`)
+            // before it, so without one the job passed and tolerated what it printed.
+            Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
+                self.step_boundary();
+                self.sink.job_succeeded();
+                return;
+            }
             Some(b'F' | b'D' | b'J') if is_success_verdict(text) => {
                 self.step_boundary();
                 self.sink.job_succeeded();
@@ -741,6 +753,21 @@ mod wrapper_tests {
             assert_eq!(parse(&format!("{errors}{verdict}\n")).len(), 2, "{verdict}");
         }
         assert_eq!(parse(&format!("Finished: SUCCESS\n{errors}")).len(), 2);
+    }
+
+    #[test]
+    fn an_actions_job_that_ends_without_an_error_annotation_passed() {
+        // A test runner's console output (a stack trace logged by a passing test), then the
+        // runner's clean-up at the end of the job.
+        let logged = "2025-10-15T22:04:28.8766382Z       Error: simulated\n\
+                      2025-10-15T22:04:28.8766382Z         at Object.f (/home/runner/work/R/R/test/a.js:29:44)\n\
+                      2025-10-15T22:04:28.8766382Z src/app.py:3:1: F401 `os` imported but unused\n";
+        let end = "2025-10-15T22:04:45.3060316Z Cleaning up orphan processes\n";
+        assert_eq!(parse(&format!("{logged}{end}")), vec![]);
+        let failed = "2025-10-15T22:04:44.1Z ##[error]Process completed with exit code 1.\n";
+        assert!(!parse(&format!("{logged}{failed}{end}")).is_empty());
+        // A log cut before the job's end keeps what it found.
+        assert!(!parse(logged).is_empty());
     }
 
     #[test]
