@@ -66,7 +66,11 @@ fn strip_gh_run_view(line: &[u8]) -> &[u8] {
     let Some(second) = memchr::memchr(b'\t', &head[first + 1..]) else {
         return line;
     };
-    let rest = &line[first + second + 2..];
+    let mut rest = &line[first + second + 2..];
+    // The first line of each step keeps the step log's byte-order mark.
+    if rest.starts_with(BOM) {
+        rest = &rest[BOM.len()..];
+    }
     if rest.len() < 20 || !rest[0].is_ascii_digit() {
         return line;
     }
