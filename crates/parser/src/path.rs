@@ -266,9 +266,13 @@ pub fn is_vendored(path: &str) -> bool {
         ".cargo/registry/",
         ".pnpm/",
     ];
-    MARKERS
-        .iter()
-        .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
+    // Unity's package manager unpacks every package a project uses into
+    // `Library/PackageCache/<name>@<hash>/` (the project's own packages live in `Packages/`); a
+    // console paste may glue a progress line's last letter to it, hence no boundary check.
+    path.contains("Library/PackageCache/")
+        || MARKERS
+            .iter()
+            .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
 }
 
 /// Cheap test that `s` ends like a source file name (`name.ext`, ext alphanumeric, 1–10 chars).
@@ -614,6 +618,10 @@ mod tests {
         assert!(is_vendored("node_modules/jest/x.js"));
         assert!(is_vendored("client/node_modules/x.js"));
         assert!(!is_vendored("src/x.js"));
+        assert!(is_vendored(
+            "Library/PackageCache/com.playeveryware.eos@024a48d770/Editor/Utility/BuildUtility.cs"
+        ));
+        assert!(!is_vendored("Packages/com.example.tool/Runtime/Tool.cs"));
         assert!(has_extension("src/a.test.ts"));
         assert!(!has_extension("src/Makefile"));
     }
