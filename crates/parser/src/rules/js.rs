@@ -664,7 +664,9 @@ impl Js {
                 if let Some((line, col, level, msg, rule)) = row {
                     if level == "error" {
                         let (line, col) = (super::num(line), super::num(col));
-                        let ty = if msg.starts_with("Parsing error") {
+                        // Every rule's message names its rule; ESLint's own parser errors name
+                        // none (and before ESLint 1.x had no `Parsing error:` prefix either).
+                        let ty = if msg.starts_with("Parsing error") || rule.is_none() {
                             BugType::Syntax
                         } else {
                             BugType::Linting
@@ -1387,6 +1389,17 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn eslint_rows_without_a_rule_are_parser_errors() {
+        let log =
+            "test.js\n  2:2  error  Unexpected token }\n  3:1  error  Missing semicolon  semi\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.line_number, r.error_type))
+            .collect();
+        assert_eq!(r, vec![(2, BugType::Syntax), (3, BugType::Linting)]);
     }
 
     #[test]
