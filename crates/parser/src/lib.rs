@@ -202,6 +202,9 @@ pub struct BugReport {
 /// Longest line considered, in bytes; the rest of a longer line is ignored.
 pub const MAX_LINE: usize = 16 * 1024;
 
+/// Lines at a log's start within which a `gh run view --log` form is recognised.
+const GH_COLUMNS_WITHIN: u64 = 64;
+
 /// Options for one parse.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParseOptions {
@@ -340,6 +343,8 @@ pub struct Parser {
     /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
     /// `------`), whose lines start with the seconds since the step started.
     docker_summary: bool,
+    /// The log is in `gh run view --log` form (job and step columns before each line).
+    gh_columns: bool,
     /// A GitHub Actions `##[error]` line was seen: a step failed (or a tool annotated an error).
     actions_error: bool,
 }
@@ -360,6 +365,7 @@ impl Parser {
             dirs: path::WorkDirs::default(),
             package_dir: None,
             docker_summary: false,
+            gh_columns: false,
             actions_error: false,
         }
     }
@@ -436,7 +442,20 @@ impl Parser {
     }
 
     /// [`feed_line`](Parser::feed_line) for a line known to be valid UTF-8.
+    /// Cuts the `gh run view --log` columns: looked for on the first lines only (such a log is in
+    /// that form from its start), then on every line.
+    fn gh_columns(&mut self, raw: &[u8]) -> usize {
+        if !self.gh_columns && self.line_no >= GH_COLUMNS_WITHIN {
+            return 0;
+        }
+        let n = normalize::gh_run_view_columns(raw);
+        self.gh_columns |= n > 0;
+        n
+    }
+
     fn feed_text_line(&mut self, raw: &str) {
+        // The columns end at a tab: a character boundary.
+        let raw = &raw[self.gh_columns(raw.as_bytes())..];
         if raw.len() > MAX_LINE {
             // The cut may split a character: the lossy path decides.
             return self.feed_line(raw.as_bytes());
@@ -468,6 +487,7 @@ impl Parser {
     /// Feeds one complete line (without its `\n`). Longer lines than [`MAX_LINE`] are cut.
     pub fn feed_line(&mut self, raw: &[u8]) {
         let raw = &raw[..raw.len().min(MAX_LINE)];
+        let raw = &raw[self.gh_columns(raw)..];
         self.line_no += 1;
         let mut scratch = std::mem::take(&mut self.scratch);
         {
