@@ -106,6 +106,11 @@ pub enum JobError {
         #[source]
         source: tokio::task::JoinError,
     },
+    /// A check finished on a fix commit whose push is not recorded yet (the push job is
+    /// between the push and its record, or died there and runs again): retried, so the
+    /// verdict is taken once the push is recorded.
+    #[error("the check finished on {commit}, whose push is not recorded yet")]
+    PushUnrecorded { commit: String },
     /// Worth another try later, for a reason with no error type of its own (a handler
     /// outside the pipeline, a panicking handler).
     #[error("{0}")]
@@ -151,6 +156,7 @@ impl JobError {
             | JobError::Workspace(_)
             | JobError::Task { .. }
             | JobError::Retry(_)
+            | JobError::PushUnrecorded { .. }
             | JobError::Wait { .. } => false,
         }
     }

@@ -425,6 +425,58 @@ async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
     assert!(w.server.terminate().success());
 }
 
+/// GitHub may finish the check on a pushed fix before the job that pushed it has recorded the
+/// push (seen in CI: the fake's CI answered within a millisecond, while the sandbox job, which
+/// is outside the pull request's queue, was still recording). Here the push is carried out and
+/// its answer lost, so the check's delivery is handled while the run still says "approved";
+/// the verdict must still be taken, not left to the next reconciliation minutes later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_finishes_before_the_push_is_recorded_still_gets_its_verdict() {
+    if !sandbox_available().await {
+        return;
+    }
+    let w = missing_colon_world(
+        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n",
+    )
+    .await;
+    w.fake
+        .lose_answer_next("PATCH", "/repos/octo-org/shop/git/refs", 1);
+    let check = fail_check(&w, &w.head, &log_of_missing_colon());
+    deliver_check(&w, check).await;
+    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    say(&w, "maintainer", "/approve").await;
+    let done = wait_comment(&w, |b| {
+        status_line(b).contains("executed") || status_line(b).contains("failed")
+    })
+    .await;
+    assert!(status_line(&done).contains("executed"), "{done}");
+    // The check's delivery really came first: accepted before the push was recorded (the
+    // first was the failure that led to the proposal).
+    let lines = w.server.stderr.lock().unwrap().clone();
+    let accepted: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("delivery accepted") && l.contains("\"check_run\""))
+        .map(|(i, _)| i)
+        .collect();
+    let pushed = lines
+        .iter()
+        .position(|l| l.contains("fix commit pushed"))
+        .expect("the push is logged");
+    assert!(
+        accepted.len() >= 2 && accepted[1] < pushed,
+        "the check did not finish before the push was recorded:\n{}",
+        lines.join("\n")
+    );
+    let new_head = w.fake.branch_head(REPO, "feature").unwrap();
+    assert_eq!(
+        w.fake.commit(REPO, &new_head).unwrap().parents,
+        vec![w.head.clone()],
+        "exactly one commit"
+    );
+    assert!(w.server.terminate().success());
+}
+
 fn log_of_missing_colon() -> Vec<u8> {
     corpus("logs/actions/python_missing_colon.log")
 }

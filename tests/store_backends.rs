@@ -1136,6 +1136,18 @@ mod fix_state {
         };
         a.runs.put(&mut lint).await.unwrap();
         assert_eq!(checks(b.runs.active().await.unwrap()).len(), 1);
+        // The commit stored to be pushed is found by its sha before the push is recorded:
+        // GitHub may finish its check first, on any replica.
+        lint.pending_commit = Some("f1x".into());
+        a.runs.put(&mut lint).await.unwrap();
+        let pending = b
+            .runs
+            .by_pushed_commit("acme/calc", "f1x")
+            .await
+            .unwrap()
+            .expect("found by the commit it is about to push");
+        assert_eq!(pending.pending_commit.as_deref(), Some("f1x"));
+        lint.pending_commit = None;
         lint.state.stage = Stage::Pushed {
             commit_sha: "f1x".into(),
             files: vec!["app/main.py".into()],

@@ -67,6 +67,16 @@ async fn awaited_check_finished(
     };
     let inst = InstallationId(run.installation_id);
     let repo = cr.repo.clone();
+    if matches!(awaited, Awaited::PushedFix)
+        && run.phase() != expected
+        && run.pending_commit.as_deref() == Some(cr.head_sha.as_str())
+    {
+        // GitHub ran the check on the fix commit before the job that pushed it recorded the
+        // push (or that job died in between and will push again): come back once it has.
+        return Err(JobError::PushUnrecorded {
+            commit: cr.head_sha.clone(),
+        });
+    }
     if run.check_name != cr.name || run.phase() != expected {
         // This job's earlier run may have taken the verdict and stopped before the
         // comment showed it.

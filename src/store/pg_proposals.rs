@@ -30,7 +30,7 @@ use super::StoreError;
 use super::pg::PgStore;
 use super::proposals::{Proposals, Runs};
 use super::registry::RegistryError;
-use super::runs::{FixRun, Phase};
+use super::runs::{FixRun, Phase, indexed_commits};
 
 fn decode<T: serde::de::DeserializeOwned>(key: &str, text: &str) -> Result<T, RegistryError> {
     serde_json::from_str(text).map_err(|e| RegistryError::Corrupt {
@@ -324,7 +324,7 @@ impl Runs for PgStore {
         let read = i64::try_from(run.version).unwrap_or(i64::MAX);
         let mut next = run.clone();
         next.version = run.version + 1;
-        let phase = next.phase();
+        let indexed: Vec<String> = indexed_commits(&next).collect();
         let (active, rerun_sha) = looked_up_by(&next);
         let record = encode(&next);
         let mut tx = self.pool().begin().await?;
@@ -371,7 +371,8 @@ impl Runs for PgStore {
                 found,
             });
         }
-        if let Phase::Pushed { commit_sha } = &phase {
+        // As on sled: the commit about to be pushed is indexed before the push.
+        for commit_sha in &indexed {
             sqlx::query(
                 "INSERT INTO fix_runs_by_pushed_commit (repo, sha, pr_number, check_name) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (repo, sha) DO UPDATE \

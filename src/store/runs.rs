@@ -365,7 +365,9 @@ impl RunStore {
             });
         }
         run.version = next.version;
-        if let Phase::Pushed { commit_sha } = run.phase() {
+        // The commit about to be pushed is indexed before the push: GitHub may deliver its
+        // check before the push is recorded, and the CI monitor must find the run then.
+        for commit_sha in indexed_commits(run) {
             self.pushed.insert(
                 format!("{}@{commit_sha}", run.repo).as_bytes(),
                 key.as_bytes(),
@@ -400,7 +402,7 @@ impl RunStore {
         Ok(out)
     }
 
-    /// The run whose fix commit is `sha`, if ci-medic pushed it.
+    /// The run whose fix commit is `sha`, if ci-medic pushed it or is pushing it.
     pub fn by_pushed_commit(&self, repo: &str, sha: &str) -> Result<Option<FixRun>, StoreError> {
         match self.pushed.get(format!("{repo}@{sha}").as_bytes())? {
             Some(key) => get_json(&self.runs, &key),
@@ -514,6 +516,16 @@ impl RunStore {
         }
         Ok(out)
     }
+}
+
+/// The fix commits the run's pushed-commit index entry is kept for: the one it pushed, and
+/// the one it stored to push next (the same index on both backends).
+pub(crate) fn indexed_commits(run: &FixRun) -> impl Iterator<Item = String> {
+    let pushed = match run.phase() {
+        Phase::Pushed { commit_sha } => Some(commit_sha),
+        _ => None,
+    };
+    pushed.into_iter().chain(run.pending_commit.clone())
 }
 
 #[cfg(test)]
