@@ -457,18 +457,19 @@ impl Parser {
     }
 
     fn feed_text_line(&mut self, raw: &str) {
-        // The columns end at a tab: a character boundary.
-        let raw = &raw[self.gh_columns(raw.as_bytes())..];
         if raw.len() > MAX_LINE {
             // The cut may split a character: the lossy path decides.
             return self.feed_line(raw.as_bytes());
         }
+        // The columns end at a tab: a character boundary.
+        let text = &raw[self.gh_columns(raw.as_bytes())..];
         let mut scratch = std::mem::take(&mut self.text_scratch);
-        match normalize::normalize_str(raw, &mut scratch) {
+        match normalize::normalize_str(text, &mut scratch) {
             Some(text) => {
                 self.line_no += 1;
                 self.process(text);
             }
+            // The lossy path cuts the columns itself, as it does for a line fed in pieces.
             None => self.feed_line(raw.as_bytes()),
         }
         self.text_scratch = scratch;
@@ -776,6 +777,16 @@ mod wrapper_tests {
             assert_eq!(parse(&format!("{errors}{verdict}\n")).len(), 2, "{verdict}");
         }
         assert_eq!(parse(&format!("Finished: SUCCESS\n{errors}")).len(), 2);
+    }
+
+    #[test]
+    fn gh_run_view_columns_are_cut_from_the_start_of_a_log_on() {
+        let log = "lint\tRun eslint\t\u{feff}2025-09-24T05:29:59.8735278Z /home/runner/work/R/R/src/a.tsx\n\
+                   lint\tRun eslint\t2025-09-24T05:29:59.8737924Z ##[error]  49:21  error  Unexpected any  @typescript-eslint/no-explicit-any\n";
+        assert_eq!(parse(log), vec![("src/a.tsx".to_string(), 49)]);
+        // The same form after 64 lines of something else is not looked for.
+        let late = format!("{}{log}", "x\n".repeat(64));
+        assert_eq!(parse(&late), vec![]);
     }
 
     #[test]
