@@ -593,6 +593,15 @@ impl Parser {
             // The runner's last line of an Actions job: a job with a failed step printed
             // `##[error]Process completed with exit code N.` (or an action's own `##[error]`)
             // before it, so without one the job passed and tolerated what it printed.
+            // The same verdict as a log copied from the web page shows it (`##[error]` rendered
+            // as `Error: `).
+            Some(b'E')
+                if text.starts_with("Error: Process completed with exit code")
+                    || (text.starts_with("Error: The process '")
+                        && contains(text, "failed with exit code")) =>
+            {
+                self.actions_error = true;
+            }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
                 self.sink.job_succeeded();
@@ -802,6 +811,9 @@ mod wrapper_tests {
         assert!(!parse(&format!("{logged}{failed}{end}")).is_empty());
         // A log cut before the job's end keeps what it found.
         assert!(!parse(logged).is_empty());
+        // Copied from the web page, the failed step's annotation reads `Error: `.
+        let copied = "Error: Process completed with exit code 1.\n";
+        assert!(!parse(&format!("{logged}{copied}{end}")).is_empty());
     }
 
     #[test]
