@@ -31,7 +31,8 @@
 //! # How it works
 //!
 //! The log is read line by line ([`Parser::feed`] accepts arbitrary chunks). Each line is
-//! normalised (`normalize`: BOM, Actions timestamp, ANSI escapes, `\r` overwrites, lossy UTF-8;
+//! normalised (`normalize`: BOM, Actions timestamp (also behind `gh run view --log`'s job and step
+//! columns), ANSI escapes, `\r` overwrites, lossy UTF-8;
 //! `##[error]` prefixes are removed, `##[warning]`/`##[notice]`/`##[debug]`/`##[command]` lines are
 //! dropped, `##[group]Run <cmd>` records the step being run), then stripped of what other CI
 //! systems and wrappers add: escapes a capture turned into text (`^[[31m`, `\x1b[31m`), Jenkins
@@ -39,7 +40,8 @@
 //! stream tags, Azure `##[section]`/`##vso[`, Buildkite `_bk;t=` stamps and `~~~` headers, Travis
 //! folds, BuildKit `#N 1.234 ` and step-summary `1.234 ` stamps, docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
 //! prefixes, Ant's `[javac] ` task prefixes. A runner's success verdict (`Finished: SUCCESS`, `Done. Your build exited
-//! with 0.`, `Job succeeded`) drops what was found before it: the job tolerated it. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
+//! with 0.`, `Job succeeded`, and an Actions job reaching `Cleaning up orphan processes` with no
+//! `##[error]` line before it) drops what was found before it: the job tolerated it. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
@@ -58,10 +60,10 @@
 //!
 //! | Evidence | Type |
 //! |---|---|
-//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block), uncaught runtime exception with a frame in the repo, bash runtime errors of a repository script (`x.sh: line 9: cd: …`, `unbound variable`; `syntax error` is `SYNTAX`) | `LOGIC` |
-//! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
+//! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block, Boost.Test `error: in "suite/test"`), uncaught runtime exception with a frame in the repo, bash runtime errors of a repository script (`x.sh: line 9: cd: …`, `unbound variable`; `syntax error` is `SYNTAX`) | `LOGIC` |
+//! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error` (and any ESLint error naming no rule), webpack `Module parse failed`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
-//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
+//! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, webpack `Module not found`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, IAR `Error[Pe…]`, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, javadoc / `-Xdoclint` comment errors (`bad use of '>'`, `malformed HTML`), golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
 //! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
@@ -96,10 +98,11 @@
 //! CircleCI, Azure `/home/vsts/work/1/s/` and `D:\a\1\s\`, Drone, Buildkite, and container
 //! checkouts such as `/checkout/`, `/app/`, `/src/`), [`ParseOptions::workspace`] and, failing
 //! that, the Jenkins workspace the log names (`Building in workspace /var/lib/jenkins/workspace/job`)
-//! are stripped;
+//! are stripped, and so is the folder GitHub's "Download ZIP" unpacks into (`…/<repo>-master/`,
+//! `-main/`, `-develop/`);
 //! a path that is still absolute or escapes with `..` is never emitted, nor are generated files and
-//! compiler probes (`conftest.c`, `CMakeFiles/`, `_testmain.go`), vendored dependencies and
-//! toolchain sources. The repository's own package installed in a virtualenv's `site-packages`
+//! compiler probes (`conftest.c`, `CMakeFiles/`, `_testmain.go`), vendored dependencies (also
+//! Unity's `Library/PackageCache/`) and toolchain sources. The repository's own package installed in a virtualenv's `site-packages`
 //! maps back to the checkout once a report has placed that package there.
 
 mod normalize;
@@ -201,6 +204,9 @@ pub struct BugReport {
 
 /// Longest line considered, in bytes; the rest of a longer line is ignored.
 pub const MAX_LINE: usize = 16 * 1024;
+
+/// Lines at a log's start within which a `gh run view --log` form is recognised.
+const GH_COLUMNS_WITHIN: u64 = 64;
 
 /// Options for one parse.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -340,6 +346,10 @@ pub struct Parser {
     /// Inside the summary BuildKit prints after a failed step (` > [stage 2/3] RUN …:` up to
     /// `------`), whose lines start with the seconds since the step started.
     docker_summary: bool,
+    /// The log is in `gh run view --log` form (job and step columns before each line).
+    gh_columns: bool,
+    /// A GitHub Actions `##[error]` line was seen: a step failed (or a tool annotated an error).
+    actions_error: bool,
 }
 
 impl Parser {
@@ -358,6 +368,8 @@ impl Parser {
             dirs: path::WorkDirs::default(),
             package_dir: None,
             docker_summary: false,
+            gh_columns: false,
+            actions_error: false,
         }
     }
 
@@ -433,17 +445,31 @@ impl Parser {
     }
 
     /// [`feed_line`](Parser::feed_line) for a line known to be valid UTF-8.
+    /// Cuts the `gh run view --log` columns: looked for on the first lines only (such a log is in
+    /// that form from its start), then on every line.
+    fn gh_columns(&mut self, raw: &[u8]) -> usize {
+        if !self.gh_columns && self.line_no >= GH_COLUMNS_WITHIN {
+            return 0;
+        }
+        let n = normalize::gh_run_view_columns(raw);
+        self.gh_columns |= n > 0;
+        n
+    }
+
     fn feed_text_line(&mut self, raw: &str) {
         if raw.len() > MAX_LINE {
             // The cut may split a character: the lossy path decides.
             return self.feed_line(raw.as_bytes());
         }
+        // The columns end at a tab: a character boundary.
+        let text = &raw[self.gh_columns(raw.as_bytes())..];
         let mut scratch = std::mem::take(&mut self.text_scratch);
-        match normalize::normalize_str(raw, &mut scratch) {
+        match normalize::normalize_str(text, &mut scratch) {
             Some(text) => {
                 self.line_no += 1;
                 self.process(text);
             }
+            // The lossy path cuts the columns itself, as it does for a line fed in pieces.
             None => self.feed_line(raw.as_bytes()),
         }
         self.text_scratch = scratch;
@@ -465,6 +491,7 @@ impl Parser {
     /// Feeds one complete line (without its `\n`). Longer lines than [`MAX_LINE`] are cut.
     pub fn feed_line(&mut self, raw: &[u8]) {
         let raw = &raw[..raw.len().min(MAX_LINE)];
+        let raw = &raw[self.gh_columns(raw)..];
         self.line_no += 1;
         let mut scratch = std::mem::take(&mut self.scratch);
         {
@@ -510,6 +537,7 @@ impl Parser {
                     match kind {
                         "error" => {
                             marker = Marker::Error;
+                            self.actions_error = true;
                             text = body;
                         }
                         "group" | "section" => {
@@ -562,6 +590,23 @@ impl Parser {
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
+            // The runner's last line of an Actions job: a job with a failed step printed
+            // `##[error]Process completed with exit code N.` (or an action's own `##[error]`)
+            // before it, so without one the job passed and tolerated what it printed.
+            // The same verdict as a log copied from the web page shows it (`##[error]` rendered
+            // as `Error: `).
+            Some(b'E')
+                if text.starts_with("Error: Process completed with exit code")
+                    || (text.starts_with("Error: The process '")
+                        && contains(text, "failed with exit code")) =>
+            {
+                self.actions_error = true;
+            }
+            Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
+                self.step_boundary();
+                self.sink.job_succeeded();
+                return;
+            }
             Some(b'F' | b'D' | b'J') if is_success_verdict(text) => {
                 self.step_boundary();
                 self.sink.job_succeeded();
@@ -741,6 +786,34 @@ mod wrapper_tests {
             assert_eq!(parse(&format!("{errors}{verdict}\n")).len(), 2, "{verdict}");
         }
         assert_eq!(parse(&format!("Finished: SUCCESS\n{errors}")).len(), 2);
+    }
+
+    #[test]
+    fn gh_run_view_columns_are_cut_from_the_start_of_a_log_on() {
+        let log = "lint\tRun eslint\t\u{feff}2025-09-24T05:29:59.8735278Z /home/runner/work/R/R/src/a.tsx\n\
+                   lint\tRun eslint\t2025-09-24T05:29:59.8737924Z ##[error]  49:21  error  Unexpected any  @typescript-eslint/no-explicit-any\n";
+        assert_eq!(parse(log), vec![("src/a.tsx".to_string(), 49)]);
+        // The same form after 64 lines of something else is not looked for.
+        let late = format!("{}{log}", "x\n".repeat(64));
+        assert_eq!(parse(&late), vec![]);
+    }
+
+    #[test]
+    fn an_actions_job_that_ends_without_an_error_annotation_passed() {
+        // A test runner's console output (a stack trace logged by a passing test), then the
+        // runner's clean-up at the end of the job.
+        let logged = "2025-10-15T22:04:28.8766382Z       Error: simulated\n\
+                      2025-10-15T22:04:28.8766382Z         at Object.f (/home/runner/work/R/R/test/a.js:29:44)\n\
+                      2025-10-15T22:04:28.8766382Z src/app.py:3:1: F401 `os` imported but unused\n";
+        let end = "2025-10-15T22:04:45.3060316Z Cleaning up orphan processes\n";
+        assert_eq!(parse(&format!("{logged}{end}")), vec![]);
+        let failed = "2025-10-15T22:04:44.1Z ##[error]Process completed with exit code 1.\n";
+        assert!(!parse(&format!("{logged}{failed}{end}")).is_empty());
+        // A log cut before the job's end keeps what it found.
+        assert!(!parse(logged).is_empty());
+        // Copied from the web page, the failed step's annotation reads `Error: `.
+        let copied = "Error: Process completed with exit code 1.\n";
+        assert!(!parse(&format!("{logged}{copied}{end}")).is_empty());
     }
 
     #[test]

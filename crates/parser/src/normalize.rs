@@ -42,6 +42,31 @@ fn digit_run(w: &[u8]) -> usize {
     (non_digit_flags(x).trailing_zeros() / 8) as usize
 }
 
+/// `gh run view --log` (and `--log-failed`) puts `<job>\t<step>\t` before each line's Actions
+/// timestamp: the length of those columns, 0 when the line does not have them (a job or step
+/// name holds no tab; the third column must be a whole timestamp, after the byte-order mark the
+/// first line of each step keeps). The parser asks only near a log's start, and on every line
+/// once a log is in this form.
+pub fn gh_run_view_columns(line: &[u8]) -> usize {
+    // Job and step names are short: look for the tabs near the start only.
+    let head = &line[..line.len().min(400)];
+    let Some(first) = memchr::memchr(b'\t', head) else {
+        return 0;
+    };
+    let Some(second) = memchr::memchr(b'\t', &head[first + 1..]) else {
+        return 0;
+    };
+    let cols = first + second + 2;
+    let mut rest = &line[cols..];
+    if rest.starts_with(BOM) {
+        rest = &rest[BOM.len()..];
+    }
+    if rest.len() < 20 || !rest[0].is_ascii_digit() || strip_timestamp(rest).len() == rest.len() {
+        return 0;
+    }
+    cols
+}
+
 /// Strips a leading `YYYY-MM-DDTHH:MM:SS[.fffffff]Z ` timestamp (GitHub Actions log format).
 pub fn strip_timestamp(line: &[u8]) -> &[u8] {
     // The fixed part `YYYY-MM-DDTHH:MM:SS` is 19 bytes; checked byte by byte, no regex.
@@ -784,6 +809,12 @@ mod tests {
             }
         }
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.123456789Z x"), b"x");
+        let gh = b"build\tRun npm test\t2025-09-24T05:29:59.8737924Z ##[error]  49:21  x";
+        assert_eq!(gh_run_view_columns(gh), 19);
+        let bom = "job\tRun x\t\u{feff}2025-09-20T19:36:45.3420036Z ##[group]Run x";
+        assert_eq!(gh_run_view_columns(bom.as_bytes()), 10);
+        assert_eq!(gh_run_view_columns(b"a\tb\tc 2025-09-24T05:29:59Z x"), 0);
+        assert_eq!(gh_run_view_columns(b"FAIL\tpkg/x\t0.2s and more text"), 0);
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.1Z x"), b"x");
         assert_eq!(strip_timestamp(b"2025-04-16T01:48:17.12Z"), b"");
         assert_eq!(

@@ -35,7 +35,7 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
             p = rest.to_string();
         }
     }
-    if let Some(rest) = strip_runner_prefix(&p) {
+    if let Some(rest) = strip_runner_prefix(&p).or_else(|| strip_zip_download(&p)) {
         p = rest.to_string();
     }
     // Still absolute (or a drive path, or home-relative): outside the repository.
@@ -157,6 +157,53 @@ fn strip_runner_prefix(p: &str) -> Option<&str> {
     None
 }
 
+/// A repository downloaded as GitHub's "Download ZIP" archive unpacks into `<repo>-<branch>/`
+/// (`-master`, `-main`, `-develop`: the usual default branches), wherever the user put it (`C:/Users/u/Downloads/app-master/`,
+/// `/root/examples-master/`): that directory is the checkout. Only for an absolute path no CI
+/// root matched, and never below a directory of dependencies or caches (a dependency fetched as
+/// an archive unpacks the same way).
+fn strip_zip_download(p: &str) -> Option<&str> {
+    let b = p.as_bytes();
+    let absolute = b.first() == Some(&b'/') || (b.len() > 3 && &b[1..3] == b":/");
+    if !absolute {
+        return None;
+    }
+    let mut at = 0;
+    for seg in p.split('/') {
+        let end = at + seg.len();
+        let name = ["-master", "-main", "-develop"]
+            .iter()
+            .find_map(|b| seg.strip_suffix(b));
+        if name.is_some_and(|n| !n.is_empty()) && end < p.len() {
+            let above = &p[..at];
+            const CACHES: [&str; 10] = [
+                "node_modules",
+                "packages",
+                "vendor",
+                ".cargo",
+                "/pkg/mod/",
+                ".m2",
+                ".gradle",
+                "PackageCache",
+                ".cache",
+                "/tmp/",
+            ];
+            if CACHES.iter().any(|c| above.contains(c)) {
+                return None;
+            }
+            // Windows' "Extract All" puts the archive's own folder inside one of the same name.
+            let rest = &p[end + 1..];
+            return Some(
+                rest.strip_prefix(seg)
+                    .and_then(|r| r.strip_prefix('/'))
+                    .unwrap_or(rest),
+            );
+        }
+        at = end + 1;
+    }
+    None
+}
+
 /// Jenkins (and Hudson) workspaces wherever the Jenkins home is: the old layout
 /// `<home>/jobs/<job>/workspace/` (folders nest as `jobs/<a>/jobs/<b>/workspace/`) is the checkout
 /// itself, and `<home>/workspace/<job>/` when a directory above it is named after Jenkins or
@@ -266,9 +313,13 @@ pub fn is_vendored(path: &str) -> bool {
         ".cargo/registry/",
         ".pnpm/",
     ];
-    MARKERS
-        .iter()
-        .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
+    // Unity's package manager unpacks every package a project uses into
+    // `Library/PackageCache/<name>@<hash>/` (the project's own packages live in `Packages/`); a
+    // console paste may glue a progress line's last letter to it, hence no boundary check.
+    path.contains("Library/PackageCache/")
+        || MARKERS
+            .iter()
+            .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
 }
 
 /// Cheap test that `s` ends like a source file name (`name.ext`, ext alphanumeric, 1–10 chars).
@@ -614,6 +665,34 @@ mod tests {
         assert!(is_vendored("node_modules/jest/x.js"));
         assert!(is_vendored("client/node_modules/x.js"));
         assert!(!is_vendored("src/x.js"));
+        assert_eq!(
+            normalize_path(
+                "C:\\users\\H S\\Downloads\\icsmanager-master\\IcsManagerLibrary\\Enable_ICS.cs",
+                None
+            )
+            .as_deref(),
+            Some("IcsManagerLibrary/Enable_ICS.cs")
+        );
+        assert_eq!(
+            normalize_path("C:/Users/w/Downloads/App-master/App-master/A.cs", None).as_deref(),
+            Some("A.cs")
+        );
+        assert_eq!(
+            normalize_path("/root/examples-master/web/src/main/java/A.java", None).as_deref(),
+            Some("web/src/main/java/A.java")
+        );
+        for outside in [
+            "/home/u/project/src/a.c",
+            "/home/u/.cache/pip/dep-master/x.py",
+            "/home/u/app/node_modules/dep-main/index.js",
+            "/home/u/app-master",
+        ] {
+            assert_eq!(normalize_path(outside, None), None, "{outside}");
+        }
+        assert!(is_vendored(
+            "Library/PackageCache/com.playeveryware.eos@024a48d770/Editor/Utility/BuildUtility.cs"
+        ));
+        assert!(!is_vendored("Packages/com.example.tool/Runtime/Tool.cs"));
         assert!(has_extension("src/a.test.ts"));
         assert!(!has_extension("src/Makefile"));
     }

@@ -427,10 +427,11 @@ fn heldout_corpus_dev_and_test() {
     );
 }
 
-/// The fresh held-out set (`fixtures/corpus/heldout/fresh/<ecosystem>/fresh-<set>/`): real logs
-/// from sources no other `SOURCES.md` names, committed with their expectations before the parser
-/// ran on them, and never split into halves: nobody tunes on it. Prints one row, not gated, and no
-/// per-log differences (looking at its misses would make it one more dev set).
+/// The first fresh held-out set (`fixtures/corpus/heldout/fresh/<ecosystem>/fresh-<set>/`): real
+/// logs from sources no other `SOURCES.md` named, committed with their expectations before the
+/// parser ran on them. Its misses were then examined and fixed as families (issue 15, recall
+/// work), so it is no longer held out: it prints its per-log differences like the dev half and
+/// one row, not gated.
 #[test]
 fn heldout_fresh_set() {
     let root =
@@ -460,12 +461,15 @@ fn heldout_fresh_set() {
             Ok((s, diff)) => {
                 clean += usize::from(s.expected == 0);
                 inexact += usize::from(!diff.is_empty());
+                if !diff.is_empty() {
+                    eprintln!("DIFF fresh/{rel}\n{}", diff.join("\n"));
+                }
                 all.add(&s);
             }
         }
     }
     eprintln!(
-        "\nfresh held-out set ({} logs, {ci_logs} CI job logs)\n",
+        "\nformer fresh held-out set ({} logs, {ci_logs} CI job logs)\n",
         logs.len()
     );
     eprintln!(
@@ -473,7 +477,7 @@ fn heldout_fresh_set() {
     );
     eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     eprintln!(
-        "| **fresh** (honest, not gated) | {} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        "| **former fresh** (examined for recall: no longer held out, not gated) | {} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
         logs.len(),
         all.expected,
         all.reported,

@@ -6,7 +6,8 @@
 //! (`at Ns.Class.Test() in /path/Test.cs:line 12`, or Mono's `/path/Test.cs(12,0): at …`).
 //!
 //! MSBuild prints a path relative to the project when the file is under it; the project path in
-//! brackets then gives the directory. It must never report a `warning` (warnings promoted by
+//! brackets then gives the directory. A console wraps long lines at its width (120 columns on
+//! Windows): an error line whose project suffix went onto the next lines is joined with them. It must never report a `warning` (warnings promoted by
 //! `TreatWarningsAsErrors` are printed as `error`), a frame without a file, or a frame outside
 //! the repository.
 
@@ -47,6 +48,26 @@ struct TestBlock {
 #[derive(Debug, Default)]
 pub(crate) struct Dotnet {
     block: Option<TestBlock>,
+    /// An error line with a relative path and no `[project]` suffix, which the next lines may
+    /// continue (a wrapped console): the line, the text joined so far, its log line, and lines
+    /// left to wait for the suffix.
+    wrapped: Option<Wrapped>,
+}
+
+#[derive(Debug)]
+struct Wrapped {
+    line: String,
+    joined: String,
+    seq: u64,
+    left: u8,
+}
+
+/// Continuation lines a wrapped MSBuild error may take (the project path is the longest part).
+const WRAP_LINES: u8 = 3;
+
+/// A project file's path closing an MSBuild line: `…\App.csproj]`.
+fn ends_with_project(t: &str) -> bool {
+    t.ends_with("proj]")
 }
 
 /// Build output inside the checkout (`bin/Release/…/publish/Modules/Pester/…`, `obj/`).
@@ -173,10 +194,31 @@ fn plausible(name: &str) -> bool {
 impl Dotnet {
     #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        self.block.is_none() && !test_header(l) && !(l.colon && paren_colon(l.text))
+        self.block.is_none()
+            && self.wrapped.is_none()
+            && !test_header(l)
+            && !(l.colon && paren_colon(l.text))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        if let Some(mut w) = self.wrapped.take() {
+            // A continuation is glued back as printed (the console cut mid-word), and used only
+            // when it ends with the project suffix; otherwise the line stands alone.
+            let another_error = l.colon && paren_colon(l.text);
+            if !(l.is_blank() || another_error) {
+                w.joined.push_str(l.text);
+                if ends_with_project(l.text) {
+                    self.msbuild_line(&w.joined, w.seq, sink);
+                    return true;
+                }
+                if w.left > 1 {
+                    w.left -= 1;
+                    self.wrapped = Some(w);
+                    return true;
+                }
+            }
+            self.msbuild_line(&w.line, w.seq, sink);
+        }
         let t = strip_xunit_prefix(l.trimmed());
         if self.block.is_some()
             && let Some(done) = self.block_line(t, sink)
@@ -218,7 +260,19 @@ impl Dotnet {
         false
     }
 
+    /// A joined line: reported as [`msbuild`](Dotnet::msbuild) reads it (its continuation may
+    /// have ended elsewhere than at a project suffix).
+    fn msbuild_line(&mut self, t: &str, seq: u64, sink: &mut Sink) {
+        self.msbuild_at(t, seq, false, sink);
+    }
+
     fn msbuild(&mut self, t: &str, seq: u64, sink: &mut Sink) -> bool {
+        self.msbuild_at(t, seq, true, sink)
+    }
+
+    /// `may_wrap`: the line is as the log printed it, so an error without a project suffix
+    /// may continue on the next lines.
+    fn msbuild_at(&mut self, t: &str, seq: u64, may_wrap: bool, sink: &mut Sink) -> bool {
         // Node prefixes: `2>`, `17:4>`, Ant's `[exec] `.
         let mut t = t.strip_prefix("[exec] ").unwrap_or(t).trim_start();
         if let Some(gt) = t.find('>') {
@@ -236,6 +290,16 @@ impl Dotnet {
         let code = c.get(5).map(|m| m.as_str());
         let msg = &c[6];
         let mut path = c[1].trim().to_string();
+        let relative = !(path.starts_with('/') || path.as_bytes().get(1) == Some(&b':'));
+        if may_wrap && relative && c.get(7).is_none() && t.len() >= 100 {
+            self.wrapped = Some(Wrapped {
+                line: t.to_string(),
+                joined: t.to_string(),
+                seq,
+                left: WRAP_LINES,
+            });
+            return true;
+        }
         // A relative path is relative to the project's directory.
         if let Some(proj) = c.get(7).map(|m| m.as_str().trim()) {
             let absolute = |p: &str| p.starts_with('/') || p.as_bytes().get(1) == Some(&b':');
@@ -328,7 +392,10 @@ impl Dotnet {
         Some(true)
     }
 
-    pub fn flush(&mut self, _sink: &mut Sink) {
+    pub fn flush(&mut self, sink: &mut Sink) {
+        if let Some(w) = self.wrapped.take() {
+            self.msbuild_line(&w.line, w.seq, sink);
+        }
         self.block = None;
     }
 }
@@ -339,6 +406,27 @@ mod tests {
 
     fn parse(log: &str) -> Vec<crate::BugReport> {
         parse_str(log, &ParseOptions::default())
+    }
+
+    #[test]
+    fn a_console_wrapped_error_finds_its_project_on_the_next_lines() {
+        let log = "  Enable_ICS.cs(2,25): error CS0234: The type or namespace name 'Automation' does not exist in the namespace 'System.Ma\n\
+                   nagement' (are you missing an assembly reference?) [D:\\a\\R\\R\\IcsManagerLib\n\
+                   rary\\IcsManagerLibrary.csproj]\n\
+                   Program.cs(7,30): error CS0246: The type or namespace name 'PSCmdlet' could not be found (are you missing a using directive)\n\
+                   Compilation failed: 1 error(s), 0 warnings\n";
+        let r: Vec<_> = parse(log)
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number, r.message))
+            .collect();
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].0, "IcsManagerLibrary/Enable_ICS.cs");
+        assert!(
+            r[0].2.ends_with("(are you missing an assembly reference?)"),
+            "{r:?}"
+        );
+        assert_eq!((r[1].0.as_str(), r[1].1), ("Program.cs", 7));
+        assert!(r[1].2.ends_with("using directive)"), "{r:?}");
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub(crate) struct Go {
     panic: Option<GoPanic>,
     /// Inside `# [pkg]` output of `go vet`.
     pub vet: bool,
+    /// The package of gotestsum's current `=== FAIL: <pkg> <Test>` summary entry (relative to
+    /// the module root, or an import path).
+    summary_pkg: Option<String>,
 }
 
 /// The first whitespace-separated word of `rest` (the test name of a verdict line).
@@ -165,6 +168,16 @@ impl Go {
             }
         }
         if let Some(rest) = t.strip_prefix("=== ") {
+            // gotestsum's summary: `=== FAIL: <pkg> <Test> (0.10s)`, then the test's output
+            // (file names relative to the package); `=== SKIP: …` entries hold the skip
+            // messages, which are not failures.
+            let summary = rest.strip_prefix("FAIL: ").map(|r| (r, true));
+            if let Some((entry, failed)) =
+                summary.or_else(|| rest.strip_prefix("SKIP: ").map(|r| (r, false)))
+            {
+                self.summary_entry(entry, failed, sink);
+                return true;
+            }
             for verb in ["RUN", "CONT", "NAME", "PAUSE"] {
                 if let Some(name) = rest.strip_prefix(verb) {
                     let name = name.trim();
@@ -411,8 +424,29 @@ impl Go {
         }
     }
 
+    /// A gotestsum summary entry: the failures held for the previous entry are emitted in its
+    /// package, and this entry's output belongs to its test (or to none, for a skip).
+    fn summary_entry(&mut self, entry: &str, failed: bool, sink: &mut Sink) {
+        let dir = self.summary_pkg.take().unwrap_or_default();
+        self.emit_ready(&dir, sink);
+        let (pkg, rest) = entry.split_once(' ').unwrap_or((entry, ""));
+        let dir = if pkg.split('/').next().is_some_and(|s| s.contains('.')) {
+            package_dir(pkg)
+        } else {
+            pkg
+        };
+        self.summary_pkg = Some(dir.to_string());
+        self.running = None;
+        let name = test_name_of(rest);
+        // `=== FAIL: <pkg>  (0.00s)`: the package itself failed (its main, a build); the
+        // `FAIL\t<import path>` verdict that follows says so.
+        self.failed =
+            (failed && !name.is_empty() && !name.starts_with('(')).then(|| name.to_string());
+    }
+
     pub fn flush(&mut self, sink: &mut Sink) {
-        self.emit_ready("", sink);
+        let dir = self.summary_pkg.take().unwrap_or_default();
+        self.emit_ready(&dir, sink);
         *self = Go::default();
     }
 }
@@ -743,6 +777,34 @@ mod tests {
         assert_eq!(
             r[0].file_path,
             "internal/backend/remote-state/kubernetes/client.go"
+        );
+    }
+
+    #[test]
+    fn gotestsum_summary_entries_name_test_and_package() {
+        let log = "=== Skipped\n=== SKIP: internal/good TestSkipped (0.00s)\n    good_test.go:27: the skip message\n\n\
+                   === Failed\n=== FAIL: outlet/kafka TestWorkers (0.10s)\n{\"level\":\"info\",\"caller\":\"outlet/kafka/root.go:96\"}\n\
+                   \x20   /home/runner/work/R/R/outlet/kafka/functional_test.go:196: Metrics (-got, +want):\n\n\
+                   === FAIL: internal/withfails TestFailed (0.00s)\n    fails_test.go:34: this failed\n\n\
+                   === FAIL: internal/badmain  (0.00s)\nsometimes main can exit 2\n\nDONE 59 tests, 5 skipped, 3 failures in 0.157s\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number, r.test_name))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                (
+                    "outlet/kafka/functional_test.go".into(),
+                    196,
+                    Some("TestWorkers".into())
+                ),
+                (
+                    "internal/withfails/fails_test.go".into(),
+                    34,
+                    Some("TestFailed".into())
+                ),
+            ]
         );
     }
 

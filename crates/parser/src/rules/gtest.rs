@@ -11,6 +11,22 @@
 use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
+static BOOST: crate::Needle = crate::needle!(" in \"");
+
+/// Boost.Test: `path(line): [fatal ]error[:] in "test": message` → (path, line, test, message).
+fn boost_check(t: &str) -> Option<(&str, u64, &str, &str)> {
+    let (loc, rest) = t.split_once("): ")?;
+    let rest = rest
+        .strip_prefix("error: in \"")
+        .or_else(|| rest.strip_prefix("fatal error: in \""))
+        .or_else(|| rest.strip_prefix("error in \""))
+        .or_else(|| rest.strip_prefix("fatal error in \""))?;
+    let (test, msg) = rest.split_once("\": ")?;
+    let (path, n) = loc.rsplit_once('(')?;
+    let n = super::num(n)?;
+    (!path.is_empty() && !test.is_empty() && test.len() <= MAX_NAME).then_some((path, n, test, msg))
+}
+
 /// Test names and messages longer than this are not gtest's; the block is dropped.
 const MAX_NAME: usize = 512;
 
@@ -42,8 +58,12 @@ fn ctest_body(t: &str) -> &str {
 impl Gtest {
     #[inline]
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        // Idle: only `[ RUN      ]`, with or without CTest's number in front, opens a block.
-        self.test.is_none() && l.first != b'[' && !l.first.is_ascii_digit()
+        // Idle: only `[ RUN      ]`, with or without CTest's number in front, opens a block;
+        // a Boost.Test check names its test itself.
+        self.test.is_none()
+            && l.first != b'['
+            && !l.first.is_ascii_digit()
+            && !(l.colon && l.last != b':' && crate::has(&BOOST, l.text))
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -54,6 +74,17 @@ impl Gtest {
             self.test = (!name.is_empty() && name.len() <= MAX_NAME && !name.contains(' '))
                 .then(|| name.to_string());
             return false;
+        }
+        if crate::has(&BOOST, t)
+            && let Some((path, n, test, msg)) = boost_check(t)
+        {
+            let p = Pending {
+                path: path.to_string(),
+                line: n,
+                seq: l.no,
+            };
+            emit(sink, &p, msg, test, "boost.test");
+            return true;
         }
         let Some(test) = self.test.clone() else {
             return false;
@@ -71,7 +102,7 @@ impl Gtest {
             } else {
                 t
             };
-            emit(sink, &p, msg, &test);
+            emit(sink, &p, msg, &test, "gtest");
             return true;
         }
         if !l.colon_digit && !crate::contains(t, "): error: ") {
@@ -100,7 +131,7 @@ impl Gtest {
                 line: n,
                 seq: l.no,
             };
-            emit(sink, &p, msg, &test);
+            emit(sink, &p, msg, &test, "gtest");
             return true;
         }
         false
@@ -109,7 +140,7 @@ impl Gtest {
     /// Ends the open block (a new step, or the test's verdict line).
     fn close(&mut self, sink: &mut Sink) {
         if let (Some(p), Some(test)) = (self.pending.take(), self.test.take()) {
-            emit(sink, &p, "Failure", &test);
+            emit(sink, &p, "Failure", &test, "gtest");
         }
         self.test = None;
     }
@@ -119,13 +150,13 @@ impl Gtest {
     }
 }
 
-fn emit(sink: &mut Sink, p: &Pending, msg: &str, test: &str) {
+fn emit(sink: &mut Sink, p: &Pending, msg: &str, test: &str, tool: &'static str) {
     sink.emit(
         p.seq,
         Finding::new(&p.path, p.line, BugType::Logic, msg)
             .test(Some(test))
             .conf(0.9)
-            .tool("gtest"),
+            .tool(tool),
     );
 }
 
@@ -157,6 +188,26 @@ mod tests {
         assert_eq!(r[1].line_number, 40);
         assert_eq!(r[1].test_name.as_deref(), Some("Parse.Empty"));
         assert_eq!(r[1].message, "Value of: parse(\"\").ok()");
+    }
+
+    #[test]
+    fn boost_test_checks_name_their_test() {
+        let log = "Running 48 test cases...\n/home/runner/work/o/o/tests/pdf.cpp(178): error: in \"Statistical\": absolute value of (a) - (b){0.0018} exceeds 0.0016\n\
+                   test/T.cpp(37): fatal error: in \"Suite/TestFFT1\": check mag[i] == 1.0 has failed [0 != 1]\n\
+                   src/old.cpp(5): error in \"legacy\": check x == 1 failed\n\
+                   src/main.cpp(9): error: in this scope \"x\": nothing\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number, r.test_name))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                ("tests/pdf.cpp".into(), 178, Some("Statistical".into())),
+                ("test/T.cpp".into(), 37, Some("Suite/TestFFT1".into())),
+                ("src/old.cpp".into(), 5, Some("legacy".into())),
+            ]
+        );
     }
 
     #[test]

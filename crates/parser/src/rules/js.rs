@@ -3,7 +3,9 @@
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
 //! and Vitest `FAIL … >` blocks, mocha's `N failing` and Jasmine's `Failures:` numbered lists
 //! (with the full test title), tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
-//! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame).
+//! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
+//! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
+//! next lines (awesome-typescript-loader, ts-loader, `Module parse failed`, `Module not found`).
 //!
 //! It must never report an ESLint or stylelint `warning` row, a frame inside `node_modules` or
 //! Node's internals (`node:…`, and the bare `internal/…`, `events.js` of Node < 16), a Jest
@@ -159,8 +161,58 @@ fn numbered_header(t: &str) -> Option<&str> {
 
 /// Tools that print paths relative to the directory an npm script ran in.
 const REBASED_TOOLS: &[&str] = &[
-    "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape",
+    "tsc", "eslint", "jest", "vitest", "mocha", "jasmine", "tape", "webpack",
 ];
+
+/// Lines after webpack's `ERROR in …` within which its loader prints the message.
+const WEBPACK_BUDGET: u8 = 4;
+
+/// A line and, when printed, a column.
+type Pos = (u64, Option<u64>);
+
+/// A webpack `ERROR in <module>` header waiting for the loader's message line.
+#[derive(Debug)]
+struct WebpackErr {
+    path: String,
+    pos: Option<Pos>,
+    budget: u8,
+}
+
+/// The module and position of a webpack error header, after `ERROR in `: awesome-typescript-
+/// loader's `[at-loader] ./a.ts:29:24`, ts-loader's `a.ts(215,23)`, webpack's own `./a.js 2:0` and
+/// `./a.js 3:0-25`, or a bare module `./a.ts`.
+fn webpack_header(rest: &str) -> Option<(&str, Option<Pos>)> {
+    let rest = rest.strip_prefix("[at-loader] ").unwrap_or(rest).trim_end();
+    if rest.is_empty() || rest.starts_with('[') {
+        return None;
+    }
+    if let Some((path, pos)) = rest.rsplit_once(' ') {
+        // `./a.js 2:0` or `./a.js 3:0-25`: line and column of the module.
+        let (line, col) = pos.split_once(':')?;
+        let col = col.split('-').next().unwrap_or(col);
+        return Some((path, Some((super::num(line)?, super::num(col)))));
+    }
+    if let Some(r) = rest.strip_suffix(')')
+        && let Some(i) = r.rfind('(')
+    {
+        let (line, col) = r[i + 1..].split_once(',')?;
+        return Some((&r[..i], Some((super::num(line)?, super::num(col)))));
+    }
+    let mut end = rest.len();
+    let mut nums = Vec::new();
+    while nums.len() < 2
+        && let Some(colon) = rest[..end].rfind(':')
+        && let Some(n) = super::num(&rest[colon + 1..end])
+    {
+        nums.push(n);
+        end = colon;
+    }
+    match nums.as_slice() {
+        [col, line] => Some((&rest[..end], Some((*line, Some(*col))))),
+        [line] => Some((&rest[..end], Some((*line, None)))),
+        _ => Some((rest, None)),
+    }
+}
 
 const JS_EXTS: [&str; 20] = [
     "js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts", "vue", "svelte", "astro", "json", "md",
@@ -342,6 +394,7 @@ pub(crate) struct Js {
     tap: bool,
     tap_test: Option<String>,
     tap_failed: Option<(String, u64)>,
+    webpack: Option<WebpackErr>,
 }
 
 impl Js {
@@ -357,6 +410,7 @@ impl Js {
             || self.eslint_file.is_some()
             || self.numbered.is_some()
             || self.tap
+            || self.webpack.is_some()
         {
             return false;
         }
@@ -367,7 +421,8 @@ impl Js {
         // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows.
         if (l.first == b'"' && t[1..].trim_start().starts_with("FAIL "))
             || (l.last == b'g' && l.first.is_ascii_digit())
-            || (l.first == b'E' && t.starts_with("ERROR: "))
+            || (l.first == b'E' && (t.starts_with("ERROR: ") || t.starts_with("ERROR in ")))
+            || (l.first == b'[' && t.starts_with("[tsl] ERROR in "))
             || (l.first == b'T' && t.starts_with("TAP version"))
         {
             return false;
@@ -429,6 +484,11 @@ impl Js {
             sink.rebase_step(dir.trim(), REBASED_TOOLS);
             return true;
         }
+        if (self.webpack.is_some() || matches!(l.first, b'E' | b'['))
+            && self.webpack_line(l.no, t, sink)
+        {
+            return true;
+        }
         if self.tap_line(l, t, sink) {
             return true;
         }
@@ -451,6 +511,73 @@ impl Js {
             return true;
         }
         self.eslint(l, t, sink)
+    }
+
+    /// webpack's `ERROR in <module>` (also behind ts-loader's `[tsl] `), then the loader's own
+    /// line: `TS2339: …` (awesome-typescript-loader, ts-loader), `(48,19): error TS2339: …`
+    /// (ts-loader 0.x, position on that line), `Module parse failed: …` or `Module not found: …`
+    /// (webpack, position on the header). A header with no message line after it reports nothing:
+    /// webpack repeats a module's header around other tools' lines.
+    fn webpack_line(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
+        let header = t
+            .strip_prefix("ERROR in ")
+            .or_else(|| t.strip_prefix("[tsl] ERROR in "));
+        if let Some(rest) = header {
+            self.webpack = webpack_header(rest).map(|(path, pos)| WebpackErr {
+                path: path.to_string(),
+                pos,
+                budget: WEBPACK_BUDGET,
+            });
+            return self.webpack.is_some();
+        }
+        let Some(w) = &mut self.webpack else {
+            return false;
+        };
+        w.budget = w.budget.saturating_sub(1);
+        if w.budget == 0 {
+            self.webpack = None;
+            return false;
+        }
+        let (msg, pos, ty, code, tool) = if let Some(rest) = t.strip_prefix('(')
+            && let Some((pos, msg)) = rest.split_once("): error ")
+            && let Some((line, col)) = pos.split_once(',')
+            && let Some(line) = super::num(line)
+        {
+            let code = msg.split(':').next().unwrap_or("");
+            let msg = msg.get(code.len() + 1..).unwrap_or(msg).trim();
+            (
+                msg,
+                Some((line, super::num(col))),
+                ts_type(code),
+                Some(code),
+                "tsc",
+            )
+        } else if t.starts_with("TS")
+            && let Some((code, msg)) = t.split_once(": ")
+            && code.len() >= 6
+            && code[2..].bytes().all(|c| c.is_ascii_digit())
+        {
+            (msg, w.pos, ts_type(code), Some(code), "tsc")
+        } else if let Some(msg) = t.strip_prefix("Module parse failed: ") {
+            (msg, w.pos, BugType::Syntax, None, "webpack")
+        } else if t.starts_with("Module not found: ") {
+            (t, w.pos, BugType::Import, None, "webpack")
+        } else {
+            return false;
+        };
+        let path = w.path.clone();
+        self.webpack = None;
+        if let Some((line, col)) = pos {
+            sink.emit(
+                seq,
+                Finding::new(&path, line, ty, msg)
+                    .col(col)
+                    .conf(0.9)
+                    .tool(tool)
+                    .rule(code),
+            );
+        }
+        true
     }
 
     fn tsc(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
@@ -537,7 +664,9 @@ impl Js {
                 if let Some((line, col, level, msg, rule)) = row {
                     if level == "error" {
                         let (line, col) = (super::num(line), super::num(col));
-                        let ty = if msg.starts_with("Parsing error") {
+                        // Every rule's message names its rule; ESLint's own parser errors name
+                        // none (and before ESLint 1.x had no `Parsing error:` prefix either).
+                        let ty = if msg.starts_with("Parsing error") || rule.is_none() {
                             BugType::Syntax
                         } else {
                             BugType::Linting
@@ -1169,6 +1298,7 @@ impl Js {
         self.tap = false;
         self.tap_test = None;
         self.tap_failed = None;
+        self.webpack = None;
     }
 }
 
@@ -1259,6 +1389,42 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::TypeError);
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[2].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn eslint_rows_without_a_rule_are_parser_errors() {
+        let log =
+            "test.js\n  2:2  error  Unexpected token }\n  3:1  error  Missing semicolon  semi\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.line_number, r.error_type))
+            .collect();
+        assert_eq!(r, vec![(2, BugType::Syntax), (3, BugType::Linting)]);
+    }
+
+    #[test]
+    fn webpack_loader_errors_under_their_module_header() {
+        let log = "ERROR in [at-loader] ./src/stores/HookStore.ts:29:24 \n    TS2339: Property 'response' does not exist on type 'Error'.\n\n\
+                   ERROR in ./src/app/main.ts\n(48,19): error TS2339: Property 'filter' does not exist on type '{}'.\n\n\
+                   ERROR in ./t.js 2:0\nModule parse failed: Unexpected token (2:0)\nYou may need an appropriate loader to handle this file type.\n\
+                   ERROR in ./src/index.js 3:0-25\nModule not found: Error: Can't resolve './missing' in '/app/src'\n\
+                   [tsl] ERROR in /home/runner/work/R/R/src/a.tsx(215,23)\n      TS2307: Cannot find module 'x'.\n\
+                   ERROR in Path must be a string. Received undefined\n\
+                   ERROR in ./src/b.ts\n./src/b.ts 226:48-51\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                ("src/stores/HookStore.ts".into(), 29, BugType::TypeError),
+                ("src/app/main.ts".into(), 48, BugType::TypeError),
+                ("t.js".into(), 2, BugType::Syntax),
+                ("src/index.js".into(), 3, BugType::Import),
+                ("src/a.tsx".into(), 215, BugType::Import),
+            ]
+        );
     }
 
     #[test]

@@ -234,10 +234,13 @@ impl Rust {
                 )
             }
         };
+        // Inside a test's `---- name stdout ----` output a compiler error is that test's: a
+        // doctest that does not compile (rustdoc prints rustc's diagnostic there).
         sink.emit(
             d.seq,
             Finding::new(path, *line, ty, &d.msg)
                 .col(Some(*col))
+                .test(self.current_test.as_deref())
                 .conf(0.95)
                 .tool(tool)
                 .rule(rule.as_deref()),
@@ -275,6 +278,7 @@ impl Rust {
             && !self.in_warning
             && !matches!(first, b'e' | b'w' | b'i' | b't' | b'-' | b'A'..=b'Z')
             && l.first != b't'
+            && !(first == b'f' && self.current_test.is_some())
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -383,6 +387,11 @@ impl Rust {
             self.current_test = Some(t[5..t.len() - 12].to_string());
             return true;
         }
+        // The list of failed tests, and the verdict, follow the last test's output.
+        if (first == b'f' && t == "failures:") || (first == b't' && t.starts_with("test result: "))
+        {
+            self.current_test = None;
+        }
         if self.in_warning {
             if is_frame_line(l) {
                 return true;
@@ -456,6 +465,22 @@ impl Rust {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_doctest_that_does_not_compile_names_the_doctest() {
+        let log = "---- src/m.rs - m::f (line 8) stdout ----\nerror[E0432]: unresolved import `crate::x`\n --> src/m.rs:9:12\n  |\n9 | use crate::x;\n  |     ^ no `x` in the root\n\nfailures:\n    src/m.rs - m::f (line 8)\n\nerror[E0425]: cannot find value `y` in this scope\n --> src/lib.rs:3:5\n  |\n";
+        let r: Vec<_> = parse_str(log, &ParseOptions::default())
+            .into_iter()
+            .map(|r| (r.file_path, r.test_name))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                ("src/m.rs".into(), Some("src/m.rs - m::f (line 8)".into())),
+                ("src/lib.rs".into(), None),
+            ]
+        );
+    }
 
     #[test]
     fn compiletest_annotation_mismatches() {
