@@ -433,8 +433,18 @@ fn heldout_corpus_dev_and_test() {
 /// per-log differences (looking at its misses would make it one more dev set).
 #[test]
 fn heldout_fresh_set() {
-    let root =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus/heldout/fresh");
+    fresh_set("fresh", "**fresh** (honest, not gated)");
+}
+
+/// `heldout/fresh2/`: built like `fresh/`, from other sources, once `fresh/` was tuned on.
+#[test]
+fn heldout_fresh2_set() {
+    fresh_set("fresh2", "**fresh2** (honest, not gated)");
+}
+
+fn fresh_set(set: &str, label: &str) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/corpus/heldout");
+    let root = root.join(set);
     let logs = common::walk(&root, &|p| p.extension().is_some_and(|e| e == "log"));
     let mut problems = Vec::new();
     let mut tables = std::collections::BTreeMap::new();
@@ -449,14 +459,14 @@ fn heldout_fresh_set() {
             .entry(parent.clone())
             .or_insert_with(|| sources(&parent))
         {
-            Err(e) => problems.push(format!("fresh/{rel}: {e}")),
+            Err(e) => problems.push(format!("{set}/{rel}: {e}")),
             Ok(rows) => match rows.get(&stem) {
-                None => problems.push(format!("fresh/{rel}: no row in SOURCES.md")),
+                None => problems.push(format!("{set}/{rel}: no row in SOURCES.md")),
                 Some(src) => ci_logs += usize::from(src.kind == "ci-log"),
             },
         }
         match common::score(log, &log.with_extension("expected.json")) {
-            Err(e) => problems.push(format!("fresh/{rel}: {e}")),
+            Err(e) => problems.push(format!("{set}/{rel}: {e}")),
             Ok((s, diff)) => {
                 clean += usize::from(s.expected == 0);
                 inexact += usize::from(!diff.is_empty());
@@ -465,7 +475,7 @@ fn heldout_fresh_set() {
         }
     }
     eprintln!(
-        "\nfresh held-out set ({} logs, {ci_logs} CI job logs)\n",
+        "\n{set} held-out set ({} logs, {ci_logs} CI job logs)\n",
         logs.len()
     );
     eprintln!(
@@ -473,7 +483,7 @@ fn heldout_fresh_set() {
     );
     eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     eprintln!(
-        "| **fresh** (honest, not gated) | {} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+        "| {label} | {} | {clean} | {inexact} | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
         logs.len(),
         all.expected,
         all.reported,
@@ -487,12 +497,12 @@ fn heldout_fresh_set() {
     }
     assert!(
         !logs.is_empty(),
-        "fresh held-out set missing under {}",
+        "{set} held-out set missing under {}",
         root.display()
     );
     assert!(
         problems.is_empty(),
-        "{} problem(s) in the fresh held-out set",
+        "{} problem(s) in the {set} held-out set",
         problems.len()
     );
 }
