@@ -213,7 +213,7 @@ pub async fn serve(
         println!("listening on {local}");
     }
 
-    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone());
+    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone())?;
     let app = router(state, opts.extra_routes.merge(status));
     let connections = serve_http(listener, app, opts.http, shutdown).await;
     info!("shutdown requested: no new connections; finishing running jobs");

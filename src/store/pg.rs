@@ -50,6 +50,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "reply intents",
         include_str!("../../migrations/0004_reply_intents.sql"),
     ),
+    (
+        5,
+        "web state",
+        include_str!("../../migrations/0005_web_state.sql"),
+    ),
 ];
 
 /// The migrations compiled into the binary, so a replica needs no files beside it.
