@@ -199,7 +199,12 @@ pub async fn serve(
     let local = listener.local_addr()?;
     // Only once listening: the deliveries GitHub sends again must find the server up.
     if let Some(redelivery) = opts.redelivery {
-        tokio::spawn(redelivery.run(newest_recorded, stop.clone()));
+        tokio::spawn(redelivery.run(
+            queue.replica().to_string(),
+            crate::singleton::DEFAULT_TIMING,
+            newest_recorded,
+            stop.clone(),
+        ));
     }
     // Written before `listening on` is announced, so whoever read that line finds it.
     if let Some(path) = &opts.addr_file
