@@ -332,6 +332,45 @@ async fn postgres_a_job_whose_replica_died_runs_again_elsewhere() {
     assert!(f.b.finish(j, "live/0").await.unwrap());
 }
 
+/// A replica shutting down gracefully gives back its singleton leases and its running jobs'
+/// leases: another replica takes them at once, long before they would lapse, the job with its
+/// attempts kept. Another replica's (whose name merely starts the same) are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_graceful_shutdown_gives_its_leases_back_at_once() {
+    let Some(f) = pg_fixture("release_all").await else {
+        return;
+    };
+    let long = Duration::from_secs(3600);
+    let j = accept(&*f.a, "j", "o/r#1").await;
+    let k = accept(&*f.a, "k", "o/r#2").await;
+    f.a.claim("leaving/0", long).await.unwrap().unwrap();
+    f.a.claim("leaving2/0", long).await.unwrap().unwrap();
+    assert!(f.a.try_lease("reconcile", "leaving", long).await.unwrap());
+    assert!(f.a.try_lease("prune", "leaving2", long).await.unwrap());
+    assert!(!f.b.try_lease("reconcile", "staying", long).await.unwrap());
+    assert!(f.b.claim("staying/0", long).await.unwrap().is_none());
+
+    let released = f.a.release_all("leaving").await.unwrap();
+    assert_eq!((released.leases, released.jobs), (1, 1));
+    assert!(f.b.try_lease("reconcile", "staying", long).await.unwrap());
+    let again = f.b.claim("staying/0", long).await.unwrap().unwrap();
+    assert_eq!(
+        (again.id, again.attempts),
+        (j, 1),
+        "taken over at once, its cut-off run no attempt"
+    );
+    // `leaving2` is another replica: its lease and its job stay its own.
+    assert!(!f.b.try_lease("prune", "staying", long).await.unwrap());
+    assert!(f.b.claim("staying/1", long).await.unwrap().is_none());
+    assert!(!f.a.finish(j, "leaving/0").await.unwrap());
+    assert!(f.a.finish(k, "leaving2/0").await.unwrap());
+    // Nothing held: nothing given back, no error.
+    assert_eq!(
+        f.a.release_all("leaving").await.unwrap(),
+        Default::default()
+    );
+}
+
 /// Replicas killed one after another while each runs the same job: none of the cut-off runs
 /// is an attempt, so a job that never failed cannot reach a long back-off or be parked; a
 /// failure it reports still counts. Before, each claim counted, and six kills parked the job
