@@ -26,6 +26,8 @@ struct Fixture {
     a: Arc<dyn Backend>,
     b: Arc<dyn Backend>,
     _dir: Option<tempfile::TempDir>,
+    /// PostgreSQL: the test's database, dropped after the handles.
+    _db: Option<common::test_db::TestDatabase>,
 }
 
 async fn sled_fixture() -> Fixture {
@@ -35,6 +37,7 @@ async fn sled_fixture() -> Fixture {
         a: Arc::new(store.clone()),
         b: Arc::new(store),
         _dir: Some(dir),
+        _db: None,
     }
 }
 
@@ -55,6 +58,7 @@ async fn pg_fixture(test: &str) -> Option<Fixture> {
         a: Arc::new(a),
         b: Arc::new(b),
         _dir: None,
+        _db: Some(url),
     })
 }
 
@@ -1268,8 +1272,8 @@ use secrecy::{ExposeSecret, SecretString};
 struct Shared {
     a: Arc<dyn SharedState>,
     b: Arc<dyn SharedState>,
-    /// PostgreSQL only: the database, to look at what the tables hold.
-    url: Option<String>,
+    /// PostgreSQL only: the database, to look at what the tables hold (dropped with this).
+    url: Option<common::test_db::TestDatabase>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -1804,7 +1808,7 @@ async fn postgres_stored_credentials_are_sealed_and_a_wrong_key_is_a_clear_error
         return;
     };
     f.a.store_app(&test_app()).await.unwrap();
-    let url = f.url.clone().unwrap();
+    let url = f.url.as_ref().unwrap().to_string();
     let raw = {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
@@ -1916,4 +1920,30 @@ async fn postgres_outcomes_are_bounded_oldest_first() {
         h.iter().all(|o| o.head_sha != "s0"),
         "the oldest went first"
     );
+}
+
+/// The tests' own databases: a name says when it was made, so a later run can sweep it once
+/// it is a leftover, and fits PostgreSQL's 63 bytes (a longer one would be cut, its random
+/// part first).
+#[test]
+fn names_carry_their_creation_time_and_fit_postgresql() {
+    let name = common::test_db::database_name(
+        "A_very_long_test_name_that_goes_on_and_on::with-odd/chars",
+        1_764_000_000,
+        [0xab; 6],
+    );
+    assert!(name.len() <= 63, "{name}");
+    assert!(
+        name.starts_with("t_1764000000_a_very_long_test_name"),
+        "{name}"
+    );
+    assert!(name.ends_with("_abababababab"), "{name}");
+    assert_eq!(common::test_db::created_at(&name), Some(1_764_000_000));
+    // Names made before: no time in them.
+    assert_eq!(
+        common::test_db::created_at("t_replica_storm_fd49978295fc"),
+        None
+    );
+    assert_eq!(common::test_db::created_at("t_2024_x_ab"), None);
+    assert_eq!(common::test_db::created_at("ci_medic_test"), None);
 }
