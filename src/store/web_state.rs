@@ -86,6 +86,37 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("a record of times and strings serialises")
 }
 
+/// Inserts `key → value` among the entries of `tree` under `prefix`, after removing those
+/// `live` says are gone (expired, or not a record this code wrote) and, beyond `cap - 1`
+/// live ones, those it ranks lowest. Durable before it returns.
+fn bounded_insert(
+    tree: &sled::Tree,
+    prefix: &[u8],
+    live: impl Fn(&[u8]) -> Option<DateTime<Utc>>,
+    cap: usize,
+    key: &[u8],
+    value: Vec<u8>,
+) -> Result<(), StoreError> {
+    let mut kept: Vec<(DateTime<Utc>, sled::IVec)> = Vec::new();
+    for kv in tree.scan_prefix(prefix) {
+        let (k, v) = kv?;
+        match live(&v) {
+            Some(rank) => kept.push((rank, k)),
+            None => {
+                tree.remove(&k)?;
+            }
+        }
+    }
+    kept.sort();
+    let excess = (kept.len() + 1).saturating_sub(cap.max(1));
+    for (_, k) in kept.into_iter().take(excess) {
+        tree.remove(k)?;
+    }
+    tree.insert(key, value)?;
+    tree.flush()?;
+    Ok(())
+}
+
 /// Keeps `token` until `expires`, with at most `cap` tokens of its kind (the oldest go first;
 /// expired ones go now). Durable before it returns.
 pub(super) fn sled_put_once(
@@ -96,31 +127,24 @@ pub(super) fn sled_put_once(
     expires: DateTime<Utc>,
     cap: usize,
 ) -> Result<(), StoreError> {
-    let mut live: Vec<(DateTime<Utc>, sled::IVec)> = Vec::new();
-    for kv in tree.scan_prefix(once_prefix(kind)) {
-        let (k, v) = kv?;
-        match serde_json::from_slice::<OnceRecord>(&v) {
-            Ok(r) if r.expires > now => live.push((r.created, k)),
-            // Expired, or not a record this code wrote: gone either way.
-            _ => {
-                tree.remove(&k)?;
-            }
-        }
-    }
-    live.sort();
-    let excess = (live.len() + 1).saturating_sub(cap.max(1));
-    for (_, k) in live.into_iter().take(excess) {
-        tree.remove(k)?;
-    }
-    tree.insert(
-        once_key(kind, token),
-        encode(&OnceRecord {
-            created: now,
-            expires,
-        }),
-    )?;
-    tree.flush()?;
-    Ok(())
+    let live = |v: &[u8]| {
+        serde_json::from_slice::<OnceRecord>(v)
+            .ok()
+            .filter(|r| r.expires > now)
+            .map(|r| r.created)
+    };
+    let record = encode(&OnceRecord {
+        created: now,
+        expires,
+    });
+    bounded_insert(
+        tree,
+        &once_prefix(kind),
+        live,
+        cap,
+        &once_key(kind, token),
+        record,
+    )
 }
 
 /// Removes `token`; whether it was there and had not expired at `now`.
@@ -146,24 +170,13 @@ pub(super) fn sled_put_session(
     now: DateTime<Utc>,
     cap: usize,
 ) -> Result<(), StoreError> {
-    let mut live: Vec<(DateTime<Utc>, sled::IVec)> = Vec::new();
-    for kv in tree.iter() {
-        let (k, v) = kv?;
-        match serde_json::from_slice::<StoredSession>(&v) {
-            Ok(s) if s.expires > now => live.push((s.expires, k)),
-            _ => {
-                tree.remove(&k)?;
-            }
-        }
-    }
-    live.sort();
-    let excess = (live.len() + 1).saturating_sub(cap.max(1));
-    for (_, k) in live.into_iter().take(excess) {
-        tree.remove(k)?;
-    }
-    tree.insert(id.as_bytes(), encode(session))?;
-    tree.flush()?;
-    Ok(())
+    let live = |v: &[u8]| {
+        serde_json::from_slice::<StoredSession>(v)
+            .ok()
+            .filter(|s| s.expires > now)
+            .map(|s| s.expires)
+    };
+    bounded_insert(tree, b"", live, cap, id.as_bytes(), encode(session))
 }
 
 /// The session stored under `id`, unless it expired by `now`.
