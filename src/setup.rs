@@ -402,7 +402,6 @@ fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), SetupError>
 pub struct SetupConfig {
     pub host: IpAddr,
     pub port: u16,
-    pub data_dir: PathBuf,
     pub github_api_url: String,
     pub github_web_url: String,
     /// When unset, derived from each request's `Host` / `X-Forwarded-Proto` headers.

@@ -307,7 +307,6 @@ async fn setup_mode_serves_until_the_app_exists() {
     let config = SetupConfig {
         host: "127.0.0.1".parse().unwrap(),
         port,
-        data_dir: dir.path().to_path_buf(),
         github_api_url: fake.base_url(),
         github_web_url: fake.web_url(),
         public_url: Some(PUBLIC.into()),
