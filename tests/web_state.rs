@@ -4,7 +4,8 @@
 //! to serving with it; a status page sign-in made on one (the token form, and GitHub's OAuth
 //! flow started on one and called back on the other) is honoured by the other, survives a
 //! restart of the replica, and a sign-out on one ends it on both. Before the state moved to
-//! the store, every cross-replica step here was refused.
+//! the store, every cross-replica step here was refused. On sled (one replica), the same
+//! process goes from setup mode to serving, and a sign-in survives its restart.
 
 mod common;
 
@@ -27,13 +28,17 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(dir: &std::path::Path, url: &str, fake: &FakeGitHub) -> Replica {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ci-medic"))
-            .arg("serve")
+    /// `url`: PostgreSQL; `None`: sled in `dir`.
+    fn start(dir: &std::path::Path, url: Option<&str>, fake: &FakeGitHub) -> Replica {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ci-medic"));
+        cmd.arg("serve")
             .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("DATABASE_URL", url)
-            .env("CREDENTIALS_KEY", "5e".repeat(32))
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(url) = url {
+            cmd.env("DATABASE_URL", url)
+                .env("CREDENTIALS_KEY", "5e".repeat(32));
+        }
+        let mut child = cmd
             .env("DATA_DIR", dir)
             .env("HOST", "127.0.0.1")
             .env("PORT", "0")
@@ -118,8 +123,8 @@ async fn setup_and_sign_ins_started_on_one_replica_finish_on_the_other() {
     };
     let fake = FakeGitHub::start().await.unwrap();
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Replica::start(dir_a.path(), &url, &fake);
-    let b = Replica::start(dir_b.path(), &url, &fake);
+    let a = Replica::start(dir_a.path(), Some(&url), &fake);
+    let b = Replica::start(dir_b.path(), Some(&url), &fake);
     let (setup_a, setup_b) = (a.listening(), b.listening());
 
     // The setup page on A; GitHub sends the browser back to B.
@@ -207,7 +212,7 @@ async fn setup_and_sign_ins_started_on_one_replica_finish_on_the_other() {
 
     // B restarts: both sign-ins still hold there.
     b.stop();
-    let b = Replica::start(dir_b.path(), &url, &fake);
+    let b = Replica::start(dir_b.path(), Some(&url), &fake);
     base_b = b.listening();
     assert_eq!(page(&base_b, "/status/jobs", &operator).await.0, 200);
     assert!(
@@ -231,4 +236,63 @@ async fn setup_and_sign_ins_started_on_one_replica_finish_on_the_other() {
     assert_eq!(r.status().as_u16(), 303);
     assert_eq!(page(&base_a, "/status/jobs", &operator).await.0, 401);
     assert_eq!(page(&base_a, "/", &mona).await.0, 200);
+}
+
+/// Sled: setup mode hands `DATA_DIR` over to the service in the same process, and a sign-in
+/// survives a restart (before, sessions were in memory: a restart signed everyone out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sled_setup_then_a_sign_in_that_survives_a_restart() {
+    let fake = FakeGitHub::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let one = Replica::start(dir.path(), None, &fake);
+    let setup = one.listening();
+    let form = http()
+        .get(format!("{setup}/setup"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let at = form.find("state=").expect("the form carries a state") + 6;
+    let state: String = form[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .collect();
+    fake.register_manifest_code(
+        "code-s",
+        json!({"id": 4243, "slug": "medic", "html_url": "https://github.com/apps/medic",
+               "pem": KEY, "webhook_secret": "hook-secret"}),
+    );
+    let done = http()
+        .get(format!("{setup}/setup/callback?code=code-s&state={state}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status().as_u16(), 200);
+    let base = one.listening();
+    let r = http()
+        .post(format!("{base}/status/login"))
+        .form(&[("token", TOKEN)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    let operator = set_cookie(&r, "ci_medic_session");
+    assert_eq!(page(&base, "/status/jobs", &operator).await.0, 200);
+    one.stop();
+    // sled lets go of its lock shortly after the process ends.
+    let mut again = None;
+    for _ in 0..50 {
+        let r = Replica::start(dir.path(), None, &fake);
+        match r.addrs.recv_timeout(Duration::from_secs(20)) {
+            Ok(base) => {
+                again = Some((r, base));
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+    let (_again, base) = again.expect("the replica starts again on its DATA_DIR");
+    assert_eq!(page(&base, "/status/jobs", &operator).await.0, 200);
 }
