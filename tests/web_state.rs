@@ -116,6 +116,40 @@ async fn page(base: &str, path: &str, cookie: &str) -> (u16, String) {
     (r.status().as_u16(), r.text().await.unwrap())
 }
 
+/// The setup flow as a browser goes through it: the page on `page_base`, GitHub's redirect
+/// back (with `code` and `state`) to `callback_base`. `oauth`: the App has OAuth credentials.
+async fn create_app(fake: &FakeGitHub, page_base: &str, callback_base: &str, oauth: bool) {
+    let form = http()
+        .get(format!("{page_base}/setup"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let at = form.find("state=").expect("the form carries a state") + 6;
+    let state: String = form[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .collect();
+    let mut app = json!({"id": 4242, "slug": "medic", "html_url": "https://github.com/apps/medic",
+                         "pem": KEY, "webhook_secret": "hook-secret"});
+    if oauth {
+        app["client_id"] = json!("Iv1.medic");
+        app["client_secret"] = json!("oauth-secret");
+    }
+    fake.register_manifest_code("code-1", app);
+    let done = http()
+        .get(format!(
+            "{callback_base}/setup/callback?code=code-1&state={state}"
+        ))
+        .send()
+        .await
+        .unwrap();
+    let status = done.status().as_u16();
+    assert_eq!(status, 200, "{}", done.text().await.unwrap());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_and_sign_ins_started_on_one_replica_finish_on_the_other() {
     let Some(url) = common::fresh_database("web_state_replicas").await else {
@@ -128,38 +162,7 @@ async fn setup_and_sign_ins_started_on_one_replica_finish_on_the_other() {
     let (setup_a, setup_b) = (a.listening(), b.listening());
 
     // The setup page on A; GitHub sends the browser back to B.
-    let form = http()
-        .get(format!("{setup_a}/setup"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let at = form.find("state=").expect("the form carries a state") + 6;
-    let state: String = form[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_hexdigit())
-        .collect();
-    fake.register_manifest_code(
-        "code-1",
-        json!({"id": 4242, "slug": "medic", "html_url": "https://github.com/apps/medic",
-               "pem": KEY, "webhook_secret": "hook-secret",
-               "client_id": "Iv1.medic", "client_secret": "oauth-secret"}),
-    );
-    let done = http()
-        .get(format!(
-            "{setup_b}/setup/callback?code=code-1&state={state}"
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        done.status().as_u16(),
-        200,
-        "{}",
-        done.text().await.unwrap()
-    );
+    create_app(&fake, &setup_a, &setup_b, true).await;
     // Both replicas move on to serving the App, A because B stored it.
     let (base_a, mut base_b) = (a.listening(), b.listening());
     for base in [&base_a, &base_b] {
@@ -246,30 +249,7 @@ async fn on_sled_setup_then_a_sign_in_that_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let one = Replica::start(dir.path(), None, &fake);
     let setup = one.listening();
-    let form = http()
-        .get(format!("{setup}/setup"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let at = form.find("state=").expect("the form carries a state") + 6;
-    let state: String = form[at..]
-        .chars()
-        .take_while(|c| c.is_ascii_hexdigit())
-        .collect();
-    fake.register_manifest_code(
-        "code-s",
-        json!({"id": 4243, "slug": "medic", "html_url": "https://github.com/apps/medic",
-               "pem": KEY, "webhook_secret": "hook-secret"}),
-    );
-    let done = http()
-        .get(format!("{setup}/setup/callback?code=code-s&state={state}"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(done.status().as_u16(), 200);
+    create_app(&fake, &setup, &setup, false).await;
     let base = one.listening();
     let r = http()
         .post(format!("{base}/status/login"))
