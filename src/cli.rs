@@ -555,6 +555,42 @@ fn stored_app(args: &ServeArgs) -> anyhow::Result<Option<crate::setup::StoredApp
     })
 }
 
+/// Where setup mode keeps its `state` tokens and stores the App it creates: the sled store and
+/// `DATA_DIR`'s files, or with `DATABASE_URL` the database every replica reads (the App sealed
+/// with `CREDENTIALS_KEY`, which is then required: without it the App, once created on
+/// GitHub, could not be stored).
+async fn setup_store(
+    args: &ServeArgs,
+) -> anyhow::Result<Arc<dyn crate::store::shared_state::SharedState>> {
+    let url = args
+        .database_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+    let Some(url) = url else {
+        let store = Store::open(&args.data_dir).map_err(|e| {
+            anyhow::anyhow!(
+                "DATA_DIR: cannot open the database in {}: {e}",
+                args.data_dir.display()
+            )
+        })?;
+        let shared =
+            crate::store::shared_state::SledShared::open(&store)?.with_credentials(&args.data_dir);
+        return Ok(Arc::new(shared));
+    };
+    let keys = crate::store::sealing::CredentialsKey::from_env()?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "CREDENTIALS_KEY is not set: with DATABASE_URL the setup flow stores the App it creates in the database, sealed with that key, so that every replica finds it (make one with `openssl rand -hex 32`)"
+        )
+    })?;
+    let db = crate::store::pg::PgStore::connect(url, 4).await?;
+    db.migrate().await?;
+    Ok(Arc::new(crate::store::pg_shared_state::PgShared::new(
+        db,
+        Some(keys),
+    )))
+}
+
 fn run_serve(args: ServeArgs) -> ExitCode {
     let stored = match stored_app(&args) {
         Ok(s) => s,
@@ -566,13 +602,18 @@ fn run_serve(args: ServeArgs) -> ExitCode {
     let config = match crate::config::resolve_with_stored(args.clone(), stored) {
         Ok(crate::config::ServeMode::Run(c)) => *c,
         Ok(crate::config::ServeMode::Setup(setup)) => {
-            let outcome = runtime().block_on(crate::setup::serve_setup(setup, shutdown_signal()));
+            let outcome = runtime().block_on(async {
+                let shared = setup_store(&args).await?;
+                crate::setup::serve_setup(setup, shared, shutdown_signal())
+                    .await
+                    .map_err(anyhow::Error::from)
+            });
             return match outcome {
                 // The App is stored now: start again, which finds it.
                 Ok(crate::setup::SetupOutcome::Created(_)) => run_serve(args),
                 Ok(crate::setup::SetupOutcome::Stopped) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("ci-medic: {e}");
+                    eprintln!("ci-medic: {e:#}");
                     ExitCode::FAILURE
                 }
             };

@@ -598,7 +598,6 @@ pub fn resolve_with_stored_from(
             Ok(ServeMode::Setup(crate::setup::SetupConfig {
                 host,
                 port: args.port,
-                data_dir: args.data_dir,
                 github_api_url,
                 github_web_url,
                 public_url,

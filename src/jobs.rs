@@ -608,6 +608,9 @@ impl Workers {
                 "jobs still running at the shutdown deadline; they will run again after restart"
             );
             self.set.abort_all();
+            // Gone before the caller gives their leases back: an aborted job does not write
+            // after another replica took it over.
+            while self.set.join_next().await.is_some() {}
         }
     }
 }

@@ -1,7 +1,7 @@
-//! Missed webhooks: at start and then every `REDELIVERY_INTERVAL_SECONDS`, reads the App's
-//! webhook delivery log and asks GitHub to send again the events it could not deliver while
-//! ci-medic was down (a deploy, a crash) or answering 5xx (a full disk). GitHub never does it by
-//! itself.
+//! Missed webhooks: at start (on the replica holding the lease) and then every
+//! `REDELIVERY_INTERVAL_SECONDS`, reads the App's webhook delivery log and asks GitHub to send
+//! again the events it could not deliver while ci-medic was down (a deploy, a crash) or
+//! answering 5xx (a full disk). GitHub never does it by itself.
 //!
 //! A pass: read the log newest first, page by page, back to where the window starts (the
 //! previous pass's start; for the first pass of a process, the newest delivery recorded
@@ -9,7 +9,8 @@
 //! already holds; let [`ci_medic_core::redelivery::select`] decide; post one redelivery request
 //! per chosen event. The intake de-duplicates by guid, so an event sent twice is processed once.
 //!
-//! With several replicas one of them reads the log at a time (the `redelivery` lease), and
+//! With several replicas one of them reads the log at a time (the `redelivery` lease, held
+//! through [`crate::singleton`]: a dead holder delays the pass by at most 40 s), and
 //! where the last complete pass started is shared ([`SharedState::redelivery_mark`]): a pass
 //! on any replica starts where the last one on any replica did, and a replica started after
 //! a downtime reads back to the last pass before it.
@@ -32,9 +33,13 @@ use tracing::{info, warn};
 use crate::github::RestClient;
 use crate::github::app_hook::HookDeliveryItem;
 use crate::metrics::Metrics;
+use crate::singleton::{Singleton, Timing};
 use crate::store::StoreError;
 use crate::store::backend::Backend;
 use crate::store::shared_state::SharedState;
+
+/// The singleton lease under which one replica at a time reads the log.
+pub const LEASE: &str = "redelivery";
 
 /// Pages of 100 attempts read in one pass, at most.
 pub const MAX_PAGES: usize = 10;
@@ -85,50 +90,53 @@ pub struct Redelivery {
 }
 
 impl Redelivery {
-    /// Runs a pass now and then every `interval`, until `stop`. `newest_recorded` is the newest
-    /// webhook delivery the store held before the server started listening: what came after
-    /// it may have been missed.
-    pub async fn run(self, newest_recorded: Option<DateTime<Utc>>, stop: CancellationToken) {
-        let owner = lease_owner();
-        loop {
-            let started = Utc::now();
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                result = self.shared_pass(&owner, started, newest_recorded) => match result {
-                    Ok(None) => tracing::debug!("another replica reads the webhook delivery log"),
-                    Ok(Some(report)) => {
-                        if report.requested + report.failed + report.given_up > 0 {
-                            info!(?report, "asked GitHub to redeliver missed webhook deliveries");
-                        } else {
-                            tracing::debug!(?report, "no missed webhook deliveries");
+    /// Runs a pass on whichever replica holds the `redelivery` singleton lease ([`Singleton`]:
+    /// `timing.lease` long, renewed every `timing.renew`): at once when this replica takes the
+    /// lease, then every `interval`, until `stop`. A holder that dies delays the pass by at
+    /// most `timing.lease + timing.renew`, whatever the interval. `owner` is this replica's
+    /// name; `newest_recorded` is the newest webhook delivery the store held before the
+    /// server started listening: what came after it may have been missed.
+    pub async fn run(
+        self,
+        owner: String,
+        timing: Timing,
+        newest_recorded: Option<DateTime<Utc>>,
+        stop: CancellationToken,
+    ) {
+        let singleton = Singleton {
+            state: self.state.clone(),
+            name: LEASE,
+            owner,
+            every: self.interval,
+            timing,
+        };
+        let this = std::sync::Arc::new(self);
+        singleton
+            .run(stop, move || {
+                let this = this.clone();
+                async move {
+                    match this.marked_pass(Utc::now(), newest_recorded).await {
+                        Ok(report) => {
+                            if report.requested + report.failed + report.given_up > 0 {
+                                info!(?report, "asked GitHub to redeliver missed webhook deliveries");
+                            } else {
+                                tracing::debug!(?report, "no missed webhook deliveries");
+                            }
                         }
+                        Err(e) => warn!(error = %e, "looking for missed webhook deliveries failed; trying again at the next pass"),
                     }
-                    Err(e) => warn!(error = %e, "looking for missed webhook deliveries failed; trying again at the next pass"),
-                },
-            }
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(self.interval) => {}
-            }
-        }
+                }
+            })
+            .await
     }
 
-    /// A pass on the replica holding the `redelivery` lease (`None` on the others), from the
-    /// shared mark, which it moves to `started` when it read and took everything before it.
-    pub async fn shared_pass(
+    /// A pass from the shared mark, which it moves to `started` when it read and took
+    /// everything before it. Run by the replica holding the `redelivery` lease ([`Self::run`]).
+    pub async fn marked_pass(
         &self,
-        owner: &str,
         started: DateTime<Utc>,
         newest_recorded: Option<DateTime<Utc>>,
-    ) -> Result<Option<PassReport>, PassError> {
-        // The lease outlives the interval: the replica reading the log keeps it until it dies.
-        if !self
-            .state
-            .try_lease("redelivery", owner, self.interval.saturating_mul(2))
-            .await?
-        {
-            return Ok(None);
-        }
+    ) -> Result<PassReport, PassError> {
         let last_pass = self.shared.redelivery_mark().await?;
         let report = self.pass(started, last_pass, newest_recorded).await?;
         // The next pass reads from here when this one saw and took everything before it;
@@ -136,7 +144,7 @@ impl Redelivery {
         if report.complete && report.deferred == 0 {
             self.shared.set_redelivery_mark(started).await?;
         }
-        Ok(Some(report))
+        Ok(report)
     }
 
     /// One pass at `now`.
@@ -217,13 +225,4 @@ fn attempt(item: &HookDeliveryItem) -> Attempt {
         redelivery: item.redelivery,
         status_code: item.status_code,
     }
-}
-
-/// This process's name for the `redelivery` lease: unique per process, also across machines.
-fn lease_owner() -> String {
-    let mut suffix = [0u8; 6];
-    // Without randomness two processes with one pid on two machines could share a name; the
-    // pid alone still tells this machine's processes apart.
-    let _ = getrandom::fill(&mut suffix);
-    format!("redelivery-{}-{}", std::process::id(), hex::encode(suffix))
 }

@@ -115,6 +115,9 @@ pub struct ServeOptions {
     pub job_lease: Option<Duration>,
 }
 
+/// How long shutdown waits for a singleton to stop before giving its lease back.
+const SINGLETON_STOP: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs the service until `shutdown` completes. Prints `listening on ADDR` once bound.
 pub async fn serve(
     opts: ServeOptions,
@@ -157,10 +160,11 @@ pub async fn serve(
         runs: opts.state.fix_state()?.runs,
         shared: opts.status.shared.clone(),
     };
-    tokio::spawn(sweep.run(stop.clone(), move || {
+    // Awaited at shutdown before the leases are given back, so none is renewed after.
+    let mut singletons = vec![tokio::spawn(sweep.run(stop.clone(), move || {
         let swept = swept.clone();
         async move { swept.pass(chrono::Utc::now()).await }
-    }));
+    }))];
 
     // Work in flight (approved fixes, pushed commits waiting for CI) is resumed at start-up and
     // checked periodically, so a crash or a missed webhook does not strand it. One replica
@@ -175,7 +179,7 @@ pub async fn serve(
             timing: crate::singleton::DEFAULT_TIMING,
         };
         let (queue, handler) = (queue.clone(), handler.clone());
-        tokio::spawn(reconcile.run(stop.clone(), move || {
+        singletons.push(tokio::spawn(reconcile.run(stop.clone(), move || {
             let (queue, handler) = (queue.clone(), handler.clone());
             async move {
                 for job in handler.reconcile().await {
@@ -185,7 +189,7 @@ pub async fn serve(
                     tracing::warn!(error = %e, "cannot count jobs");
                 }
             }
-        }));
+        })));
     }
 
     // Read before listening: deliveries accepted from now on must not hide the downtime
@@ -199,7 +203,12 @@ pub async fn serve(
     let local = listener.local_addr()?;
     // Only once listening: the deliveries GitHub sends again must find the server up.
     if let Some(redelivery) = opts.redelivery {
-        tokio::spawn(redelivery.run(newest_recorded, stop.clone()));
+        singletons.push(tokio::spawn(redelivery.run(
+            queue.replica().to_string(),
+            crate::singleton::DEFAULT_TIMING,
+            newest_recorded,
+            stop.clone(),
+        )));
     }
     // Written before `listening on` is announced, so whoever read that line finds it.
     if let Some(path) = &opts.addr_file
@@ -213,7 +222,7 @@ pub async fn serve(
         println!("listening on {local}");
     }
 
-    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone());
+    let status = crate::status::router(opts.status.clone(), opts.store.clone(), queue.clone())?;
     let app = router(state, opts.extra_routes.merge(status));
     let connections = serve_http(listener, app, opts.http, shutdown).await;
     info!("shutdown requested: no new connections; finishing running jobs");
@@ -231,6 +240,26 @@ pub async fn serve(
         },
         workers.drain(opts.shutdown_grace)
     );
+    // The singletons stop at `stop` (a pass in progress is dropped, as a crash would); then
+    // what this replica holds goes back, so another replica takes it over at once rather
+    // than when its lease would have lapsed.
+    for s in singletons {
+        // A store that does not answer could hold a lease call up; the lease then lapses.
+        let abort = s.abort_handle();
+        if tokio::time::timeout(SINGLETON_STOP, s).await.is_err() {
+            abort.abort();
+        }
+    }
+    match opts.state.release_all(queue.replica()).await {
+        Ok(r) => info!(
+            leases = r.leases,
+            jobs = r.jobs,
+            "leases given back for the other replicas"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot give the leases back; they lapse on their own")
+        }
+    }
     opts.state.close().await?;
     opts.store.flush_blocking()?;
     if let Some(path) = &opts.addr_file {

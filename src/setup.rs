@@ -6,22 +6,26 @@
 //!   browser to `GET /setup/callback?code=…&state=…`, which exchanges the code
 //!   (`POST /app-manifests/{code}/conversions`) for the App id, private key and webhook secret.
 //! - [`store_app`] / [`load_stored_app`] keep those in `DATA_DIR/github-app/` (directory 0700,
-//!   files 0600), so the next start needs no configuration.
+//!   files 0600), so the next start needs no configuration. With `DATABASE_URL` the flow
+//!   stores them in the database instead, sealed with `CREDENTIALS_KEY`, where every replica
+//!   finds them.
 //!
 //! The flow refuses to run once an App is stored: a second App cannot be created by anyone
-//! who reaches the page later. The `state` parameter is random, single-use and checked on the
-//! callback, so a callback not started from this server's page is refused.
+//! who reaches the page later. The `state` parameter is random, single-use (for one hour) and
+//! checked on the callback, so a callback not started from this server's page is refused. It
+//! is kept in the store ([`SharedState::put_once`]), so the callback may reach another
+//! replica than the page did, or the same one after a restart; every replica in setup mode
+//! moves on to serving once the App is stored, whichever replica stored it.
 //!
 //! This module must never log, print or put in an error the private key or webhook secret,
 //! and never write them with permissions wider than owner-only.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -32,6 +36,9 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{error, info, warn};
+
+use crate::store::shared_state::SharedState;
+use crate::store::web_state::{OnceKind, TokenDigest};
 
 /// The manifest template; `{public_url}` and `{name}` are filled in by [`manifest_named`].
 pub const MANIFEST_TEMPLATE: &str = include_str!("../app-manifest/manifest.json");
@@ -395,7 +402,6 @@ fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), SetupError>
 pub struct SetupConfig {
     pub host: IpAddr,
     pub port: u16,
-    pub data_dir: PathBuf,
     pub github_api_url: String,
     pub github_web_url: String,
     /// When unset, derived from each request's `Host` / `X-Forwarded-Proto` headers.
@@ -404,30 +410,32 @@ pub struct SetupConfig {
 
 #[derive(Clone)]
 struct SetupState {
-    data_dir: PathBuf,
+    /// Where the `state` tokens are kept and the App is stored: sled with `DATA_DIR`'s files,
+    /// or PostgreSQL shared by every replica (sealed with `CREDENTIALS_KEY`).
+    shared: Arc<dyn SharedState>,
     github_api_url: String,
     github_web_url: String,
     public_url: Option<String>,
-    states: Arc<Mutex<HashMap<String, Instant>>>,
     /// Serialises code exchanges so two callbacks cannot both create and store an App.
     exchange: Arc<tokio::sync::Mutex<()>>,
     http: reqwest::Client,
     created: tokio::sync::watch::Sender<Option<StoredApp>>,
 }
 
-/// The `/setup` and `/setup/callback` routes. Both answer 410 once an App is stored.
+/// The `/setup` and `/setup/callback` routes over `shared` (see [`SetupState`]). Both answer
+/// 410 once an App is stored.
 pub fn routes(
-    data_dir: PathBuf,
+    shared: Arc<dyn SharedState>,
     github_api_url: String,
     github_web_url: String,
     public_url: Option<String>,
 ) -> Router {
     let (tx, _rx) = tokio::sync::watch::channel(None);
-    routes_with(data_dir, github_api_url, github_web_url, public_url, tx)
+    routes_with(shared, github_api_url, github_web_url, public_url, tx)
 }
 
 fn routes_with(
-    data_dir: PathBuf,
+    shared: Arc<dyn SharedState>,
     github_api_url: String,
     github_web_url: String,
     public_url: Option<String>,
@@ -440,11 +448,10 @@ fn routes_with(
         .build()
         .expect("HTTP client builds");
     let state = SetupState {
-        data_dir,
+        shared,
         github_api_url: github_api_url.trim_end_matches('/').to_string(),
         github_web_url: github_web_url.trim_end_matches('/').to_string(),
         public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
-        states: Arc::new(Mutex::new(HashMap::new())),
         exchange: Arc::new(tokio::sync::Mutex::new(())),
         http,
         created,
@@ -464,15 +471,21 @@ pub enum SetupOutcome {
     Stopped,
 }
 
-/// Serves setup mode (`/setup`, `/setup/callback`, `/healthz`, `/readyz`) until the App is
-/// created or `shutdown` completes. Prints `listening on ADDR` once bound, like `serve`.
+/// How often setup mode looks whether another replica stored the App.
+const STORED_POLL: Duration = Duration::from_secs(1);
+
+/// Serves setup mode (`/setup`, `/setup/callback`, `/healthz`, `/readyz`) over `shared` until
+/// the App is created — by this replica's callback or by another replica's on the same
+/// database — or `shutdown` completes. Prints `listening on ADDR` once bound, like `serve`.
 pub async fn serve_setup(
     config: SetupConfig,
+    shared: Arc<dyn SharedState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<SetupOutcome, SetupError> {
     let (tx, mut rx) = tokio::sync::watch::channel(None);
+    let watcher = tokio::spawn(watch_stored(shared.clone(), tx.clone()));
     let app = routes_with(
-        config.data_dir.clone(),
+        shared,
         config.github_api_url.clone(),
         config.github_web_url.clone(),
         config.public_url.clone(),
@@ -523,11 +536,41 @@ pub async fn serve_setup(
             path: PathBuf::from(local.to_string()),
             source: e,
         })?;
+    watcher.abort();
     let created = rx.borrow_and_update().clone();
     Ok(match created {
         Some(app) => SetupOutcome::Created(app),
         None => SetupOutcome::Stopped,
     })
+}
+
+/// Ends setup mode once the App is in the store, whoever stored it: the browser may have come
+/// back to another replica. A store that does not answer is logged and asked again.
+async fn watch_stored(
+    shared: Arc<dyn SharedState>,
+    created: tokio::sync::watch::Sender<Option<StoredApp>>,
+) {
+    loop {
+        tokio::time::sleep(STORED_POLL).await;
+        match shared.load_app().await {
+            Ok(Some(app)) => {
+                info!(
+                    app_id = app.app_id,
+                    "the GitHub App was stored by another replica"
+                );
+                created.send_if_modified(|v| {
+                    let first = v.is_none();
+                    if first {
+                        *v = Some(app);
+                    }
+                    first
+                });
+                return;
+            }
+            Ok(None) => {}
+            Err(e) => warn!(error = %e, "setup mode cannot read the store; trying again"),
+        }
+    }
 }
 
 fn page(status: StatusCode, title: &str, body_html: &str) -> Response {
@@ -578,9 +621,10 @@ fn already_set_up(app: &StoredApp) -> Response {
         StatusCode::GONE,
         "ci-medic is already set up",
         &format!(
-            "<p>The GitHub App <a href=\"{u}\">{s}</a> (id {id}) is stored in this server's data \
-             directory, so the setup flow is switched off. To start over, stop ci-medic and \
-             remove <code>DATA_DIR/{dir}</code>.</p>",
+            "<p>The GitHub App <a href=\"{u}\">{s}</a> (id {id}) is stored (in this server's data \
+             directory, or in the database with <code>DATABASE_URL</code>), so the setup flow is \
+             switched off. To start over, stop ci-medic and remove <code>DATA_DIR/{dir}</code> \
+             (or the database's <code>app_credentials</code> row).</p>",
             u = escape(&app.html_url),
             s = escape(&app.slug),
             id = app.app_id,
@@ -590,8 +634,8 @@ fn already_set_up(app: &StoredApp) -> Response {
 }
 
 /// `Some(answer)` when the flow must stop here: an App is stored (410) or unreadable (500).
-fn stored_gate(data_dir: &Path) -> Option<Response> {
-    match load_stored_app(data_dir) {
+async fn stored_gate(shared: &dyn SharedState) -> Option<Response> {
+    match shared.load_app().await {
         Ok(None) => None,
         Ok(Some(app)) => Some(already_set_up(&app)),
         Err(e) => {
@@ -603,6 +647,14 @@ fn stored_gate(data_dir: &Path) -> Option<Response> {
             ))
         }
     }
+}
+
+fn store_unavailable() -> Response {
+    page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Store unavailable",
+        "<p>The store that keeps the setup flow's state does not answer. Try again shortly.</p>",
+    )
 }
 
 /// 16 bytes from the OS's CSPRNG, hex-encoded.
@@ -622,7 +674,7 @@ async fn setup_page(
     headers: HeaderMap,
     Query(q): Query<SetupQuery>,
 ) -> Response {
-    if let Some(stop) = stored_gate(&s.data_dir) {
+    if let Some(stop) = stored_gate(s.shared.as_ref()).await {
         return stop;
     }
     let org = q.org.filter(|o| !o.is_empty());
@@ -658,20 +710,21 @@ async fn setup_page(
             );
         }
     };
+    let now = chrono::Utc::now();
+    let ttl = chrono::Duration::from_std(STATE_TTL).unwrap_or(chrono::Duration::MAX);
+    if let Err(e) = s
+        .shared
+        .put_once(
+            OnceKind::Setup,
+            &TokenDigest::of(&state),
+            now,
+            now + ttl,
+            MAX_STATES,
+        )
+        .await
     {
-        let mut states = s.states.lock().unwrap_or_else(|p| p.into_inner());
-        states.retain(|_, at| at.elapsed() < STATE_TTL);
-        while states.len() >= MAX_STATES {
-            let oldest = states
-                .iter()
-                .min_by_key(|(_, at)| **at)
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(k) => states.remove(&k),
-                None => break,
-            };
-        }
-        states.insert(state.clone(), Instant::now());
+        error!(error = %e, "cannot store the setup flow's state");
+        return store_unavailable();
     }
     let manifest = manifest(&public_url);
     let manifest_json = serde_json::to_string(&manifest).expect("manifest serialises");
@@ -693,7 +746,7 @@ async fn setup_page(
             "<p>This creates a GitHub App owned by {owner}, with its webhook pointing at \
              <code>{hook}</code>. GitHub will show you the App's permissions before anything is \
              created; the App id, private key and webhook secret come back to this server and are \
-             stored in its data directory (owner-only files).</p>{note}\
+             stored in its data directory (owner-only files), or sealed in its database.</p>{note}\
              <form method=\"post\" action=\"{action}\">\
              <input type=\"hidden\" name=\"manifest\" value=\"{m}\">\
              <button type=\"submit\">Create the GitHub App on GitHub</button></form>\
@@ -750,7 +803,7 @@ struct Conversion {
 }
 
 async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -> Response {
-    if let Some(stop) = stored_gate(&s.data_dir) {
+    if let Some(stop) = stored_gate(s.shared.as_ref()).await {
         return stop;
     }
     let bad = |msg: &str| {
@@ -760,11 +813,22 @@ async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -
             &format!("<p>{msg}</p>"),
         )
     };
-    // Single use: the state is removed whatever happens next.
-    let fresh = q.state.as_deref().is_some_and(|st| {
-        let mut states = s.states.lock().unwrap_or_else(|p| p.into_inner());
-        states.remove(st).is_some_and(|at| at.elapsed() < STATE_TTL)
-    });
+    // Single use: the state is removed whatever happens next, on whichever replica (the
+    // browser may come back to another one than it started on).
+    let fresh = match q.state.as_deref() {
+        None => false,
+        Some(st) => match s
+            .shared
+            .take_once(OnceKind::Setup, &TokenDigest::of(st), chrono::Utc::now())
+            .await
+        {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                error!(error = %e, "cannot read the setup flow's state");
+                return store_unavailable();
+            }
+        },
+    };
     if !fresh {
         warn!("setup callback with an unknown or expired state refused");
         return bad(
@@ -784,7 +848,7 @@ async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -
     };
 
     let _guard = s.exchange.lock().await;
-    if let Some(stop) = stored_gate(&s.data_dir) {
+    if let Some(stop) = stored_gate(s.shared.as_ref()).await {
         return stop;
     }
     let app = match exchange(&s, &code).await {
@@ -802,7 +866,7 @@ async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -
             );
         }
     };
-    if let Err(e) = store_app(&s.data_dir, &app) {
+    if let Err(e) = s.shared.store_app(&app).await {
         error!(error = %e, "cannot store the GitHub App credentials");
         return page(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -32,6 +32,7 @@ pub mod sealing;
 pub mod shared_state;
 pub mod spool;
 pub mod triage;
+pub mod web_state;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};

@@ -454,7 +454,7 @@ async fn three_replicas_under_sigkill_give_one_proposal_and_one_commit_per_pull_
     let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let paths: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.path().to_path_buf()).collect();
     let start = {
-        let (api, url) = (fake.base_url(), url.clone());
+        let (api, url) = (fake.base_url(), url.to_string());
         move |dir: &std::path::Path| {
             Server::start(ServerOptions {
                 data_dir: dir,

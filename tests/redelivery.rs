@@ -241,8 +241,10 @@ async fn a_pass_reads_every_page_and_asks_for_at_most_its_bound() {
 }
 
 /// Two replicas on one PostgreSQL database: one reads the delivery log at a time (the
-/// `redelivery` lease), and where the last complete pass started is shared, so the next pass,
-/// on either replica, starts from it.
+/// `redelivery` singleton lease), and where the last complete pass started is shared, so the
+/// next pass, on either replica, starts from it. When the holder dies, the other replica runs
+/// the pass within the lease and a renewal, not after twice the pass's interval (the lease
+/// before it moved to `singleton`: 10 minutes by default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_share_one_redelivery_pass_and_its_mark() {
     use ci_medic::github::{AppCredentials, GitHubClientConfig, RestClient};
@@ -287,44 +289,70 @@ async fn replicas_share_one_redelivery_pass_and_its_mark() {
             state: Arc::new(db.clone()),
             shared: Arc::new(PgShared::new(db, None)),
             metrics: ci_medic::metrics::Metrics::new(),
-            interval: Duration::from_millis(500),
+            interval: Duration::from_secs(3600),
         });
     }
+    let timing = ci_medic::singleton::Timing {
+        lease: Duration::from_millis(600),
+        renew: Duration::from_millis(150),
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut replicas = replicas.into_iter();
+    let (a, b) = (replicas.next().unwrap(), replicas.next().unwrap());
+    let (a_shared, b_shared) = (a.shared.clone(), b.shared.clone());
     let started = chrono::Utc::now();
-    let first = replicas[0]
-        .shared_pass("a", started, None)
-        .await
-        .unwrap()
-        .expect("the first replica takes the lease");
-    assert_eq!(first.requested, 5, "{first:?}");
-    assert!(
-        replicas[1]
-            .shared_pass("b", chrono::Utc::now(), None)
-            .await
-            .unwrap()
-            .is_none(),
-        "one replica reads the log at a time"
+    let a = tokio::spawn(a.run("a".into(), timing, None, stop.clone()));
+    // A takes the lease and reads the log at once: five asked for, the mark moved.
+    let asked = || {
+        fake.request_log()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.starts_with("/app/hook/deliveries/"))
+            .count()
+    };
+    let t = std::time::Instant::now();
+    while b_shared.redelivery_mark().await.unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(20), "the first pass ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(asked(), 5);
+    let first_mark = b_shared.redelivery_mark().await.unwrap().unwrap();
+    assert!(first_mark >= started);
+    let log_reads = || {
+        fake.request_log()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.starts_with("/app/hook/deliveries"))
+            .count()
+    };
+    let reads = log_reads();
+    let b = tokio::spawn(b.run("b".into(), timing, None, stop.clone()));
+    // A renews its lease well past it: B never reads the log beside it.
+    tokio::time::sleep(timing.lease * 3).await;
+    assert_eq!(log_reads(), reads, "one replica reads the log at a time");
+    // A dies as a SIGKILLed process does: no release, no more renewals.
+    a.abort();
+    let died = std::time::Instant::now();
+    while log_reads() == reads {
+        assert!(
+            died.elapsed() < timing.lease + timing.renew * 3,
+            "the dead holder's redelivery pass did not move within its lease"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    println!(
+        "redelivery pass taken over {} ms after its holder died (lease {} ms, renewal every {} ms)",
+        died.elapsed().as_millis(),
+        timing.lease.as_millis(),
+        timing.renew.as_millis()
     );
-    let mark = replicas[1].shared.redelivery_mark().await.unwrap().unwrap();
-    assert_eq!(mark.timestamp_micros(), started.timestamp_micros());
-    // The lease lapses (its replica died): the other replica takes over, and its complete
-    // pass moves the shared mark.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let later = chrono::Utc::now();
-    let second = replicas[1]
-        .shared_pass("b", later, None)
-        .await
-        .unwrap()
-        .expect("the lease lapsed");
-    assert!(second.complete, "{second:?}");
-    let mark = replicas[0].shared.redelivery_mark().await.unwrap().unwrap();
-    assert_eq!(mark.timestamp_micros(), later.timestamp_micros());
-    // Meanwhile the first replica, still alive, waits for the lease.
-    assert!(
-        replicas[0]
-            .shared_pass("a", chrono::Utc::now(), None)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    // B's pass starts from A's mark and, complete, moves it.
+    let t = std::time::Instant::now();
+    while a_shared.redelivery_mark().await.unwrap().unwrap() == first_mark {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "B's pass moved the mark"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+    b.await.unwrap();
 }

@@ -2,9 +2,13 @@
 //! `/setup/callback` code exchange, the owner-only credential files, and the flow switching
 //! itself off once an App is stored.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ci_medic::setup::{self, SetupConfig, SetupOutcome};
+use ci_medic::store::Store;
+use ci_medic::store::shared_state::{SharedState, SledShared};
 use fake_github::FakeGitHub;
 use http_body_util::BodyExt;
 use secrecy::ExposeSecret;
@@ -34,9 +38,15 @@ fn state_of(page: &str) -> String {
         .collect()
 }
 
+/// The sled store in `dir` with its credential files, as `serve` opens it in setup mode.
+fn sled_shared(dir: &std::path::Path) -> Arc<dyn SharedState> {
+    let store = Store::open(dir).unwrap();
+    Arc::new(SledShared::open(&store).unwrap().with_credentials(dir))
+}
+
 fn router(fake: &FakeGitHub, dir: &std::path::Path) -> axum::Router {
     setup::routes(
-        dir.to_path_buf(),
+        sled_shared(dir),
         fake.base_url(),
         fake.web_url(),
         Some(PUBLIC.to_string()),
@@ -181,6 +191,7 @@ async fn setup_exchanges_the_code_and_stores_owner_only_credentials() {
     let (status, _) = get(&app, &format!("/setup/callback?code=code-2&state={state}")).await;
     assert_eq!(status, StatusCode::GONE);
     // A fresh router over the same data dir (a restart) is off too.
+    drop(app);
     let (status, _) = get(&router(&fake, dir.path()), "/setup").await;
     assert_eq!(status, StatusCode::GONE);
     assert_eq!(
@@ -250,7 +261,7 @@ async fn organisation_and_derived_public_url() {
     let fake = FakeGitHub::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let app = setup::routes(
-        dir.path().to_path_buf(),
+        sled_shared(dir.path()),
         fake.base_url(),
         "https://github.com".into(),
         None,
@@ -296,12 +307,15 @@ async fn setup_mode_serves_until_the_app_exists() {
     let config = SetupConfig {
         host: "127.0.0.1".parse().unwrap(),
         port,
-        data_dir: dir.path().to_path_buf(),
         github_api_url: fake.base_url(),
         github_web_url: fake.web_url(),
         public_url: Some(PUBLIC.into()),
     };
-    let server = tokio::spawn(setup::serve_setup(config, std::future::pending()));
+    let server = tokio::spawn(setup::serve_setup(
+        config,
+        sled_shared(dir.path()),
+        std::future::pending(),
+    ));
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     let mut up = false;

@@ -298,7 +298,8 @@ fn csrf_of(body: &str) -> String {
 #[tokio::test]
 async fn with_nothing_configured_the_page_says_it_is_disabled_and_names_no_repository() {
     let s = setup().await;
-    let app = ci_medic::status::router(StatusConfig::default(), s.store.clone(), s.queue.clone());
+    let app = ci_medic::status::router(StatusConfig::default(), s.store.clone(), s.queue.clone())
+        .unwrap();
     for path in ["/", "/status/proposals", "/status/jobs", "/status/login"] {
         let a = call(&app, get(path, &[])).await;
         assert_eq!(a.status, StatusCode::NOT_FOUND, "{path}");
@@ -321,7 +322,8 @@ async fn with_nothing_configured_the_page_says_it_is_disabled_and_names_no_repos
 #[tokio::test]
 async fn refusals_without_credentials_with_a_wrong_token_and_without_csrf() {
     let s = setup().await;
-    let app = ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone());
+    let app =
+        ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone()).unwrap();
 
     // No credentials, a wrong bearer, a forged cookie: the sign-in page, no repository.
     for headers in [
@@ -434,7 +436,8 @@ async fn refusals_without_credentials_with_a_wrong_token_and_without_csrf() {
 #[tokio::test]
 async fn an_operator_sees_proposals_pull_requests_figures_the_chart_and_the_queue() {
     let s = setup().await;
-    let app = ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone());
+    let app =
+        ci_medic::status::router(config(true, None), s.store.clone(), s.queue.clone()).unwrap();
     let bearer = format!("Bearer {TOKEN}");
     let a = call(&app, get("/", &[("authorization", &bearer)])).await;
     assert_eq!(a.status, StatusCode::OK);
@@ -519,7 +522,8 @@ async fn a_github_user_sees_only_the_repositories_they_can_access() {
         config(false, Some((&web, &api))),
         s.store.clone(),
         s.queue.clone(),
-    );
+    )
+    .unwrap();
 
     let a = call(&app, get("/", &[])).await;
     assert_eq!(a.status, StatusCode::UNAUTHORIZED);
@@ -651,7 +655,7 @@ async fn ten_thousand_proposals_render_time_and_size() {
     )
     .await
     .unwrap();
-    let app = ci_medic::status::router(config(true, None), store.clone(), queue);
+    let app = ci_medic::status::router(config(true, None), store.clone(), queue).unwrap();
     let bearer = format!("Bearer {TOKEN}");
     let mut times = Vec::new();
     let mut size = 0;

@@ -11,10 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{NaiveDate, Utc};
+use ci_medic::status::auth::Role;
 use ci_medic::store::backend::{Attempt, Backend};
 use ci_medic::store::pg::PgStore;
 use ci_medic::store::proposals::Proposals;
 use ci_medic::store::registry::IdKind;
+use ci_medic::store::web_state::{OnceKind, StoredSession, TokenDigest};
 use ci_medic::store::{
     Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requeue, Store,
 };
@@ -24,6 +26,8 @@ struct Fixture {
     a: Arc<dyn Backend>,
     b: Arc<dyn Backend>,
     _dir: Option<tempfile::TempDir>,
+    /// PostgreSQL: the test's database, dropped after the handles.
+    _db: Option<common::test_db::TestDatabase>,
 }
 
 async fn sled_fixture() -> Fixture {
@@ -33,6 +37,7 @@ async fn sled_fixture() -> Fixture {
         a: Arc::new(store.clone()),
         b: Arc::new(store),
         _dir: Some(dir),
+        _db: None,
     }
 }
 
@@ -53,6 +58,7 @@ async fn pg_fixture(test: &str) -> Option<Fixture> {
         a: Arc::new(a),
         b: Arc::new(b),
         _dir: None,
+        _db: Some(url),
     })
 }
 
@@ -328,6 +334,45 @@ async fn postgres_a_job_whose_replica_died_runs_again_elsewhere() {
     assert!(!f.a.finish(j, "dead-replica/0").await.unwrap());
     assert!(!f.a.heartbeat(j, "dead-replica/0", lease).await.unwrap());
     assert!(f.b.finish(j, "live/0").await.unwrap());
+}
+
+/// A replica shutting down gracefully gives back its singleton leases and its running jobs'
+/// leases: another replica takes them at once, long before they would lapse, the job with its
+/// attempts kept. Another replica's (whose name merely starts the same) are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_graceful_shutdown_gives_its_leases_back_at_once() {
+    let Some(f) = pg_fixture("release_all").await else {
+        return;
+    };
+    let long = Duration::from_secs(3600);
+    let j = accept(&*f.a, "j", "o/r#1").await;
+    let k = accept(&*f.a, "k", "o/r#2").await;
+    f.a.claim("leaving/0", long).await.unwrap().unwrap();
+    f.a.claim("leaving2/0", long).await.unwrap().unwrap();
+    assert!(f.a.try_lease("reconcile", "leaving", long).await.unwrap());
+    assert!(f.a.try_lease("prune", "leaving2", long).await.unwrap());
+    assert!(!f.b.try_lease("reconcile", "staying", long).await.unwrap());
+    assert!(f.b.claim("staying/0", long).await.unwrap().is_none());
+
+    let released = f.a.release_all("leaving").await.unwrap();
+    assert_eq!((released.leases, released.jobs), (1, 1));
+    assert!(f.b.try_lease("reconcile", "staying", long).await.unwrap());
+    let again = f.b.claim("staying/0", long).await.unwrap().unwrap();
+    assert_eq!(
+        (again.id, again.attempts),
+        (j, 1),
+        "taken over at once, its cut-off run no attempt"
+    );
+    // `leaving2` is another replica: its lease and its job stay its own.
+    assert!(!f.b.try_lease("prune", "staying", long).await.unwrap());
+    assert!(f.b.claim("staying/1", long).await.unwrap().is_none());
+    assert!(!f.a.finish(j, "leaving/0").await.unwrap());
+    assert!(f.a.finish(k, "leaving2/0").await.unwrap());
+    // Nothing held: nothing given back, no error.
+    assert_eq!(
+        f.a.release_all("leaving").await.unwrap(),
+        Default::default()
+    );
 }
 
 /// Replicas killed one after another while each runs the same job: none of the cut-off runs
@@ -1239,8 +1284,8 @@ use secrecy::{ExposeSecret, SecretString};
 struct Shared {
     a: Arc<dyn SharedState>,
     b: Arc<dyn SharedState>,
-    /// PostgreSQL only: the database, to look at what the tables hold.
-    url: Option<String>,
+    /// PostgreSQL only: the database, to look at what the tables hold (dropped with this).
+    url: Option<common::test_db::TestDatabase>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -1308,7 +1353,161 @@ both_shared!(
     a_failed_check_records_at_most_its_bound_of_tests_once,
     a_reply_asked_for_on_one_replica_is_known_on_the_other,
     reply_marks_are_pruned_after_their_retention,
+    a_one_time_token_is_taken_once_on_any_replica_until_it_expires,
+    one_time_tokens_are_bounded_per_kind_oldest_first,
+    a_session_made_on_one_replica_is_read_on_the_other_until_it_expires_or_ends,
+    sessions_are_bounded_soonest_to_expire_first,
 );
+
+/// The setup flow's `state` (and the status page sign-in's) handed out by one replica, taken
+/// by whichever the browser comes back to: once, and not after its expiry.
+async fn a_one_time_token_is_taken_once_on_any_replica_until_it_expires(f: Shared) {
+    let now = Utc::now();
+    let hour = chrono::Duration::hours(1);
+    let t = TokenDigest::of("0123456789abcdef0123456789abcdef");
+    f.a.put_once(OnceKind::Setup, &t, now, now + hour, 64)
+        .await
+        .unwrap();
+    // Another kind does not take it.
+    assert!(!f.b.take_once(OnceKind::SignIn, &t, now).await.unwrap());
+    // Both replicas at once: one gets it.
+    let (x, y) = tokio::join!(
+        f.a.take_once(OnceKind::Setup, &t, now),
+        f.b.take_once(OnceKind::Setup, &t, now)
+    );
+    assert_eq!(
+        [x.unwrap(), y.unwrap()].iter().filter(|t| **t).count(),
+        1,
+        "one taker"
+    );
+    assert!(!f.a.take_once(OnceKind::Setup, &t, now).await.unwrap());
+    // Expired by the time it comes back: refused, and gone.
+    let late = TokenDigest::of("late");
+    f.a.put_once(OnceKind::Setup, &late, now, now + hour, 64)
+        .await
+        .unwrap();
+    assert!(
+        !f.b.take_once(OnceKind::Setup, &late, now + hour)
+            .await
+            .unwrap()
+    );
+    f.a.put_once(OnceKind::SignIn, &late, now, now + hour, 64)
+        .await
+        .unwrap();
+    assert!(
+        f.b.take_once(
+            OnceKind::SignIn,
+            &late,
+            now + hour - chrono::Duration::seconds(1)
+        )
+        .await
+        .unwrap()
+    );
+}
+
+/// The pages that hand tokens out are open to anyone: each kind keeps at most its bound, the
+/// oldest going first, and expired ones make room.
+async fn one_time_tokens_are_bounded_per_kind_oldest_first(f: Shared) {
+    let t0 = Utc::now();
+    let hour = chrono::Duration::hours(1);
+    let sec = chrono::Duration::seconds(1);
+    let tok = |i: usize| TokenDigest::of(&format!("token-{i}"));
+    for i in 0..4 {
+        let at = t0 + sec * i as i32;
+        f.a.put_once(OnceKind::Setup, &tok(i), at, at + hour, 3)
+            .await
+            .unwrap();
+    }
+    // A sign-in state does not push setup states out.
+    f.b.put_once(OnceKind::SignIn, &tok(9), t0, t0 + hour, 1)
+        .await
+        .unwrap();
+    let now = t0 + sec * 10;
+    assert!(
+        !f.b.take_once(OnceKind::Setup, &tok(0), now).await.unwrap(),
+        "the oldest went"
+    );
+    for i in 1..4 {
+        assert!(
+            f.b.take_once(OnceKind::Setup, &tok(i), now).await.unwrap(),
+            "{i}"
+        );
+    }
+    assert!(f.a.take_once(OnceKind::SignIn, &tok(9), now).await.unwrap());
+}
+
+fn operator_session(expires: chrono::DateTime<Utc>) -> StoredSession {
+    StoredSession {
+        role: Role::Operator,
+        csrf: "c5rf".into(),
+        expires,
+    }
+}
+
+/// A status page sign-in on one replica is honoured by the other, until it expires (12 hours
+/// after it was made, not extended by use) or is signed out on either.
+async fn a_session_made_on_one_replica_is_read_on_the_other_until_it_expires_or_ends(f: Shared) {
+    let now = Utc::now();
+    let ttl = chrono::Duration::hours(12);
+    let user = StoredSession {
+        role: Role::User {
+            login: "mona".into(),
+            repos: ["octo/a".to_string(), "octo/b".to_string()]
+                .into_iter()
+                .collect(),
+        },
+        csrf: "csrf-token".into(),
+        expires: now + ttl,
+    };
+    let id = TokenDigest::of("session-id-1");
+    f.a.put_session(&id, &user, now, 100).await.unwrap();
+    let got = f.b.session(&id, now).await.unwrap().unwrap();
+    assert_eq!(got.role, user.role);
+    assert_eq!(got.csrf, user.csrf);
+    assert_eq!(
+        got.expires.timestamp_micros(),
+        user.expires.timestamp_micros()
+    );
+    assert!(
+        f.b.session(&TokenDigest::of("session-id-2"), now)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        f.b.session(&id, now + ttl).await.unwrap().is_none(),
+        "expired"
+    );
+    f.b.end_session(&id).await.unwrap();
+    assert!(f.a.session(&id, now).await.unwrap().is_none(), "signed out");
+    // Ending one that is not there is no error.
+    f.a.end_session(&id).await.unwrap();
+}
+
+async fn sessions_are_bounded_soonest_to_expire_first(f: Shared) {
+    let now = Utc::now();
+    let hour = chrono::Duration::hours(1);
+    let id = |i: usize| TokenDigest::of(&format!("session-{i}"));
+    // Made in the order 0, 1, 2 with expiries 2 h, 1 h, 3 h; the bound is 2.
+    for (i, h) in [(0, 2), (1, 1), (2, 3)] {
+        f.a.put_session(&id(i), &operator_session(now + hour * h), now, 2)
+            .await
+            .unwrap();
+    }
+    assert!(
+        f.b.session(&id(1), now).await.unwrap().is_none(),
+        "soonest went"
+    );
+    assert!(f.b.session(&id(0), now).await.unwrap().is_some());
+    assert!(f.b.session(&id(2), now).await.unwrap().is_some());
+    // Expired ones make room: at 2 h 30 only session 2 lives, so a new one pushes nothing out.
+    let later = now + hour * 2 + hour / 2;
+    f.b.put_session(&id(3), &operator_session(later + hour), later, 2)
+        .await
+        .unwrap();
+    assert!(f.a.session(&id(2), later).await.unwrap().is_some());
+    assert!(f.a.session(&id(3), later).await.unwrap().is_some());
+}
 
 /// The sweep forgets reply marks asked for before its cutoff, on either replica, and keeps
 /// the others. Before, neither backend ever deleted one.
@@ -1621,7 +1820,7 @@ async fn postgres_stored_credentials_are_sealed_and_a_wrong_key_is_a_clear_error
         return;
     };
     f.a.store_app(&test_app()).await.unwrap();
-    let url = f.url.clone().unwrap();
+    let url = f.url.as_ref().unwrap().to_string();
     let raw = {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
@@ -1733,4 +1932,30 @@ async fn postgres_outcomes_are_bounded_oldest_first() {
         h.iter().all(|o| o.head_sha != "s0"),
         "the oldest went first"
     );
+}
+
+/// The tests' own databases: a name says when it was made, so a later run can sweep it once
+/// it is a leftover, and fits PostgreSQL's 63 bytes (a longer one would be cut, its random
+/// part first).
+#[test]
+fn names_carry_their_creation_time_and_fit_postgresql() {
+    let name = common::test_db::database_name(
+        "A_very_long_test_name_that_goes_on_and_on::with-odd/chars",
+        1_764_000_000,
+        [0xab; 6],
+    );
+    assert!(name.len() <= 63, "{name}");
+    assert!(
+        name.starts_with("t_1764000000_a_very_long_test_name"),
+        "{name}"
+    );
+    assert!(name.ends_with("_abababababab"), "{name}");
+    assert_eq!(common::test_db::created_at(&name), Some(1_764_000_000));
+    // Names made before: no time in them.
+    assert_eq!(
+        common::test_db::created_at("t_replica_storm_fd49978295fc"),
+        None
+    );
+    assert_eq!(common::test_db::created_at("t_2024_x_ab"), None);
+    assert_eq!(common::test_db::created_at("ci_medic_test"), None);
 }

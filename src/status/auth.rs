@@ -2,19 +2,27 @@
 //! session made by the sign-in form) or a GitHub user signed in through the App's OAuth
 //! credentials, who sees only the repositories GitHub says they can access.
 //!
-//! Sessions live in memory, keyed by a random id; the cookie holds that id and its HMAC under a
-//! per-process key, never the token. Every comparison of a secret is constant-time. It must
-//! never log a token, a session id or a CSRF token, and never trust a cookie whose signature
-//! does not verify.
+//! Sessions and sign-in states live in the store (sled, or PostgreSQL shared by the replicas),
+//! so a sign-in made on one replica is honoured by every other and survives a restart. The
+//! cookie holds a random 256-bit id, never the token; the store keeps only the id's SHA-256.
+//! A session lasts [`SESSION_TTL`] from sign-in (use does not extend it); a GitHub sign-in
+//! must come back within [`OAUTH_STATE_TTL`]. Every comparison of a secret is constant-time.
+//! It must never log a token, a session id or a CSRF token.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::HeaderMap;
 use hmac::{Hmac, Mac};
 use secrecy::{ExposeSecret, SecretString};
 use sha2::Sha256;
+
+use chrono::Utc;
+
+use crate::store::StoreError;
+use crate::store::shared_state::SharedState;
+use crate::store::web_state::{OnceKind, StoredSession, TokenDigest};
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "ci_medic_session";
@@ -28,7 +36,8 @@ pub const OAUTH_STATE_TTL: Duration = Duration::from_secs(600);
 pub const MAX_SESSIONS: usize = 10_000;
 
 /// What a viewer may see and do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Role {
     /// `STATUS_TOKEN`: every repository, the job queue, re-queueing.
     Operator,
@@ -61,35 +70,41 @@ pub struct Viewer {
     pub csrf: Option<String>,
 }
 
-struct Session {
-    role: Role,
-    csrf: String,
-    expires: Instant,
-}
-
-/// The in-memory session table and the process's signing key.
+/// The sessions and sign-in states (in the store, so every replica honours them) and this
+/// process's key for comparing secrets.
 #[derive(Clone)]
 pub struct Sessions {
     key: Arc<[u8; 32]>,
-    table: Arc<Mutex<HashMap<String, Session>>>,
-    oauth_states: Arc<Mutex<HashMap<String, Instant>>>,
+    store: Arc<dyn SharedState>,
 }
 
-/// 32 random bytes from the OS, hex-encoded.
+/// 16 random bytes from the OS, hex-encoded.
 pub fn random_hex() -> String {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).expect("the OS random source answers");
     hex::encode(b)
 }
 
+/// A session id: 32 random bytes from the OS, hex-encoded. Guessing one is hopeless, so the
+/// cookie needs no signature; the store keeps only its digest.
+fn session_id() -> String {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).expect("the OS random source answers");
+    hex::encode(b)
+}
+
+/// A store duration from a `std` one (all of ours are hours, far inside chrono's range).
+fn ttl(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
+
 impl Sessions {
-    pub fn new() -> Sessions {
+    pub fn new(store: Arc<dyn SharedState>) -> Sessions {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).expect("the OS random source answers");
         Sessions {
             key: Arc::new(key),
-            table: Arc::new(Mutex::new(HashMap::new())),
-            oauth_states: Arc::new(Mutex::new(HashMap::new())),
+            store,
         }
     }
 
@@ -108,81 +123,70 @@ impl Sessions {
         self.mac("compare", a).verify_slice(&expected).is_ok()
     }
 
-    /// Starts a session and returns the cookie value (`id.signature`).
-    pub fn create(&self, role: Role) -> String {
-        let id = random_hex();
-        let sig = hex::encode(self.mac("session", id.as_bytes()).finalize().into_bytes());
-        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        t.retain(|_, s| s.expires > now);
-        while t.len() >= MAX_SESSIONS {
-            let Some(oldest) = t
-                .iter()
-                .min_by_key(|(_, s)| s.expires)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            t.remove(&oldest);
-        }
-        t.insert(
-            id.clone(),
-            Session {
-                role,
-                csrf: random_hex(),
-                expires: now + SESSION_TTL,
-            },
-        );
-        format!("{id}.{sig}")
+    /// Starts a session, stored before it returns, and returns the cookie value (the id).
+    pub async fn create(&self, role: Role) -> Result<String, StoreError> {
+        let id = session_id();
+        let now = Utc::now();
+        let session = StoredSession {
+            role,
+            csrf: random_hex(),
+            expires: now + ttl(SESSION_TTL),
+        };
+        self.store
+            .put_session(&TokenDigest::of(&id), &session, now, MAX_SESSIONS)
+            .await?;
+        Ok(id)
     }
 
-    /// The session a cookie value names, when its signature verifies and it has not expired.
-    pub fn lookup(&self, cookie: &str) -> Option<Viewer> {
-        let (id, sig) = cookie.split_once('.')?;
-        let sig = hex::decode(sig).ok()?;
-        self.mac("session", id.as_bytes()).verify_slice(&sig).ok()?;
-        let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let s = t.get(id).filter(|s| s.expires > Instant::now())?;
-        Some(Viewer {
-            role: s.role.clone(),
-            csrf: Some(s.csrf.clone()),
-        })
+    /// The session a cookie value names, when it exists on any replica and has not expired.
+    pub async fn lookup(&self, cookie: &str) -> Result<Option<Viewer>, StoreError> {
+        // Not an id this code makes: no need to ask the store.
+        if cookie.len() != 64 || !cookie.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        let s = self
+            .store
+            .session(&TokenDigest::of(cookie), Utc::now())
+            .await?;
+        Ok(s.map(|s| Viewer {
+            role: s.role,
+            csrf: Some(s.csrf),
+        }))
     }
 
     /// Ends the session a cookie names.
-    pub fn remove(&self, cookie: &str) {
-        if let Some((id, _)) = cookie.split_once('.') {
-            let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-            t.remove(id);
-        }
+    pub async fn remove(&self, cookie: &str) -> Result<(), StoreError> {
+        self.store.end_session(&TokenDigest::of(cookie)).await
     }
 
-    /// A fresh OAuth `state`, single-use, valid [`OAUTH_STATE_TTL`].
-    pub fn new_oauth_state(&self) -> String {
+    /// A fresh OAuth `state`, single-use, valid [`OAUTH_STATE_TTL`], stored before it returns.
+    pub async fn new_oauth_state(&self) -> Result<String, StoreError> {
         let state = random_hex();
-        let mut m = self.oauth_states.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        m.retain(|_, at| now.duration_since(*at) < OAUTH_STATE_TTL);
-        if m.len() < MAX_SESSIONS {
-            m.insert(state.clone(), now);
-        }
-        state
+        let now = Utc::now();
+        self.store
+            .put_once(
+                OnceKind::SignIn,
+                &TokenDigest::of(&state),
+                now,
+                now + ttl(OAUTH_STATE_TTL),
+                MAX_SESSIONS,
+            )
+            .await?;
+        Ok(state)
     }
 
     /// Whether `state` came back to the browser that started it (`cookie`), and is fresh.
     /// Consumed either way.
-    pub fn take_oauth_state(&self, state: &str, cookie: Option<&str>) -> bool {
-        let mut m = self.oauth_states.lock().unwrap_or_else(|p| p.into_inner());
-        let fresh = m
-            .remove(state)
-            .is_some_and(|at| at.elapsed() < OAUTH_STATE_TTL);
-        fresh && cookie.is_some_and(|c| self.secrets_equal(c.as_bytes(), state.as_bytes()))
-    }
-}
-
-impl Default for Sessions {
-    fn default() -> Self {
-        Sessions::new()
+    pub async fn take_oauth_state(
+        &self,
+        state: &str,
+        cookie: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let fresh = self
+            .store
+            .take_once(OnceKind::SignIn, &TokenDigest::of(state), Utc::now())
+            .await?;
+        Ok(fresh && cookie.is_some_and(|c| self.secrets_equal(c.as_bytes(), state.as_bytes())))
     }
 }
 
@@ -212,29 +216,51 @@ pub fn clear_cookie(name: &str) -> String {
     format!("{name}=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Lax")
 }
 
-/// Who sent this request: a valid `Authorization: Bearer STATUS_TOKEN` first, then the
-/// session cookie. `None` for everyone else (a wrong token included).
-pub fn viewer(
+/// An operator's bearer request: `Some(answer)` when the request carries an `Authorization`
+/// header (the viewer when it is `Bearer STATUS_TOKEN`, `None` for any other), `None` when it
+/// carries none.
+pub fn bearer(
     sessions: &Sessions,
     token: Option<&SecretString>,
     headers: &HeaderMap,
-) -> Option<Viewer> {
-    if let Some(auth) = headers
+) -> Option<Option<Viewer>> {
+    let auth = headers
         .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
-        let given = auth
-            .strip_prefix("Bearer ")
-            .or_else(|| auth.strip_prefix("bearer "))?;
-        let token = token?;
-        return sessions
+        .map(|v| v.to_str().unwrap_or_default())?;
+    let Some(given) = auth
+        .strip_prefix("Bearer ")
+        .or_else(|| auth.strip_prefix("bearer "))
+    else {
+        return Some(None);
+    };
+    let Some(token) = token else {
+        return Some(None);
+    };
+    Some(
+        sessions
             .secrets_equal(given.trim().as_bytes(), token.expose_secret().as_bytes())
             .then_some(Viewer {
                 role: Role::Operator,
                 csrf: None,
-            });
+            }),
+    )
+}
+
+/// Who sent this request: a valid `Authorization: Bearer STATUS_TOKEN` first, then the
+/// session cookie, whichever replica made it. `None` for everyone else (a wrong token
+/// included); an error when the store cannot say.
+pub async fn viewer(
+    sessions: &Sessions,
+    token: Option<&SecretString>,
+    headers: &HeaderMap,
+) -> Result<Option<Viewer>, StoreError> {
+    if let Some(answer) = bearer(sessions, token, headers) {
+        return Ok(answer);
     }
-    cookie(headers, SESSION_COOKIE).and_then(|c| sessions.lookup(c))
+    match cookie(headers, SESSION_COOKIE) {
+        Some(c) => sessions.lookup(c).await,
+        None => Ok(None),
+    }
 }
 
 /// Whether a state-changing request may go ahead: bearer requests (no cookie a third-party
@@ -263,29 +289,38 @@ mod tests {
         h
     }
 
-    #[test]
-    fn a_session_cookie_is_signed_and_a_forged_one_is_refused() {
-        let s = Sessions::new();
-        let c = s.create(Role::Operator);
-        let v = s.lookup(&c).unwrap();
-        assert!(v.role.is_operator());
-        let (id, sig) = c.split_once('.').unwrap();
-        // Another id with the same signature, or the id with another signature: refused.
-        assert!(s.lookup(&format!("{}.{sig}", random_hex())).is_none());
-        assert!(s.lookup(&format!("{id}.{}", "0".repeat(64))).is_none());
-        assert!(s.lookup(id).is_none());
-        // A cookie from another process (another key) is refused too.
-        assert!(Sessions::new().lookup(&c).is_none());
-        s.remove(&c);
-        assert!(s.lookup(&c).is_none());
+    /// Two replicas' session tables on one sled store (the PostgreSQL side of the store
+    /// operations is in `tests/store_backends.rs`).
+    fn two_replicas() -> (Sessions, Sessions, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(dir.path()).unwrap();
+        let shared: Arc<dyn SharedState> =
+            Arc::new(crate::store::shared_state::SledShared::open(&store).unwrap());
+        (Sessions::new(shared.clone()), Sessions::new(shared), dir)
     }
 
-    #[test]
-    fn bearer_tokens_must_match_exactly() {
-        let s = Sessions::new();
+    #[tokio::test]
+    async fn a_session_made_by_one_replica_is_honoured_by_another_until_signed_out() {
+        let (a, b, _dir) = two_replicas();
+        let c = a.create(Role::Operator).await.unwrap();
+        let v = b.lookup(&c).await.unwrap().unwrap();
+        assert!(v.role.is_operator());
+        assert_eq!(v.csrf, a.lookup(&c).await.unwrap().unwrap().csrf);
+        // Another id, or something that is not an id: no session.
+        assert!(b.lookup(&super::session_id()).await.unwrap().is_none());
+        assert!(b.lookup(&c[..32]).await.unwrap().is_none());
+        assert!(b.lookup(&format!("{c}.x")).await.unwrap().is_none());
+        b.remove(&c).await.unwrap();
+        assert!(a.lookup(&c).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn bearer_tokens_must_match_exactly() {
+        let (s, _, _dir) = two_replicas();
         let token = SecretString::from("a-long-operator-token".to_string());
         let ok = headers(&[("authorization", "Bearer a-long-operator-token")]);
-        assert!(viewer(&s, Some(&token), &ok).unwrap().role.is_operator());
+        let v = viewer(&s, Some(&token), &ok).await.unwrap().unwrap();
+        assert!(v.role.is_operator());
         for bad in [
             "Bearer a-long-operator-toke",
             "Bearer a-long-operator-tokenX",
@@ -293,28 +328,33 @@ mod tests {
             "Basic a-long-operator-token",
         ] {
             let h = headers(&[("authorization", bad)]);
-            assert!(viewer(&s, Some(&token), &h).is_none(), "{bad}");
+            assert!(
+                viewer(&s, Some(&token), &h).await.unwrap().is_none(),
+                "{bad}"
+            );
         }
         // No token configured: no bearer is ever accepted.
-        assert!(viewer(&s, None, &ok).is_none());
+        assert!(viewer(&s, None, &ok).await.unwrap().is_none());
         // A wrong bearer does not fall back to the cookie.
-        let c = s.create(Role::Operator);
+        let c = s.create(Role::Operator).await.unwrap();
         let h = headers(&[
             ("authorization", "Bearer wrong"),
             ("cookie", &format!("{SESSION_COOKIE}={c}")),
         ]);
-        assert!(viewer(&s, Some(&token), &h).is_none());
+        assert!(viewer(&s, Some(&token), &h).await.unwrap().is_none());
     }
 
-    #[test]
-    fn csrf_is_needed_for_sessions_only() {
-        let s = Sessions::new();
-        let c = s.create(Role::Operator);
+    #[tokio::test]
+    async fn csrf_is_needed_for_sessions_only() {
+        let (s, _, _dir) = two_replicas();
+        let c = s.create(Role::Operator).await.unwrap();
         let v = viewer(
             &s,
             None,
             &headers(&[("cookie", &format!("a=b; {SESSION_COOKIE}={c}"))]),
         )
+        .await
+        .unwrap()
         .unwrap();
         let token = v.csrf.clone().unwrap();
         assert!(csrf_ok(&s, &v, Some(&token)));
@@ -327,18 +367,18 @@ mod tests {
         assert!(csrf_ok(&s, &bearer, None));
     }
 
-    #[test]
-    fn oauth_states_are_single_use_and_bound_to_the_browser() {
-        let s = Sessions::new();
-        let st = s.new_oauth_state();
-        assert!(!s.take_oauth_state(&st, Some("other")));
+    #[tokio::test]
+    async fn oauth_states_are_single_use_bound_to_the_browser_and_taken_anywhere() {
+        let (a, b, _dir) = two_replicas();
+        let st = a.new_oauth_state().await.unwrap();
+        assert!(!b.take_oauth_state(&st, Some("other")).await.unwrap());
         // Consumed by the failed attempt.
-        assert!(!s.take_oauth_state(&st, Some(&st)));
-        let st = s.new_oauth_state();
-        assert!(s.take_oauth_state(&st, Some(&st)));
-        assert!(!s.take_oauth_state(&st, Some(&st)));
-        let st = s.new_oauth_state();
-        assert!(!s.take_oauth_state(&st, None));
+        assert!(!b.take_oauth_state(&st, Some(&st)).await.unwrap());
+        let st = a.new_oauth_state().await.unwrap();
+        assert!(b.take_oauth_state(&st, Some(&st)).await.unwrap());
+        assert!(!a.take_oauth_state(&st, Some(&st)).await.unwrap());
+        let st = a.new_oauth_state().await.unwrap();
+        assert!(!b.take_oauth_state(&st, None).await.unwrap());
     }
 
     #[test]

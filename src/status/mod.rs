@@ -154,13 +154,22 @@ fn templates() -> minijinja::Environment<'static> {
     env
 }
 
-/// The status page's and admin API's routes.
-pub fn router(cfg: StatusConfig, store: Store, queue: Arc<Queue>) -> Router {
+/// The status page's and admin API's routes. Sessions are kept in `cfg.shared` (every
+/// replica's), else in the sled store's trees.
+pub fn router(
+    cfg: StatusConfig,
+    store: Store,
+    queue: Arc<Queue>,
+) -> Result<Router, crate::store::StoreError> {
+    let shared: Arc<dyn crate::store::shared_state::SharedState> = match &cfg.shared {
+        Some(s) => s.clone(),
+        None => Arc::new(crate::store::shared_state::SledShared::open(&store)?),
+    };
     let st = St {
         cfg: Arc::new(cfg),
         store,
         queue,
-        sessions: Sessions::new(),
+        sessions: Sessions::new(shared),
         templates: Arc::new(templates()),
         http: reqwest::Client::builder()
             .user_agent(concat!("ci-medic/", env!("CARGO_PKG_VERSION")))
@@ -168,7 +177,7 @@ pub fn router(cfg: StatusConfig, store: Store, queue: Arc<Queue>) -> Router {
             .build()
             .expect("HTTP client builds"),
     };
-    Router::new()
+    Ok(Router::new()
         .route("/", get(overview))
         .route("/status/proposals", get(proposals))
         .route("/status/jobs", get(jobs_page))
@@ -179,7 +188,7 @@ pub fn router(cfg: StatusConfig, store: Store, queue: Arc<Queue>) -> Router {
         .route("/status/oauth/callback", get(oauth_callback))
         .route("/admin/jobs", get(admin_jobs))
         .route("/admin/jobs/retry", post(admin_retry))
-        .with_state(st)
+        .with_state(st))
 }
 
 /// The pages run no script at all, so the policy forbids every script: an injection that got
@@ -237,14 +246,25 @@ fn viewer_ctx(v: &Viewer) -> ViewerCtx {
 /// The viewer, or the page to show instead: "disabled" when nothing is configured, the sign-in
 /// page (401) otherwise. Neither names a repository.
 #[allow(clippy::result_large_err)]
-fn require_viewer(st: &St, headers: &HeaderMap) -> Result<Viewer, Response> {
+async fn require_viewer(st: &St, headers: &HeaderMap) -> Result<Viewer, Response> {
     if !st.cfg.enabled() {
         return Err(disabled(st));
     }
-    match auth::viewer(&st.sessions, st.cfg.token.as_ref(), headers) {
-        Some(v) => Ok(v),
-        None => Err(login_response(st, StatusCode::UNAUTHORIZED, None)),
+    match auth::viewer(&st.sessions, st.cfg.token.as_ref(), headers).await {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(login_response(st, StatusCode::UNAUTHORIZED, None)),
+        Err(e) => Err(sessions_unavailable(st, &e)),
     }
+}
+
+/// The store that keeps the sessions did not answer: said, never taken for "signed out".
+fn sessions_unavailable(st: &St, e: &crate::store::StoreError) -> Response {
+    tracing::error!(error = %e, "status page cannot read or write its sessions");
+    login_response(
+        st,
+        StatusCode::SERVICE_UNAVAILABLE,
+        Some("The store that keeps the sign-ins does not answer; try again shortly."),
+    )
 }
 
 /// What every page answers while no access is configured: how to enable it, nothing else.
@@ -424,7 +444,7 @@ struct Notice {
 }
 
 async fn overview(State(st): State<St>, headers: HeaderMap, q: Query<Notice>) -> Response {
-    let v = match require_viewer(&st, &headers) {
+    let v = match require_viewer(&st, &headers).await {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -508,7 +528,7 @@ struct ListQuery {
 }
 
 async fn proposals(State(st): State<St>, headers: HeaderMap, q: Query<ListQuery>) -> Response {
-    let v = match require_viewer(&st, &headers) {
+    let v = match require_viewer(&st, &headers).await {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -567,7 +587,7 @@ fn operator_only(st: &St, v: &Viewer) -> Option<Response> {
 }
 
 async fn jobs_page(State(st): State<St>, headers: HeaderMap, q: Query<ListQuery>) -> Response {
-    let v = match require_viewer(&st, &headers) {
+    let v = match require_viewer(&st, &headers).await {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -628,7 +648,7 @@ async fn requeue_form(
     Path(id): Path<u64>,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let v = match require_viewer(&st, &headers) {
+    let v = match require_viewer(&st, &headers).await {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -676,6 +696,7 @@ async fn requeue_form(
 async fn login_page(State(st): State<St>, headers: HeaderMap) -> Response {
     if !st.cfg.enabled() {
         return require_viewer(&st, &headers)
+            .await
             .err()
             .unwrap_or_else(|| html(StatusCode::NOT_FOUND, String::new()));
     }
@@ -708,7 +729,10 @@ async fn login(State(st): State<St>, Form(form): Form<LoginForm>) -> Response {
         tracing::warn!("status page sign-in with a wrong token refused");
         return login_response(&st, StatusCode::UNAUTHORIZED, Some("Wrong token."));
     }
-    let cookie = st.sessions.create(Role::Operator);
+    let cookie = match st.sessions.create(Role::Operator).await {
+        Ok(c) => c,
+        Err(e) => return sessions_unavailable(&st, &e),
+    };
     (
         StatusCode::SEE_OTHER,
         [
@@ -723,11 +747,13 @@ async fn login(State(st): State<St>, Form(form): Form<LoginForm>) -> Response {
 }
 
 async fn logout(State(st): State<St>, headers: HeaderMap, Form(form): Form<CsrfForm>) -> Response {
-    if let Some(v) = auth::viewer(&st.sessions, st.cfg.token.as_ref(), &headers)
+    if let Ok(Some(v)) = auth::viewer(&st.sessions, st.cfg.token.as_ref(), &headers).await
         && auth::csrf_ok(&st.sessions, &v, form.csrf.as_deref())
         && let Some(c) = auth::cookie(&headers, auth::SESSION_COOKIE)
+        && let Err(e) = st.sessions.remove(c).await
     {
-        st.sessions.remove(c);
+        // The cookie is cleared below all the same; the session lapses at its expiry.
+        return sessions_unavailable(&st, &e);
     }
     (
         StatusCode::SEE_OTHER,
@@ -765,7 +791,10 @@ async fn oauth_start(State(st): State<St>, headers: HeaderMap) -> Response {
             Some("Cannot tell this server's address: set PUBLIC_URL."),
         );
     };
-    let state = st.sessions.new_oauth_state();
+    let state = match st.sessions.new_oauth_state().await {
+        Ok(s) => s,
+        Err(e) => return sessions_unavailable(&st, &e),
+    };
     let to = oauth::authorize_url(&st.cfg.github_web_url, app, &redirect, &state);
     (
         StatusCode::SEE_OTHER,
@@ -802,10 +831,17 @@ async fn oauth_callback(
             Some("Sign-in with GitHub is not configured."),
         );
     };
-    let fresh = q.state.as_deref().is_some_and(|s| {
-        st.sessions
+    let fresh = match q.state.as_deref() {
+        None => false,
+        Some(s) => match st
+            .sessions
             .take_oauth_state(s, auth::cookie(&headers, auth::OAUTH_COOKIE))
-    });
+            .await
+        {
+            Ok(fresh) => fresh,
+            Err(e) => return sessions_unavailable(&st, &e),
+        },
+    };
     if !fresh {
         return login_response(
             &st,
@@ -848,10 +884,17 @@ async fn oauth_callback(
     {
         Ok(who) => {
             tracing::info!(login = %who.login, repositories = who.repos.len(), "signed in to the status page with GitHub");
-            let cookie = st.sessions.create(Role::User {
-                login: who.login,
-                repos: who.repos,
-            });
+            let cookie = match st
+                .sessions
+                .create(Role::User {
+                    login: who.login,
+                    repos: who.repos,
+                })
+                .await
+            {
+                Ok(c) => c,
+                Err(e) => return sessions_unavailable(&st, &e),
+            };
             let mut resp = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
             let h = resp.headers_mut();
             for c in [
@@ -892,8 +935,8 @@ fn admin(st: &St, headers: &HeaderMap) -> Result<(), Response> {
             "send the operator token as `Authorization: Bearer STATUS_TOKEN`",
         ));
     }
-    match auth::viewer(&st.sessions, st.cfg.token.as_ref(), headers) {
-        Some(v) if v.role.is_operator() && v.csrf.is_none() => Ok(()),
+    match auth::bearer(&st.sessions, st.cfg.token.as_ref(), headers) {
+        Some(Some(v)) if v.role.is_operator() && v.csrf.is_none() => Ok(()),
         _ => Err(api_error(StatusCode::UNAUTHORIZED, "wrong token")),
     }
 }

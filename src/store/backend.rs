@@ -28,6 +28,15 @@ pub enum Attempt {
 }
 
 /// State shared by every replica. Cheap to clone behind an `Arc`.
+/// What [`Backend::release_all`] gave back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Released {
+    /// Named (singleton) leases.
+    pub leases: u64,
+    /// Running jobs.
+    pub jobs: u64,
+}
+
 #[async_trait]
 pub trait Backend: Send + Sync + 'static {
     /// `sled` or `postgresql`, for logs and `/readyz`.
@@ -88,6 +97,13 @@ pub trait Backend: Send + Sync + 'static {
     /// another owner holds it. Singletons (the CI monitor's reconciliation, sweeps) run only
     /// on the replica holding theirs.
     async fn try_lease(&self, name: &str, owner: &str, ttl: Duration) -> Result<bool, StoreError>;
+
+    /// A graceful shutdown gives back what `replica` holds: its named leases (owner
+    /// `replica`) and the leases of its jobs still running (owner `replica/…`, a worker's), so
+    /// another replica takes them at once instead of after they lapse. A job given back is
+    /// taken over as one whose lease lapsed: its attempts kept (see [`Backend::claim`]). On
+    /// sled there is one process and nothing to give back: its next start requeues the jobs.
+    async fn release_all(&self, replica: &str) -> Result<Released, StoreError>;
 
     /// Forgets delivery ids received before `cutoff` whose job is gone.
     async fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError>;
@@ -272,6 +288,10 @@ impl Backend for Store {
         _ttl: Duration,
     ) -> Result<bool, StoreError> {
         Ok(true)
+    }
+
+    async fn release_all(&self, _replica: &str) -> Result<Released, StoreError> {
+        Ok(Released::default())
     }
 
     async fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {

@@ -27,7 +27,7 @@ use sqlx::Row;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 
-use super::backend::{Attempt, Backend, JobCounts};
+use super::backend::{Attempt, Backend, JobCounts, Released};
 use super::registry::{IdKind, MAX_PER_DAY, RegistryError};
 use super::{Accepted, DeliveryRecord, JobKind, JobRecord, JobState, NewJob, Requeue, StoreError};
 
@@ -49,6 +49,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         4,
         "reply intents",
         include_str!("../../migrations/0004_reply_intents.sql"),
+    ),
+    (
+        5,
+        "web state",
+        include_str!("../../migrations/0005_web_state.sql"),
     ),
 ];
 
@@ -557,6 +562,28 @@ impl Backend for PgStore {
         .fetch_optional(&self.pool)
         .await?;
         Ok(got.is_some())
+    }
+
+    async fn release_all(&self, replica: &str) -> Result<Released, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let leases = sqlx::query("DELETE FROM leases WHERE owner = $1")
+            .bind(replica)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        // Lapsed, not queued: a claim takes it over at once and keeps its attempts, as it does
+        // a dead replica's job. Before `now()`, which is this transaction's start: any later
+        // claim sees it lapsed.
+        let jobs = sqlx::query(
+            "UPDATE jobs SET lease_until = now() - interval '1 millisecond' \
+             WHERE state = 'running' AND starts_with(lease_owner, $1 || '/')",
+        )
+        .bind(replica)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(Released { leases, jobs })
     }
 
     async fn prune_deliveries(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError> {

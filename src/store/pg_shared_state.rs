@@ -25,6 +25,7 @@ use super::pg::PgStore;
 use super::sealing::{Keys, OpenedWith};
 use super::shared_state::{CredentialsError, SharedState, SledShared};
 use super::triage::{MAX_HISTORY_PER_TEST, MAX_OUTCOMES, MAX_RERUN_COUNTERS, MAX_TESTS_PER_CHECK};
+use super::web_state::{OnceKind, StoredSession, TokenDigest};
 use super::{Store, StoreError};
 use crate::setup::StoredApp;
 
@@ -595,5 +596,133 @@ impl SharedState for PgShared {
             .await?
             .rows_affected();
         Ok(n as usize)
+    }
+
+    async fn put_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+        expires: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM once_tokens WHERE kind = $1 AND expires_at <= $2")
+            .bind(kind.as_str())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO once_tokens (kind, digest, created_at, expires_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (kind, digest) DO UPDATE SET created_at = EXCLUDED.created_at, \
+                 expires_at = EXCLUDED.expires_at",
+        )
+        .bind(kind.as_str())
+        .bind(&token.as_bytes()[..])
+        .bind(now)
+        .bind(expires)
+        .execute(&mut *tx)
+        .await?;
+        // Two replicas inserting at once may each keep one more than the bound for a moment;
+        // the next insert trims it.
+        sqlx::query(
+            "DELETE FROM once_tokens WHERE kind = $1 AND digest IN \
+                 (SELECT digest FROM once_tokens WHERE kind = $1 \
+                  ORDER BY created_at DESC, digest OFFSET $2)",
+        )
+        .bind(kind.as_str())
+        .bind(i64::try_from(cap.max(1)).unwrap_or(i64::MAX))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn take_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        // One DELETE: of two replicas taking the same token, only one gets the row back.
+        let expires: Option<DateTime<Utc>> = sqlx::query_scalar(
+            "DELETE FROM once_tokens WHERE kind = $1 AND digest = $2 RETURNING expires_at",
+        )
+        .bind(kind.as_str())
+        .bind(&token.as_bytes()[..])
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(expires.is_some_and(|e| e > now))
+    }
+
+    async fn put_session(
+        &self,
+        id: &TokenDigest,
+        session: &StoredSession,
+        now: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError> {
+        let role = serde_json::to_string(&session.role).expect("a role serialises");
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM status_sessions WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO status_sessions (digest, role, csrf, expires_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (digest) DO UPDATE SET role = EXCLUDED.role, csrf = EXCLUDED.csrf, \
+                 expires_at = EXCLUDED.expires_at",
+        )
+        .bind(&id.as_bytes()[..])
+        .bind(role)
+        .bind(&session.csrf)
+        .bind(session.expires)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM status_sessions WHERE digest IN \
+                 (SELECT digest FROM status_sessions ORDER BY expires_at DESC, digest OFFSET $1)",
+        )
+        .bind(i64::try_from(cap.max(1)).unwrap_or(i64::MAX))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn session(
+        &self,
+        id: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StoredSession>, StoreError> {
+        let Some(row) = sqlx::query(
+            "SELECT role, csrf, expires_at FROM status_sessions \
+             WHERE digest = $1 AND expires_at > $2",
+        )
+        .bind(&id.as_bytes()[..])
+        .bind(now)
+        .fetch_optional(self.pool())
+        .await?
+        else {
+            return Ok(None);
+        };
+        let role: String = row.try_get("role")?;
+        let role = serde_json::from_str(&role).map_err(|source| StoreError::Corrupt {
+            key: "status_sessions.role".into(),
+            source,
+        })?;
+        Ok(Some(StoredSession {
+            role,
+            csrf: row.try_get("csrf")?,
+            expires: row.try_get("expires_at")?,
+        }))
+    }
+
+    async fn end_session(&self, id: &TokenDigest) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM status_sessions WHERE digest = $1")
+            .bind(&id.as_bytes()[..])
+            .execute(self.pool())
+            .await?;
+        Ok(())
     }
 }

@@ -22,6 +22,7 @@ use ci_medic_triage::TestOutcome;
 use super::installations::{Installation, Installations};
 use super::sealing::SealError;
 use super::triage::TriageStore;
+use super::web_state::{self, OnceKind, StoredSession, TokenDigest};
 use super::{Store, StoreError};
 use crate::setup::{SetupError, StoredApp};
 
@@ -136,6 +137,48 @@ pub trait SharedState: Send + Sync + 'static {
     /// time): past it, the command's delivery id is forgotten too, and no retry of its job can
     /// come. Returns how many went.
     async fn prune_reply_marks(&self, cutoff: DateTime<Utc>) -> Result<usize, StoreError>;
+
+    /// Keeps a one-time token (its digest) until `expires`, durably before it returns, so
+    /// that whichever replica the browser comes back to can take it. At most `cap` of `kind`
+    /// are kept: expired ones go, then the oldest (the pages that hand them out are open to
+    /// anyone, and must not fill the store).
+    async fn put_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+        expires: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError>;
+
+    /// Takes a one-time token: removed whatever the answer, and `true` only when it was there
+    /// and had not expired at `now`. Of two replicas taking the same token, one gets `true`.
+    async fn take_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Stores a status page session under the digest of its id, durably before it returns.
+    /// At most `cap` live sessions are kept: expired ones go, then the soonest to expire.
+    async fn put_session(
+        &self,
+        id: &TokenDigest,
+        session: &StoredSession,
+        now: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError>;
+
+    /// The session stored under `id`, `None` when there is none or it expired by `now`.
+    async fn session(
+        &self,
+        id: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StoredSession>, StoreError>;
+
+    /// Ends a session (signing out); ending one that is not there is no error.
+    async fn end_session(&self, id: &TokenDigest) -> Result<(), StoreError>;
 }
 
 /// Sled: the trees this process has always used, and the credential files in `DATA_DIR`.
@@ -146,6 +189,10 @@ pub struct SledShared {
     marks: sled::Tree,
     /// `owner/repo#comment_id` of each command comment ci-medic asked GitHub to reply to.
     replies: sled::Tree,
+    /// One-time tokens of the setup flow and the status page's sign-in ([`web_state`]).
+    once: sled::Tree,
+    /// Status page sessions, by the digest of their id.
+    sessions: sled::Tree,
     /// `DATA_DIR`, where the credential files are; `None`: this handle has no credentials
     /// (the orchestrator's, which never reads them).
     data_dir: Option<PathBuf>,
@@ -161,6 +208,8 @@ impl SledShared {
             installations: Installations::open(store)?,
             marks: store.db().open_tree("shared_marks")?,
             replies: store.db().open_tree("reply_intents")?,
+            once: store.db().open_tree("once_tokens")?,
+            sessions: store.db().open_tree("status_sessions")?,
             data_dir: None,
         })
     }
@@ -392,6 +441,52 @@ impl SharedState for SledShared {
             Ok(gone)
         })
         .await
+    }
+
+    async fn put_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+        expires: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError> {
+        let (tree, token) = (self.once.clone(), token.clone());
+        blocking(move || web_state::sled_put_once(&tree, kind, &token, now, expires, cap)).await
+    }
+
+    async fn take_once(
+        &self,
+        kind: OnceKind,
+        token: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let (tree, token) = (self.once.clone(), token.clone());
+        blocking(move || web_state::sled_take_once(&tree, kind, &token, now)).await
+    }
+
+    async fn put_session(
+        &self,
+        id: &TokenDigest,
+        session: &StoredSession,
+        now: DateTime<Utc>,
+        cap: usize,
+    ) -> Result<(), StoreError> {
+        let (tree, id, session) = (self.sessions.clone(), id.clone(), session.clone());
+        blocking(move || web_state::sled_put_session(&tree, &id, &session, now, cap)).await
+    }
+
+    async fn session(
+        &self,
+        id: &TokenDigest,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StoredSession>, StoreError> {
+        web_state::sled_session(&self.sessions, id, now)
+    }
+
+    async fn end_session(&self, id: &TokenDigest) -> Result<(), StoreError> {
+        let (tree, id) = (self.sessions.clone(), id.clone());
+        blocking(move || web_state::sled_end_session(&tree, &id)).await
     }
 }
 

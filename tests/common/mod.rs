@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pg;
+pub mod test_db;
 pub mod world;
 
 use std::io::{BufRead, BufReader};
@@ -233,10 +234,10 @@ pub async fn open_store(dir: &Path) -> ci_medic::store::Store {
 }
 
 /// A fresh, empty PostgreSQL database for one test, on the cluster `.ci/postgres-setup.sh`
-/// started (its URL in `CI_MEDIC_TEST_DATABASE_URL`). With `CI` set a missing URL fails the
-/// test; elsewhere the test says it was skipped and `None` is returned.
-pub async fn fresh_database(test: &str) -> Option<String> {
-    use sqlx::Connection;
+/// started (its URL in `CI_MEDIC_TEST_DATABASE_URL`), dropped when the returned guard is (see
+/// [`test_db`]). With `CI` set a missing URL fails the test; elsewhere the test says it was
+/// skipped and `None` is returned.
+pub async fn fresh_database(test: &str) -> Option<test_db::TestDatabase> {
     let Some(base) = std::env::var("CI_MEDIC_TEST_DATABASE_URL")
         .ok()
         .filter(|u| !u.is_empty())
@@ -251,24 +252,5 @@ pub async fn fresh_database(test: &str) -> Option<String> {
         );
         return None;
     };
-    let mut suffix = [0u8; 6];
-    getrandom::fill(&mut suffix).expect("random bytes");
-    let name = format!(
-        "t_{}_{}",
-        test.to_lowercase()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .take(40)
-            .collect::<String>(),
-        hex::encode(suffix)
-    );
-    let mut conn = sqlx::PgConnection::connect(&base)
-        .await
-        .unwrap_or_else(|e| panic!("CI_MEDIC_TEST_DATABASE_URL does not answer: {e}"));
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&mut conn)
-        .await
-        .expect("create the test database");
-    let (prefix, _) = base.rsplit_once('/').expect("a database URL ends in /name");
-    Some(format!("{prefix}/{name}"))
+    Some(test_db::create(&base, test).await)
 }
