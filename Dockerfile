@@ -71,9 +71,16 @@ FROM ${BUILDER_IMAGE} AS builder
 ARG CARGO_PROFILE=release
 WORKDIR /build
 COPY . .
+# The target cache mount outlives this build and is shared by every build on the engine, and
+# cargo judges the workspace's own crates fresh by file times: sources copied with times older
+# than the last build there (another checkout, another branch) would not be compiled, and the
+# image would get that build's binary. Touching them makes cargo compile the workspace's crates
+# every time this step runs; dependencies stay cached. (The step itself runs only when the
+# copied sources changed: BuildKit reuses it otherwise.)
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/build/target \
-    cargo build --profile "${CARGO_PROFILE}" --locked --bin ci-medic \
+    find . -path ./target -prune -o \( -name '*.rs' -o -name Cargo.toml \) -exec touch {} + \
+    && cargo build --profile "${CARGO_PROFILE}" --locked --bin ci-medic \
     && install -m 0755 "target/${CARGO_PROFILE}/ci-medic" /usr/local/bin/ci-medic
 
 FROM runtime-base AS runtime
