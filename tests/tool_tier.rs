@@ -365,7 +365,7 @@ async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
 async fn the_repositorys_fixer_images_are_the_ones_run() {
     use ci_medic::executor::{DockerExecutor, SandboxSettings};
     use ci_medic::fix_agent::tool_tier::ToolTier;
-    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal};
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
     use ci_medic_core::repo_config::RepoConfig;
 
     if !image_available(PYTHON_IMAGE).await {
@@ -397,13 +397,14 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
         confidence_threshold: 0.7,
         reported_lines: vec![(file.into(), 1)],
         whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
     };
     let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
     let input = FixInput::new(report, text);
 
     let config =
         RepoConfig::parse("fixers:\n  images:\n    python: ci-medic-test/no-such-fixer\n").unwrap();
-    let mut notes = Vec::new();
+    let mut notes = ToolNotes::default();
     let out = agent
         .for_repo(&config.fixers)
         .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
@@ -411,19 +412,128 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
     assert!(matches!(out, Proposal::NoFix), "{out:?}");
     assert!(
         notes
+            .declined
             .iter()
             .any(|n| n.contains("`ci-medic-test/no-such-fixer` has no black")),
         "{notes:?}"
     );
 
     // The defaults are the images `.ci/fixer-images.sh` builds: black runs and repairs the file.
-    let mut notes = Vec::new();
+    let mut notes = ToolNotes::default();
     let out = agent
         .for_repo(&RepoConfig::default().fixers)
         .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
         .await;
     match out {
         Proposal::Accepted(fix) => assert!(fix.fix_reason.contains("black 23.1.0"), "{fix:?}"),
+        other => panic!("{other:?} {notes:?}"),
+    }
+}
+
+/// A formatter may change only what its own check reported: rustfmt's check in the sandbox
+/// gives each reported hunk its extent (so a hunk whose changes run past the first changed
+/// line ±3 is repaired), and a change in a hunk the CI log did not report is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rustfmt_may_change_the_reported_hunks_and_nothing_else() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::tool_tier::ToolTier;
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+
+    const RUST_IMAGE: &str = "ci-medic-fixer/rust";
+    if !image_available(RUST_IMAGE).await {
+        return;
+    }
+    // ctest's real files; rustfmt with another option makes the pull request's change.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("src")).unwrap();
+    std::fs::write(root.path().join("Cargo.toml"), fixture("ctest/Cargo.toml")).unwrap();
+    std::fs::write(root.path().join("src/lib.rs"), fixture("ctest/src/lib.rs")).unwrap();
+    let in_image = |command: &str| {
+        Command::new("docker")
+            .args(["run", "--rm", "--network", "none", "-v"])
+            .arg(format!(
+                "{}:/home/runner/work/ctest/ctest",
+                root.path().display()
+            ))
+            .args([
+                "-w",
+                "/home/runner/work/ctest/ctest",
+                RUST_IMAGE,
+                "sh",
+                "-c",
+                command,
+            ])
+            .output()
+            .expect("docker CLI")
+    };
+    let broke = in_image("rustfmt --edition 2018 --config fn_single_line=true src/lib.rs");
+    assert!(broke.status.success(), "{broke:?}");
+    // The job's own log: rustfmt's check, three hunks, each with changes more than 3 lines
+    // below its first.
+    let job = in_image("rustfmt --edition 2018 --check src/lib.rs");
+    assert!(!job.status.success());
+    let reports = ci_medic_parser::parse_str(
+        &String::from_utf8(job.stdout).unwrap(),
+        &ci_medic_parser::ParseOptions::default(),
+    );
+    assert_eq!(reports.len(), 3, "{reports:#?}");
+    let text = std::fs::read_to_string(root.path().join("src/lib.rs")).unwrap();
+    let policy = |reported: &[ci_medic_parser::BugReport]| GuardPolicy {
+        allowed_paths: vec!["src/lib.rs".into()],
+        protected_paths: vec![],
+        do_not_touch: vec![],
+        max_files_changed: 3,
+        no_new_dependencies: true,
+        allowed_dependencies: vec![],
+        confidence_threshold: 0.7,
+        reported_lines: reported
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number))
+            .collect(),
+        whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
+    };
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
+    let input = FixInput::new(reports[0].clone(), text.clone());
+
+    // Every hunk reported: rustfmt's whole change is what the check asked for.
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(&input, &policy(&reports), Some(root.path()), &mut notes)
+        .await;
+    let fixed = match out {
+        Proposal::Accepted(fix) => fix,
+        other => panic!("{other:?} {notes:?}"),
+    };
+    assert!(fixed.fix_reason.contains("rustfmt 1.5.1"), "{fixed:?}");
+    assert_eq!(notes.scopes.len(), 1);
+
+    // Only the first hunk reported (as when CI's rustfmt saw less than the sandbox's): the
+    // change rustfmt makes to the other two is outside the hunks reported, and refused.
+    std::fs::write(root.path().join("src/lib.rs"), &text).unwrap();
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(
+            &input,
+            &policy(&reports[..1]),
+            Some(root.path()),
+            &mut notes,
+        )
+        .await;
+    match out {
+        Proposal::Rejected { output, violations } => {
+            assert_eq!(output.patched_content, fixed.patched_content);
+            assert_eq!(violations[0].rule(), "formatter_hunks", "{violations:?}");
+            assert!(
+                violations[0]
+                    .to_string()
+                    .contains(&format!("line {}", reports[1].line_number)),
+                "{violations:?}"
+            );
+        }
         other => panic!("{other:?} {notes:?}"),
     }
 }

@@ -23,8 +23,9 @@ use std::path::Path;
 use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
 use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
-    Ecosystem, FixTool, NoPatch, VERSION_FILES, VersionChoice, choose_version, judge_run,
-    parse_tools_label, pinned_version, rust_edition, shell_words,
+    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, check_hunks,
+    choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version, rust_edition,
+    shell_words,
 };
 
 use crate::executor::docker::CONTAINER_WORKSPACE;
@@ -57,12 +58,14 @@ pub enum ToolDecline {
     NoPatch(#[from] NoPatch),
 }
 
-/// A patch the tool made, and which tool and version made it.
+/// A patch the tool made, which tool and version made it, and what of the file its own check
+/// let it change (the guard's [`ci_medic_core::tool_tier::scoped_policy`]).
 #[derive(Debug, Clone)]
 pub struct ToolFix {
     pub output: FixOutput,
     pub tool: FixTool,
     pub version: VersionChoice,
+    pub scope: FormatScope,
 }
 
 /// The tool tier: a Docker engine and the image of each ecosystem.
@@ -150,15 +153,30 @@ impl ToolTier {
             }
         })?;
         let meta = "/.ci-medic";
+        let files = std::slice::from_ref(&path);
+        // A formatter whose check prints hunks, on a report that named a line: its own check
+        // runs first, in the same sandbox and on the same file, and its hunks are what the
+        // fix may change.
+        let wants_hunks = tool.check_prints_hunks() && !names_whole_file(&input.report);
+        let check = if wants_hunks {
+            format!("{} > {meta}/check 2>&1; ", tool.check_command(files))
+        } else {
+            String::new()
+        };
         // The marker is made a second before the tool starts: busybox `find -newer` compares
         // whole seconds. The tool's own exit code is the container's.
         let command = format!(
-            "touch {meta}/start && sleep 1 && {tool_cmd}; rc=$?; \
+            "{check}touch {meta}/start && sleep 1 && {tool_cmd}; rc=$?; \
              find . -type f -newer {meta}/start > {meta}/changed; exit $rc",
-            tool_cmd = shell_words(&tool.argv(std::slice::from_ref(&path)))
+            tool_cmd = shell_words(&tool.argv(files))
         );
         let in_container = format!("{CONTAINER_WORKSPACE}/{path}");
         let changed_list = format!("{meta}/changed");
+        let check_out = format!("{meta}/check");
+        let mut wanted = vec![in_container.clone(), changed_list.clone()];
+        if wants_hunks {
+            wanted.push(check_out.clone());
+        }
         let req = ExecutionRequest {
             workspace_path: root.to_path_buf(),
             project_type: None,
@@ -169,7 +187,7 @@ impl ToolTier {
         };
         let (result, collected) = self
             .docker
-            .execute_and_collect(req, &[in_container.clone(), changed_list.clone()])
+            .execute_and_collect(req, &wanted)
             .await
             .map_err(|e| ToolDecline::Sandbox {
                 tool: name.clone(),
@@ -215,6 +233,21 @@ impl ToolTier {
             &result.log_excerpt,
         )?;
         let change = changes.remove(0);
+        let scope = if !tool.is_formatter() {
+            FormatScope::ReportedLines
+        } else if names_whole_file(&input.report) {
+            FormatScope::WholeFile
+        } else if wants_hunks {
+            let printed = collected
+                .get(&check_out)
+                .cloned()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            FormatScope::Hunks(check_hunks(&printed, CONTAINER_WORKSPACE, &path))
+        } else {
+            FormatScope::ReportedLines
+        };
         let fix_reason = format!(
             "{} `{path}` with {}",
             tool.action(),
@@ -229,6 +262,7 @@ impl ToolTier {
             },
             tool,
             version,
+            scope,
         })
     }
 }

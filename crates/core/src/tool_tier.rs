@@ -10,6 +10,9 @@
 //!   `package.json`, `rust-toolchain(.toml)`, `go.mod`), and [`choose_version`] decides between
 //!   it and what the image carries, saying so when the pin cannot be honoured.
 //! - [`judge_run`] turns the files the tool changed into a patch, or the reason there is none.
+//! - [`check_hunks`] reads the hunks a formatter's own check prints (rustfmt's `Diff in`), and
+//!   [`scoped_policy`] lets the guard allow a formatter exactly the lines its check reported:
+//!   the whole file for a check that named the file, the hunks for one that printed them.
 //!
 //! It never runs a tool, reads a file or talks to Docker: the fix agent's shell
 //! (`src/fix_agent/tool_tier.rs`) does, and passes the texts in.
@@ -19,7 +22,7 @@ use std::collections::BTreeMap;
 use ci_medic_parser::BugReport;
 use serde::{Deserialize, Serialize};
 
-use crate::fix_check::FileChange;
+use crate::fix_check::{FileChange, GuardPolicy, LineSpan};
 
 /// The image family a tool runs in; each is built locally (`.ci/fixer-images.sh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -190,6 +193,13 @@ impl FixTool {
         !matches!(self, FixTool::RuffCheck { .. } | FixTool::Eslint { .. })
     }
 
+    /// Whether its own check ([`FixTool::check_command`]) prints the hunks it would change, with
+    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does; the others name the
+    /// file (black, isort, ruff, gofmt, goimports, prettier) or one line (clang-format).
+    pub fn check_prints_hunks(&self) -> bool {
+        matches!(self, FixTool::Rustfmt { .. })
+    }
+
     /// The command, run from the repository root on exactly `files` (repo-relative). Each tool
     /// finds its own configuration in the tree (`pyproject.toml`, `ruff.toml`, `.isort.cfg`,
     /// `rustfmt.toml`, `.clang-format`, `.prettierrc`…) as it does in the project's CI. `--`
@@ -342,6 +352,143 @@ pub fn shell_words(argv: &[String]) -> String {
         .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// One hunk of a formatter check's diff, in the lines of the file before formatting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckHunk {
+    /// Every line the hunk shows, its context included: a reported line inside it is this
+    /// hunk's report.
+    pub shown: LineSpan,
+    /// From its first changed line to its last (an insertion counts as the line above it): what
+    /// the formatter may change.
+    pub changed: LineSpan,
+}
+
+/// The hunks rustfmt's `--check` prints for `path` (repo-relative; rustfmt prints it relative,
+/// or under `root`, the directory it ran in), from its output: a
+/// `Diff in FILE at line N:` (rustfmt 1.4–1.5) or `Diff in FILE:N:` (1.6 and later) header,
+/// where N is the hunk's first shown line, then its lines, each marked ` ` (context), `-` (the
+/// file's line) or `+` (rustfmt's). Hunks of other files (rustfmt also checks the modules a
+/// file declares) are left out.
+pub fn check_hunks(output: &str, root: &str, path: &str) -> Vec<CheckHunk> {
+    let mut hunks = Vec::new();
+    // The hunk being read: its first shown line, the next line of the file, and its changes.
+    let mut open: Option<(u32, u32, Option<LineSpan>)> = None;
+    let close = |open: Option<(u32, u32, Option<LineSpan>)>, hunks: &mut Vec<CheckHunk>| {
+        if let Some((first, next, Some(changed))) = open {
+            hunks.push(CheckHunk {
+                shown: LineSpan {
+                    first,
+                    last: next.saturating_sub(1).max(first),
+                },
+                changed,
+            });
+        }
+    };
+    for line in output.lines() {
+        if let Some(rest) = line.strip_prefix("Diff in ") {
+            close(open.take(), &mut hunks);
+            open = rustfmt_header(rest)
+                .filter(|(file, _)| same_file(file, root, path))
+                .map(|(_, n)| (n, n, None));
+            continue;
+        }
+        let Some((_, next, changed)) = open.as_mut() else {
+            continue;
+        };
+        let mut widen = |l: u32| {
+            *changed = Some(match *changed {
+                Some(s) => LineSpan {
+                    first: s.first.min(l),
+                    last: s.last.max(l),
+                },
+                None => LineSpan { first: l, last: l },
+            });
+        };
+        match line.as_bytes().first() {
+            Some(b' ') => *next += 1,
+            Some(b'-') => {
+                widen(*next);
+                *next += 1;
+            }
+            Some(b'+') => widen(next.saturating_sub(1).max(1)),
+            // An empty context line loses its space in some logs; anything else ends the hunk.
+            None => *next += 1,
+            Some(_) => close(open.take(), &mut hunks),
+        }
+    }
+    close(open, &mut hunks);
+    hunks
+}
+
+/// `FILE at line N:` or `FILE:N:` → (FILE, N).
+fn rustfmt_header(rest: &str) -> Option<(&str, u32)> {
+    let rest = rest.trim_end().strip_suffix(':')?;
+    if let Some((file, n)) = rest.rsplit_once(" at line ") {
+        return Some((file, n.parse().ok()?));
+    }
+    let (file, n) = rest.rsplit_once(':')?;
+    Some((file, n.parse().ok()?))
+}
+
+/// Whether `printed` (under `root`, or relative) names the repo-relative `path`.
+fn same_file(printed: &str, root: &str, path: &str) -> bool {
+    let printed = printed.trim_start_matches("./");
+    printed == path
+        || printed
+            .strip_prefix(root.trim_end_matches('/'))
+            .and_then(|rest| rest.strip_prefix('/'))
+            == Some(path)
+}
+
+/// What a formatter's change may touch, as its own check reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatScope {
+    /// The check named the file: the whole file.
+    WholeFile,
+    /// The check printed these hunks.
+    Hunks(Vec<CheckHunk>),
+    /// The check named lines without their extent: the guard's window around them.
+    ReportedLines,
+}
+
+/// `policy` for the formatter's change to `path`: with [`FormatScope::WholeFile`] the file
+/// is `whole_file_formatting`; with [`FormatScope::Hunks`], each hunk that shows a reported
+/// line of `path` is allowed its changed lines, and the reported lines it shows lose their ±3
+/// window (the hunk is their extent); hunks no report points at are not allowed. Every other
+/// rule stands.
+pub fn scoped_policy(policy: &GuardPolicy, path: &str, scope: &FormatScope) -> GuardPolicy {
+    let mut p = policy.clone();
+    match scope {
+        FormatScope::WholeFile => {
+            if !p.whole_file_formatting.iter().any(|f| f == path) {
+                p.whole_file_formatting.push(path.to_string());
+            }
+        }
+        FormatScope::Hunks(hunks) => {
+            let lines: Vec<u32> = p
+                .reported_lines
+                .iter()
+                .filter(|(f, _)| f == path)
+                .map(|&(_, l)| l)
+                .collect();
+            let reported: Vec<&CheckHunk> = hunks
+                .iter()
+                .filter(|h| lines.iter().any(|&l| h.shown.contains(l)))
+                .collect();
+            p.reported_lines
+                .retain(|(f, l)| f != path || !reported.iter().any(|h| h.shown.contains(*l)));
+            for h in reported {
+                let entry = (path.to_string(), h.changed);
+                if !p.formatter_hunks.contains(&entry) {
+                    p.formatter_hunks.push(entry);
+                }
+            }
+        }
+        FormatScope::ReportedLines => {}
+    }
+    p
 }
 
 /// A version the project pins, and where it was read.
@@ -1016,6 +1163,94 @@ mod tests {
         .unwrap();
         assert_eq!(c.version(), "1.5.1");
         assert!(matches!(c, VersionChoice::Pinned { .. }));
+    }
+
+    /// A real rustfmt `--check` log (ctest's Travis run, `fixtures/corpus/real/rust/`).
+    const CTEST: &str = "/home/travis/build/gnzlbg/ctest";
+    const CTEST_RUSTFMT: &str = include_str!(
+        "../../../fixtures/corpus/real/rust/fmt-issues/rustfmt3136_travis_at_line.log"
+    );
+
+    #[test]
+    fn rustfmt_hunks_are_read_with_their_extent_for_the_reported_file_only() {
+        let lib = check_hunks(CTEST_RUSTFMT, CTEST, "src/lib.rs");
+        let span = |first, last| LineSpan { first, last };
+        assert_eq!(
+            lib,
+            [
+                CheckHunk {
+                    shown: span(721, 728),
+                    changed: span(724, 725),
+                },
+                CheckHunk {
+                    shown: span(1816, 1823),
+                    changed: span(1819, 1820),
+                },
+            ]
+        );
+        let build = check_hunks(CTEST_RUSTFMT, CTEST, "testcrate/build.rs");
+        assert_eq!(build.len(), 1);
+        assert_eq!(build[0].changed, span(27, 28));
+        assert!(check_hunks(CTEST_RUSTFMT, CTEST, "lib.rs").is_empty());
+        // rustfmt 1.6's header, an insertion (the line above it counts), and a hunk whose
+        // changes are apart: its extent runs from the first to the last.
+        let new = "Diff in /w/src/a.rs:10:\n a\n-b\n+c\n d\n e\n f\n g\n+h\n i\nDiff in /w/src/a.rs:30:\n x\n+y\n";
+        assert_eq!(
+            check_hunks(new, "/w", "src/a.rs"),
+            [
+                CheckHunk {
+                    shown: span(10, 16),
+                    changed: span(11, 15),
+                },
+                CheckHunk {
+                    shown: span(30, 30),
+                    changed: span(30, 30),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_formatter_scope_allows_the_reported_hunks_and_nothing_else() {
+        let policy = GuardPolicy {
+            allowed_paths: vec!["src/lib.rs".into()],
+            protected_paths: vec![],
+            do_not_touch: vec![],
+            max_files_changed: 3,
+            no_new_dependencies: true,
+            allowed_dependencies: vec![],
+            confidence_threshold: 0.7,
+            // The parser's report of the first hunk (its first changed line), and another
+            // error elsewhere in the file.
+            reported_lines: vec![("src/lib.rs".into(), 724), ("src/lib.rs".into(), 3000)],
+            whole_file_formatting: vec![],
+            formatter_hunks: vec![],
+        };
+        let hunks = check_hunks(CTEST_RUSTFMT, CTEST, "src/lib.rs");
+        let p = scoped_policy(&policy, "src/lib.rs", &FormatScope::Hunks(hunks.clone()));
+        // Only the reported hunk: the one at 1816 was not in the CI log's report.
+        assert_eq!(
+            p.formatter_hunks,
+            [(
+                "src/lib.rs".to_string(),
+                LineSpan {
+                    first: 724,
+                    last: 725
+                }
+            )]
+        );
+        assert_eq!(p.reported_lines, [("src/lib.rs".to_string(), 3000)]);
+        // Applied twice, the same.
+        assert_eq!(
+            scoped_policy(&p, "src/lib.rs", &FormatScope::Hunks(hunks)),
+            p
+        );
+        let whole = scoped_policy(&policy, "src/lib.rs", &FormatScope::WholeFile);
+        assert_eq!(whole.whole_file_formatting, ["src/lib.rs"]);
+        assert_eq!(
+            scoped_policy(&policy, "src/lib.rs", &FormatScope::ReportedLines),
+            policy
+        );
     }
 
     #[test]
