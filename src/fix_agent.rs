@@ -17,6 +17,7 @@
 //! ([`match_line_endings`]); the deterministic fixers' output is never touched.
 
 // The pure half, re-exported so callers of this stage need one path.
+pub mod pins;
 pub mod tool_tier;
 pub(crate) mod write;
 

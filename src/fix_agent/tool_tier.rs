@@ -12,6 +12,12 @@
 //! (`find -newer` against a marker made just before the tool starts); a change to any other file,
 //! or none, gives no patch, with the reason.
 //!
+//! A version the project pins exactly, of a PyPI or npm tool the image has in another version,
+//! is installed first into a cached image of its own (`super::pins`), the one step with a
+//! network; the tool then runs from that image like any other. For a formatter whose check
+//! prints hunks (rustfmt), the check runs first in the same container, and its hunks are what
+//! the guard lets the formatter change.
+//!
 //! What it must never do: run anything on the host, give the container a network, write to the
 //! host tree outside the caller's scratch copy, or pass on a change the pure judge
 //! ([`ci_medic_core::tool_tier::judge_run`]) refused. The guard then judges the patch like any
@@ -28,6 +34,7 @@ use ci_medic_core::tool_tier::{
     shell_words,
 };
 
+use super::pins::pinned_image;
 use crate::executor::docker::CONTAINER_WORKSPACE;
 use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
 
@@ -66,6 +73,8 @@ pub struct ToolFix {
     pub tool: FixTool,
     pub version: VersionChoice,
     pub scope: FormatScope,
+    /// The image it ran in: the configured one, or the cached image of a pinned version.
+    pub image: String,
 }
 
 /// The tool tier: a Docker engine and the image of each ecosystem.
@@ -119,12 +128,14 @@ impl ToolTier {
         let tool = Self::tool_for(root, input).ok_or(ToolDecline::NotMine)?;
         let name = tool.name().to_string();
         let image = self.image(tool.ecosystem()).to_string();
-        let label = match self.docker.client().inspect_image(&image).await {
-            Ok(info) => info
-                .config
-                .and_then(|c| c.labels)
-                .and_then(|l| l.get(TOOLS_LABEL).cloned())
-                .unwrap_or_default(),
+        let (label, base_id) = match self.docker.client().inspect_image(&image).await {
+            Ok(info) => (
+                info.config
+                    .and_then(|c| c.labels)
+                    .and_then(|l| l.get(TOOLS_LABEL).cloned())
+                    .unwrap_or_default(),
+                info.id.unwrap_or_default(),
+            ),
             Err(e) => {
                 return Err(ToolDecline::NoImage {
                     image,
@@ -134,15 +145,41 @@ impl ToolTier {
             }
         };
         let pin = pinned_version(&tool, &version_files(root));
-        let Some(version) = choose_version(&tool, pin, &parse_tools_label(&label)) else {
+        let Some(mut version) = choose_version(&tool, pin, &parse_tools_label(&label)) else {
             return Err(ToolDecline::NoImage {
                 image,
                 tool: name,
                 why: format!("its `{TOOLS_LABEL}` label lists `{label}`"),
             });
         };
-        if let VersionChoice::PinUnavailable { pin, .. } = &version {
-            tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available as an image; using the default");
+        let mut image = image;
+        if let VersionChoice::PinUnavailable {
+            pin,
+            version: default,
+        } = &version
+            && tool.install_command(&pin.spec).is_some()
+        {
+            // An exact pin of a PyPI or npm tool: installed once into a cached image.
+            let client = self.docker.client();
+            version = match pinned_image(client, &image, &base_id, &label, &tool, &pin.spec).await {
+                Ok(pinned) => {
+                    image = pinned;
+                    VersionChoice::Installed {
+                        version: pin.spec.clone(),
+                        pin: pin.clone(),
+                    }
+                }
+                Err(why) => VersionChoice::InstallFailed {
+                    version: default.clone(),
+                    pin: pin.clone(),
+                    why,
+                },
+            };
+        }
+        if let VersionChoice::PinUnavailable { pin, .. }
+        | VersionChoice::InstallFailed { pin, .. } = &version
+        {
+            tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available; using the default");
         }
 
         let path = input.report.file_path.clone();
@@ -182,7 +219,7 @@ impl ToolTier {
             project_type: None,
             resolved_build_command: command,
             timeout_seconds: TOOL_TIMEOUT_SECONDS,
-            image,
+            image: image.clone(),
             network: NetworkAccess::Disabled,
         };
         let (result, collected) = self
@@ -263,6 +300,7 @@ impl ToolTier {
             tool,
             version,
             scope,
+            image,
         })
     }
 }

@@ -702,6 +702,15 @@ pub enum VersionChoice {
     /// The project pins another version than the image carries; the image's is used and the
     /// fix reason says so.
     PinUnavailable { version: String, pin: Pin },
+    /// The pinned version was installed into a cached image of its own
+    /// ([`FixTool::install_command`]), and ran.
+    Installed { version: String, pin: Pin },
+    /// The pinned version could not be installed (`why`); the image's is used.
+    InstallFailed {
+        version: String,
+        pin: Pin,
+        why: String,
+    },
 }
 
 impl VersionChoice {
@@ -709,7 +718,9 @@ impl VersionChoice {
         match self {
             VersionChoice::Pinned { version, .. }
             | VersionChoice::Default { version }
-            | VersionChoice::PinUnavailable { version, .. } => version,
+            | VersionChoice::PinUnavailable { version, .. }
+            | VersionChoice::Installed { version, .. }
+            | VersionChoice::InstallFailed { version, .. } => version,
         }
     }
 
@@ -726,7 +737,80 @@ impl VersionChoice {
                 "{tool} {version} (the configured default: {} pins {}, which no fixer image has)",
                 pin.source, pin.spec
             ),
+            VersionChoice::Installed { version, pin } => format!(
+                "{tool} {version} (pinned in {}; installed from {} into a cached fixer image)",
+                pin.source,
+                if pin.source.starts_with("package") {
+                    "npm"
+                } else {
+                    "PyPI"
+                }
+            ),
+            VersionChoice::InstallFailed { version, pin, why } => format!(
+                "{tool} {version} (the configured default: {} pins {}, which could not be installed: {why})",
+                pin.source, pin.spec
+            ),
         }
+    }
+}
+
+/// `spec` when it names one exact release (`24.1.1`, `3.0.0`, `1.0.0rc1`): what the install
+/// step installs. A range (`^3.0.0`, `>=5`) is not installed.
+pub fn exact_version(spec: &str) -> Option<&str> {
+    let v = spec.trim();
+    (v.len() <= 40
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        && v.contains('.'))
+    .then_some(v)
+}
+
+/// Where the install step's package managers find the CAs to trust: the bundle
+/// `.ci/fixer-images.sh` puts into the Python and Node images (the host's).
+pub const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+impl FixTool {
+    /// The command that installs `version` (exact, see [`exact_version`]) of the tool over
+    /// the image's own, run as root with a network in a container of the tool's default image
+    /// (nothing of the repository is in it): pip from its wheel (`/opt/pip/pip.whl`) into
+    /// `/usr/local`, which Python and `PATH` search before Debian's packages; npm into the
+    /// image's `/opt/fixers`, where `prettier`, `eslint` and the ESLint driver find their
+    /// packages. `None` for the tools that come with a toolchain (rustfmt, gofmt, goimports,
+    /// clang-format).
+    pub fn install_command(&self, version: &str) -> Option<String> {
+        let version = exact_version(version)?;
+        let package = format!("{}@{version}", self.name());
+        match self.ecosystem() {
+            Ecosystem::Python => Some(format!(
+                "PIP_CERT={CA_BUNDLE} python3 /opt/pip/pip.whl/pip install --quiet --no-cache-dir \
+                 --disable-pip-version-check --root-user-action=ignore --break-system-packages \
+                 --prefix /usr {}",
+                shell_words(&[format!("{}=={version}", self.name())])
+            )),
+            Ecosystem::Node => Some(format!(
+                "cd /opt/fixers && NODE_EXTRA_CA_CERTS={CA_BUNDLE} node \
+                 node_modules/npm/bin/npm-cli.js install --silent --no-audit --no-fund \
+                 --omit=dev --cache /tmp/npm {}",
+                shell_words(&[package])
+            )),
+            _ => None,
+        }
+    }
+
+    /// The tag of the cached image holding `version` (exact) of this tool, in the repository
+    /// of the image it was installed into: `pin-black-24.1.1`.
+    pub fn pin_tag(&self, version: &str) -> Option<String> {
+        exact_version(version).map(|v| format!("pin-{}-{v}", self.name()))
+    }
+}
+
+/// The repository part of an image reference (`registry:5000/a/b:tag` → `registry:5000/a/b`),
+/// where a pinned version's image is tagged.
+pub fn image_repository(image: &str) -> &str {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => repo,
+        _ => image,
     }
 }
 
@@ -1250,6 +1334,75 @@ mod tests {
         assert_eq!(
             scoped_policy(&policy, "src/lib.rs", &FormatScope::ReportedLines),
             policy
+        );
+    }
+
+    #[test]
+    fn only_exact_pins_of_pypi_and_npm_tools_are_installed_each_in_its_own_tag() {
+        assert_eq!(exact_version("24.1.1"), Some("24.1.1"));
+        assert_eq!(exact_version("1.0.0rc1"), Some("1.0.0rc1"));
+        for not in ["^3.0.0", ">=5", "stable", "1", "3.0.0; rm -rf /", ""] {
+            assert_eq!(exact_version(not), None, "{not}");
+        }
+        let black = FixTool::Black.install_command("24.1.1").unwrap();
+        assert!(black.ends_with("--prefix /usr 'black==24.1.1'"), "{black}");
+        assert!(black.starts_with(
+            "PIP_CERT=/etc/ssl/certs/ca-certificates.crt python3 /opt/pip/pip.whl/pip install"
+        ));
+        let ruff = FixTool::RuffCheck {
+            rule: "F401".into(),
+        };
+        assert!(
+            ruff.install_command("0.5.0")
+                .unwrap()
+                .ends_with("'ruff==0.5.0'")
+        );
+        let prettier = FixTool::Prettier.install_command("3.0.0").unwrap();
+        assert!(prettier.starts_with("cd /opt/fixers && "), "{prettier}");
+        assert!(prettier.ends_with("'prettier@3.0.0'"), "{prettier}");
+        assert_eq!(FixTool::Prettier.install_command("^3.0.0"), None);
+        assert_eq!(
+            FixTool::Rustfmt { edition: None }.install_command("1.63.0"),
+            None
+        );
+        assert_eq!(FixTool::Goimports.install_command("0.5.0"), None);
+        assert_eq!(
+            FixTool::Black.pin_tag("24.1.1").as_deref(),
+            Some("pin-black-24.1.1")
+        );
+        assert_eq!(
+            image_repository("ci-medic-fixer/python"),
+            "ci-medic-fixer/python"
+        );
+        assert_eq!(
+            image_repository("ci-medic-fixer/python:latest"),
+            "ci-medic-fixer/python"
+        );
+        assert_eq!(image_repository("registry:5000/a/b"), "registry:5000/a/b");
+        assert_eq!(
+            image_repository("registry:5000/a/b:1.2"),
+            "registry:5000/a/b"
+        );
+        let pin = Pin {
+            spec: "24.1.1".into(),
+            source: "requirements-dev.txt".into(),
+        };
+        assert_eq!(
+            VersionChoice::Installed {
+                version: "24.1.1".into(),
+                pin: pin.clone()
+            }
+            .describe("black"),
+            "black 24.1.1 (pinned in requirements-dev.txt; installed from PyPI into a cached fixer image)"
+        );
+        assert_eq!(
+            VersionChoice::InstallFailed {
+                version: "23.1.0".into(),
+                pin,
+                why: "pip exited 1".into()
+            }
+            .describe("black"),
+            "black 23.1.0 (the configured default: requirements-dev.txt pins 24.1.1, which could not be installed: pip exited 1)"
         );
     }
 
