@@ -6,7 +6,10 @@
 #   ci-medic-fixer/python  black 23.1 and isort 5.6 (Debian 12), ruff (PyPI wheel, static binary),
 #                          pip (its PyPI wheel, at /opt/pip/pip.whl) for the pins' install step
 #   ci-medic-fixer/go      gofmt (golang-1.19-go) and goimports (golang-golang-x-tools), Debian 12
-#   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12)
+#   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12) on PATH; the machine's own Rust toolchain
+#                          (rustup's: cargo, rustc, clippy) in /opt/rust, off PATH, for
+#                          `cargo clippy --fix` (Debian 12's clippy 1.63 is too old for most
+#                          crates)
 #   ci-medic-fixer/clang   clang-format 14 (Debian 12)
 #   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm); `/node_modules`
 #                          points at them, so a project's `eslint.config.js` finds `@eslint/js`
@@ -69,7 +72,9 @@ recipe_hash() { # image packages…: hash of the image's build function, the hel
     local image=$1; shift
     { declare -f "build_$image" unpack_debs import_image closure debian_versions
       echo "$RUFF_VERSION $PRETTIER_VERSION $ESLINT_VERSION"
-      debian_versions "$@"; } | sha256sum | cut -c1-16
+      debian_versions "$@"
+      # The Rust image carries the machine's toolchain: a new one rebuilds it.
+      if [ "$image" = rust ]; then rustc --version; fi; } | sha256sum | cut -c1-16
 }
 
 unpack_debs() { # root packages…
@@ -176,15 +181,23 @@ build_go() {
         "printf 'gofmt=%s,goimports=$xtools' \"\$(GOCACHE=/tmp go version | cut -d' ' -f3 | sed s/^go//)\"; test -x /usr/bin/goimports"
 }
 
-RUST_PKGS=(rustfmt)
+# zlib1g: the toolchain's rustc links libz.
+RUST_PKGS=(rustfmt zlib1g)
 build_rust() {
     local root=$1 recipe=$2
     unpack_debs "$root" "${RUST_PKGS[@]}"
     # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
     local rust
     rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
+    # The machine's toolchain, as .ci/docker-setup.sh copies it into ci-medic-base/rust: bin
+    # and lib (the compiler, cargo, clippy, the host's std); share/ is docs only. clippy's
+    # version is the toolchain's, which is what a rust-toolchain file pins.
+    local sysroot
+    sysroot=$(rustc --print sysroot)
+    mkdir -p "$root/opt/rust"
+    cp -a "$sysroot/bin" "$sysroot/lib" "$root/opt/rust/"
     import_image ci-medic-fixer/rust "$root" "$recipe" \
-        "printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
+        "printf 'rustfmt=%s,rust=$rust,clippy=%s' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\" \"\$(/opt/rust/bin/rustc --version | cut -d' ' -f2)\"; PATH=/opt/rust/bin:\$PATH cargo clippy --version >/dev/null"
 }
 
 CLANG_PKGS=(clang-format-14)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fixer images the fix agent's tool tier runs (black, isort, ruff, gofmt, rustfmt,
-# clang-format, prettier, eslint) on the Docker engine ci-medic uses, with no registry: the
+# clang-format, prettier, eslint, and clippy from this host's own Rust toolchain) on the
+# Docker engine ci-medic uses, with no registry: the
 # same recipe CI uses, `.ci/fixer-images.sh`, run from a checkout of ci-medic on a Debian 12
 # host with apt sources, pip and npm reachable (the images themselves never reach a network).
 #

@@ -191,6 +191,18 @@ const CASES: &[Case] = &[
         expect: FIXED,
     },
     Case {
+        name: "clippy assign_op_pattern: fnv",
+        image: RUST,
+        tree: "fnv",
+        only: &[],
+        config: &[],
+        breaks: None,
+        job: "PATH=/opt/rust/bin:$PATH CARGO_TARGET_DIR=/tmp/t cargo clippy --offline --quiet --all-targets -- -D clippy::all",
+        sound: "PATH=/opt/rust/bin:$PATH CARGO_TARGET_DIR=/tmp/t cargo check --offline --quiet --all-targets",
+        log: Log::Job,
+        expect: FIXED,
+    },
+    Case {
         name: "gofmt -s: gofmt's tabs test input (gometalinter log)",
         image: GO,
         tree: "goethereum",

@@ -12,6 +12,9 @@
 //! (`find -newer` against a marker made just before the tool starts); a change to any other file,
 //! or none, gives no patch, with the reason.
 //!
+//! clippy cannot be pointed at one file: `cargo clippy --fix` runs on the crate with only the
+//! reported lint enabled, and a change to any other file is refused like any tool's.
+//!
 //! A version the project pins exactly, of a PyPI or npm tool the image has in another version,
 //! is installed first into a cached image of its own (`super::pins`), the one step with a
 //! network; the tool then runs from that image like any other. For a formatter whose check

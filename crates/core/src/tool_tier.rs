@@ -93,6 +93,12 @@ pub enum FixTool {
     Eslint {
         rule: String,
     },
+    /// `cargo clippy --fix` with only the reported lint (`needless_return` of
+    /// `clippy::needless_return`) enabled among clippy's, by the toolchain in the Rust image's
+    /// `/opt/rust` ([`CLIPPY_SCRIPT`]).
+    Clippy {
+        lint: String,
+    },
 }
 
 /// Extensions each tool is run on; a report on another file is not the tool's.
@@ -118,6 +124,16 @@ fn is_eslint_rule(rule: &str) -> bool {
         && rule
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "@/-_".contains(c))
+}
+
+/// A clippy lint as the parser records it (`clippy::needless_return`) → its name.
+fn clippy_lint(rule: &str) -> Option<&str> {
+    rule.strip_prefix("clippy::").filter(|l| {
+        !l.is_empty()
+            && l.len() <= 60
+            && l.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    })
 }
 
 /// A ruff rule code as ruff prints it (`F401`, `I001`, `UP035`, `PLR1711`).
@@ -155,6 +171,9 @@ impl FixTool {
             ("eslint", rule) if is_eslint_rule(rule) && ESLINT.contains(&ext) => FixTool::Eslint {
                 rule: rule.to_string(),
             },
+            ("clippy", rule) if ext == "rs" => FixTool::Clippy {
+                lint: clippy_lint(rule)?.to_string(),
+            },
             _ => return None,
         };
         Some(tool)
@@ -172,6 +191,7 @@ impl FixTool {
             FixTool::Prettier => "prettier",
             FixTool::Goimports => "goimports",
             FixTool::Eslint { .. } => "eslint",
+            FixTool::Clippy { .. } => "clippy",
         }
     }
 
@@ -181,7 +201,7 @@ impl FixTool {
                 Ecosystem::Python
             }
             FixTool::Gofmt { .. } | FixTool::Goimports => Ecosystem::Go,
-            FixTool::Rustfmt { .. } => Ecosystem::Rust,
+            FixTool::Rustfmt { .. } | FixTool::Clippy { .. } => Ecosystem::Rust,
             FixTool::ClangFormat => Ecosystem::Clang,
             FixTool::Prettier | FixTool::Eslint { .. } => Ecosystem::Node,
         }
@@ -190,7 +210,10 @@ impl FixTool {
     /// Whether it reformats the whole file (a formatter), rather than repairing one rule's
     /// findings at their lines.
     pub fn is_formatter(&self) -> bool {
-        !matches!(self, FixTool::RuffCheck { .. } | FixTool::Eslint { .. })
+        !matches!(
+            self,
+            FixTool::RuffCheck { .. } | FixTool::Eslint { .. } | FixTool::Clippy { .. }
+        )
     }
 
     /// Whether its own check ([`FixTool::check_command`]) prints the hunks it would change, with
@@ -242,6 +265,13 @@ impl FixTool {
                 v.extend(files.iter().cloned());
                 return v;
             }
+            // clippy works on the whole crate, never on one file: a fix it makes to another
+            // file than the reported one is refused by the judge.
+            FixTool::Clippy { lint } => {
+                return ["sh", "-c", CLIPPY_SCRIPT, "clippy", "fix", lint.as_str()]
+                    .map(String::from)
+                    .to_vec();
+            }
         }
         .into_iter()
         .map(String::from)
@@ -285,6 +315,9 @@ impl FixTool {
                     .to_vec();
                 format!("{} {quoted}", shell_words(&argv))
             }
+            FixTool::Clippy { lint } => shell_words(
+                &["sh", "-c", CLIPPY_SCRIPT, "clippy", "check", lint.as_str()].map(String::from),
+            ),
         }
     }
 
@@ -293,6 +326,7 @@ impl FixTool {
         match self {
             FixTool::RuffCheck { rule } => format!("Applied the fix for {rule} to"),
             FixTool::Eslint { rule } => format!("Applied ESLint's fix for {rule} to"),
+            FixTool::Clippy { lint } => format!("Applied clippy's fix for clippy::{lint} to"),
             FixTool::Isort | FixTool::Goimports => "Sorted the imports of".into(),
             _ => "Reformatted".into(),
         }
@@ -334,6 +368,27 @@ const { ESLint } = require("eslint");
   console.error(String(e && e.message ? e.message : e));
   process.exitCode = 2;
 });
+"#;
+
+/// The tier's clippy driver, run as `sh -c CLIPPY_SCRIPT clippy MODE LINT` from the crate's
+/// root in the sandbox, with the toolchain in `/opt/rust`, offline (the sandbox has no
+/// network: a crate whose dependencies are not in the image fails, with cargo's words), and the
+/// build in `/tmp` so nothing is written into the tree but the fix:
+///
+/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT; a `Cargo.lock` cargo
+///   makes for a crate that had none is removed (it is not part of the fix);
+/// - `check`: fails when LINT still fires.
+pub const CLIPPY_SCRIPT: &str = r#"mode=$1 lint=$2
+export PATH="/opt/rust/bin:$PATH" CARGO_TARGET_DIR=/tmp/ci-medic-target
+had_lock=no; [ -e Cargo.lock ] && had_lock=yes
+if [ "$mode" = fix ]; then
+  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets -- -A clippy::all -W "clippy::$lint"
+else
+  cargo clippy --offline --quiet --all-targets -- -A clippy::all -D "clippy::$lint"
+fi
+rc=$?
+[ "$had_lock" = yes ] || rm -f Cargo.lock
+exit $rc
 "#;
 
 /// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
@@ -1040,6 +1095,15 @@ mod tests {
         assert_eq!(t("src/a.js", "eslint", "Parsing error: x"), None);
         assert_eq!(t("src/a.css", "eslint", "prefer-const"), None);
         assert_eq!(t("a.py", "ruff", "invalid-syntax"), None);
+        assert_eq!(
+            t("src/lib.rs", "clippy", "clippy::assign_op_pattern"),
+            Some(FixTool::Clippy {
+                lint: "assign_op_pattern".into()
+            })
+        );
+        assert_eq!(t("src/lib.rs", "clippy", "unused_parens"), None);
+        assert_eq!(t("src/lib.rs", "clippy", "clippy::x; rm -rf /"), None);
+        assert_eq!(t("build.py", "clippy", "clippy::needless_return"), None);
         assert_eq!(t("a.py", "pytest", "format"), None);
         let mut r = report("a.py", "black", "format");
         r.tool = None;
@@ -1097,6 +1161,27 @@ mod tests {
             FixTool::Goimports.argv(&f[..1]),
             ["goimports", "-w", "--", "src/a b.py"]
         );
+        // clippy: the crate, the one lint; never a file name on its command line.
+        let c = FixTool::Clippy {
+            lint: "assign_op_pattern".into(),
+        };
+        assert_eq!(
+            c.argv(&f),
+            [
+                "sh",
+                "-c",
+                CLIPPY_SCRIPT,
+                "clippy",
+                "fix",
+                "assign_op_pattern"
+            ]
+        );
+        assert!(
+            c.check_command(&f)
+                .ends_with("'clippy' 'check' 'assign_op_pattern'")
+        );
+        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all -W "clippy::$lint""#));
+        assert!(!c.is_formatter());
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
             r"'echo' 'it'\''s $(x)'"
