@@ -600,7 +600,7 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
         .args(["run", "--rm", "-i", PYTHON_IMAGE, "sh", "-c"])
         .arg(
             "PIP_CERT=/etc/ssl/certs/ca-certificates.crt HOME=/tmp python3 /opt/pip/pip.whl/pip \
-             install -q --disable-pip-version-check --target /tmp/b black==24.1.1 >/dev/null && \
+             install -q --disable-pip-version-check --root-user-action=ignore --target /tmp/b black==24.1.1 >/dev/null && \
              PYTHONPATH=/tmp/b python3 -m black -q -",
         )
         .stdin(Stdio::piped())
