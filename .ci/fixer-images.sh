@@ -3,13 +3,22 @@
 # filesystem unpacked from Debian packages (plus PyPI/npm packages fetched here, at build time,
 # never from the sandbox) and imported with `docker import`.
 #
-#   ci-medic-fixer/python  black 23.1 and isort 5.6 (Debian 12), ruff (PyPI wheel, static binary)
+#   ci-medic-fixer/python  black 23.1 and isort 5.6 (Debian 12), ruff (PyPI wheel, static binary),
+#                          pip (its PyPI wheel, at /opt/pip/pip.whl) for the pins' install step
 #   ci-medic-fixer/go      gofmt (golang-1.19-go) and goimports (golang-golang-x-tools), Debian 12
-#   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12)
+#   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12) on PATH; the machine's own Rust toolchain
+#                          (rustup's: cargo, rustc, clippy) in /opt/rust, off PATH, for
+#                          `cargo clippy --fix` (Debian 12's clippy 1.63 is too old for most
+#                          crates)
 #   ci-medic-fixer/clang   clang-format 14 (Debian 12)
 #   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm); `/node_modules`
 #                          points at them, so a project's `eslint.config.js` finds `@eslint/js`
-#                          and `globals` by Node's own lookup up the directory tree
+#                          and `globals` by Node's own lookup up the directory tree; npm itself
+#                          (in /opt/fixers) for the pins' install step
+#
+# The Python and Node images carry this host's CA bundle (/etc/ssl/certs/ca-certificates.crt):
+# the fix agent's install step for a pinned version (the only step with a network) reaches
+# PyPI and npm with the CAs the host trusts, which may include a proxy's.
 #
 # Each image carries the label `ci-medic.tools` (`name=version,…`, the versions it really runs,
 # read from the tools themselves) that the fix agent reads to know what it may promise, and
@@ -63,7 +72,9 @@ recipe_hash() { # image packages…: hash of the image's build function, the hel
     local image=$1; shift
     { declare -f "build_$image" unpack_debs import_image closure debian_versions
       echo "$RUFF_VERSION $PRETTIER_VERSION $ESLINT_VERSION"
-      debian_versions "$@"; } | sha256sum | cut -c1-16
+      debian_versions "$@"
+      # The Rust image carries the machine's toolchain: a new one rebuilds it.
+      if [ "$image" = rust ]; then rustc --version 2>/dev/null || echo no-rustc; fi; } | sha256sum | cut -c1-16
 }
 
 unpack_debs() { # root packages…
@@ -88,6 +99,15 @@ unpack_debs() { # root packages…
     [ -e "$root/usr/bin/env" ] || ln -s /bin/busybox "$root/usr/bin/env"
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$root/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+}
+
+# The host's CA bundle, for the install step of a pinned version (pip's PIP_CERT, Node's
+# NODE_EXTRA_CA_CERTS). Not part of the recipe hash: a changed bundle is picked up by a rebuild.
+host_cas() { # root
+    mkdir -p "$1/etc/ssl/certs"
+    if [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+        install -m 0644 /etc/ssl/certs/ca-certificates.crt "$1/etc/ssl/certs/ca-certificates.crt"
+    fi
 }
 
 # Reads each tool's own version inside the unpacked root (chroot-free: the image is run once).
@@ -129,6 +149,12 @@ build_python() {
     python3 -m zipfile -e "$work"/wheels/ruff-*.whl "$work/ruff-wheel"
     mkdir -p "$root/usr/local/bin"
     install -m 0755 "$work"/ruff-wheel/ruff-*.data/scripts/ruff "$root/usr/local/bin/ruff"
+    # pip runs from its own wheel, only in the install step of a pinned version (with network).
+    local pip_version=24.3.1
+    python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$work/pip" "pip==$pip_version"
+    mkdir -p "$root/opt/pip"
+    install -m 0644 "$work"/pip/pip-"$pip_version"-py3-none-any.whl "$root/opt/pip/pip.whl"
+    host_cas "$root"
     import_image ci-medic-fixer/python "$root" "$recipe" \
         'printf "black=%s,isort=%s,ruff=%s" "$(black --version | head -n1 | cut -d" " -f2)" "$(python3 -c "import isort; print(isort.__version__)")" "$(ruff --version | cut -d" " -f2)"'
 }
@@ -155,15 +181,29 @@ build_go() {
         "printf 'gofmt=%s,goimports=$xtools' \"\$(GOCACHE=/tmp go version | cut -d' ' -f3 | sed s/^go//)\"; test -x /usr/bin/goimports"
 }
 
-RUST_PKGS=(rustfmt)
+# zlib1g: the toolchain's rustc links libz.
+RUST_PKGS=(rustfmt zlib1g)
 build_rust() {
     local root=$1 recipe=$2
     unpack_debs "$root" "${RUST_PKGS[@]}"
     # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
     local rust
     rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
-    import_image ci-medic-fixer/rust "$root" "$recipe" \
-        "printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
+    # The machine's toolchain, as .ci/docker-setup.sh copies it into ci-medic-base/rust: bin
+    # and lib (the compiler, cargo, clippy, the host's std); share/ is docs only. clippy's
+    # version is the toolchain's, which is what a rust-toolchain file pins. A host without
+    # rustc builds the image without clippy (its label then names none, and the tier says so).
+    local probe="printf 'rustfmt=%s,rust=$rust' \"\$(rustfmt --version | cut -d' ' -f2 | cut -d- -f1)\""
+    if command -v rustc >/dev/null 2>&1; then
+        local sysroot
+        sysroot=$(rustc --print sysroot)
+        mkdir -p "$root/opt/rust"
+        cp -a "$sysroot/bin" "$sysroot/lib" "$root/opt/rust/"
+        probe="$probe; printf ',clippy=%s' \"\$(/opt/rust/bin/rustc --version | cut -d' ' -f2)\"; PATH=/opt/rust/bin:\$PATH cargo clippy --version >/dev/null"
+    else
+        log "no rustc on this host: ci-medic-fixer/rust is built without clippy"
+    fi
+    import_image ci-medic-fixer/rust "$root" "$recipe" "$probe"
 }
 
 CLANG_PKGS=(clang-format-14)
@@ -184,9 +224,12 @@ build_node() {
     unpack_debs "$root" "${NODE_PKGS[@]}"
     # npm runs here, at build time; the sandbox never reaches a registry.
     mkdir -p "$root/opt/fixers"
+    # npm (it bundles its own dependencies) runs only in the install step of a pinned version.
+    local npm_version=10.9.2
     (cd "$root/opt/fixers" && npm install --silent --no-audit --no-fund --omit=dev \
-        "prettier@$PRETTIER_VERSION" "eslint@$ESLINT_VERSION" >"$work/npm.log" 2>&1) \
+        "prettier@$PRETTIER_VERSION" "eslint@$ESLINT_VERSION" "npm@$npm_version" >"$work/npm.log" 2>&1) \
         || { cat "$work/npm.log" >&2; exit 1; }
+    host_cas "$root"
     mkdir -p "$root/usr/local/bin"
     ln -s /opt/fixers/node_modules/.bin/prettier "$root/usr/local/bin/prettier"
     ln -s /opt/fixers/node_modules/.bin/eslint "$root/usr/local/bin/eslint"

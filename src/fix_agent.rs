@@ -17,6 +17,7 @@
 //! ([`match_line_endings`]); the deterministic fixers' output is never touched.
 
 // The pure half, re-exported so callers of this stage need one path.
+pub mod pins;
 pub mod tool_tier;
 pub(crate) mod write;
 
@@ -451,20 +452,21 @@ impl FixAgent {
     /// Like [`FixAgent::propose`], but every candidate passes `policy`'s guard; a deterministic
     /// patch the guard refuses still gives the LLM its turn.
     pub async fn propose_checked(&self, input: &FixInput, policy: &GuardPolicy) -> Proposal {
-        self.propose_checked_in(input, policy, None, &mut Vec::new())
+        self.propose_checked_in(input, policy, None, &mut ToolNotes::default())
             .await
     }
 
     /// [`FixAgent::propose_checked`] with the pull request's tree at the proposal's commit
     /// extracted at `workspace` (a scratch copy the tool tier may write the file into), so the
     /// tool tier gets its turn after the built-in fixers. Why the tool tier gave no patch
-    /// (it changed nothing, or other files too) is pushed onto `notes` for the comment.
+    /// (it changed nothing, or other files too) is pushed onto `notes`, and the scope of an
+    /// accepted formatter change too.
     pub async fn propose_checked_in(
         &self,
         input: &FixInput,
         policy: &GuardPolicy,
         workspace: Option<&std::path::Path>,
-        notes: &mut Vec<String>,
+        notes: &mut ToolNotes,
     ) -> Proposal {
         let mut rejected = None;
         if let Some(out) = fix_deterministic(input) {
@@ -482,9 +484,14 @@ impl FixAgent {
         if let (Some(tier), Some(root)) = (&self.tools, workspace) {
             match tier.fix(root, input).await {
                 Ok(fix) => {
-                    let policy = tool_policy(policy, input, &fix.output);
+                    let policy = tool_policy(policy, input, &fix);
                     match check_patch(&policy, &fix.output.to_candidate(input)) {
-                        Ok(()) => return Proposal::Accepted(fix.output),
+                        Ok(()) => {
+                            notes
+                                .scopes
+                                .push((input.report.file_path.clone(), fix.scope));
+                            return Proposal::Accepted(fix.output);
+                        }
                         Err(violations) => {
                             tracing::info!(fixer = %fix.output.fixer, rules = ?violations.iter().map(|v| v.rule()).collect::<Vec<_>>(), "tool patch refused by the guard");
                             rejected = Some(Proposal::Rejected {
@@ -497,7 +504,7 @@ impl FixAgent {
                 Err(tool_tier::ToolDecline::NotMine) => {}
                 Err(why) => {
                     tracing::info!(file = %input.report.file_path, reason = %why, "tool tier gave no patch");
-                    notes.push(why.to_string());
+                    notes.declined.push(why.to_string());
                 }
             }
         }
@@ -528,18 +535,24 @@ impl FixAgent {
     }
 }
 
-/// The guard's policy for a tool tier patch: when the report is a formatter check that named
-/// the file and not lines, the formatter may change any line of that file (every other rule
-/// stands); otherwise `policy` unchanged. Also what the whole patch is checked against.
-pub fn tool_policy(policy: &GuardPolicy, input: &FixInput, output: &FixOutput) -> GuardPolicy {
-    let mut p = policy.clone();
-    if output.fixer.starts_with(TOOL_FIXER_PREFIX)
-        && ci_medic_core::tool_tier::names_whole_file(&input.report)
-        && !p.whole_file_formatting.contains(&input.report.file_path)
-    {
-        p.whole_file_formatting.push(input.report.file_path.clone());
-    }
-    p
+/// The guard's policy for a tool tier patch: a formatter may change what its own check
+/// reported ([`tool_tier::ToolFix::scope`]: the whole file, or its hunks); every other rule
+/// stands. Also what the whole patch is checked against.
+pub fn tool_policy(
+    policy: &GuardPolicy,
+    input: &FixInput,
+    fix: &tool_tier::ToolFix,
+) -> GuardPolicy {
+    ci_medic_core::tool_tier::scoped_policy(policy, &input.report.file_path, &fix.scope)
+}
+
+/// What the tool tier leaves beside a proposal for the comment and the whole patch's guard.
+#[derive(Debug, Default)]
+pub struct ToolNotes {
+    /// Why the tool tier gave no patch (it changed nothing, or other files too).
+    pub declined: Vec<String>,
+    /// For each file a formatter changed, what its own check let it change.
+    pub scopes: Vec<(String, ci_medic_core::tool_tier::FormatScope)>,
 }
 
 /// What the tool tier's fixer names start with (`tool:black`).
@@ -566,39 +579,6 @@ mod tests {
             },
             "x = 1\ny = 2\n".into(),
         )
-    }
-
-    #[test]
-    fn only_a_tool_patch_for_a_whole_file_formatter_report_widens_the_guard() {
-        let policy = GuardPolicy {
-            whole_file_formatting: vec![],
-            allowed_paths: vec!["src/a.py".into()],
-            protected_paths: vec![],
-            do_not_touch: vec![],
-            max_files_changed: 3,
-            no_new_dependencies: true,
-            allowed_dependencies: vec![],
-            confidence_threshold: 0.7,
-            reported_lines: vec![("src/a.py".into(), 1)],
-        };
-        let mut i = input("would reformat src/a.py");
-        i.report.line_number = 1;
-        i.report.tool = Some("black".into());
-        i.report.rule = Some("format".into());
-        let out = |fixer: &str| FixOutput {
-            patched_content: "x = 1\n".into(),
-            fix_reason: String::new(),
-            confidence_score: 0.95,
-            fixer: fixer.into(),
-        };
-        let widened = tool_policy(&policy, &i, &out("tool:black"));
-        assert_eq!(widened.whole_file_formatting, vec!["src/a.py".to_string()]);
-        // Applied twice, listed once.
-        assert_eq!(tool_policy(&widened, &i, &out("tool:black")), widened);
-        // Another fixer's patch, or a report that named a line, keeps the ±3 window.
-        assert_eq!(tool_policy(&policy, &i, &out(LLM_FIXER_NAME)), policy);
-        i.report.line_number = 12;
-        assert_eq!(tool_policy(&policy, &i, &out("tool:black")), policy);
     }
 
     #[test]

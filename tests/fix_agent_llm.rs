@@ -144,6 +144,7 @@ fn answer(patched: &str, confidence: f64) -> String {
 fn policy() -> GuardPolicy {
     GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec!["calc.py".into(), "app.py".into()],
         protected_paths: vec![],
         do_not_touch: vec![],

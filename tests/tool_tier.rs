@@ -365,7 +365,7 @@ async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
 async fn the_repositorys_fixer_images_are_the_ones_run() {
     use ci_medic::executor::{DockerExecutor, SandboxSettings};
     use ci_medic::fix_agent::tool_tier::ToolTier;
-    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal};
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
     use ci_medic_core::repo_config::RepoConfig;
 
     if !image_available(PYTHON_IMAGE).await {
@@ -397,13 +397,14 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
         confidence_threshold: 0.7,
         reported_lines: vec![(file.into(), 1)],
         whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
     };
     let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
     let input = FixInput::new(report, text);
 
     let config =
         RepoConfig::parse("fixers:\n  images:\n    python: ci-medic-test/no-such-fixer\n").unwrap();
-    let mut notes = Vec::new();
+    let mut notes = ToolNotes::default();
     let out = agent
         .for_repo(&config.fixers)
         .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
@@ -411,13 +412,14 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
     assert!(matches!(out, Proposal::NoFix), "{out:?}");
     assert!(
         notes
+            .declined
             .iter()
             .any(|n| n.contains("`ci-medic-test/no-such-fixer` has no black")),
         "{notes:?}"
     );
 
     // The defaults are the images `.ci/fixer-images.sh` builds: black runs and repairs the file.
-    let mut notes = Vec::new();
+    let mut notes = ToolNotes::default();
     let out = agent
         .for_repo(&RepoConfig::default().fixers)
         .propose_checked_in(&input, &policy, Some(root.path()), &mut notes)
@@ -426,4 +428,318 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
         Proposal::Accepted(fix) => assert!(fix.fix_reason.contains("black 23.1.0"), "{fix:?}"),
         other => panic!("{other:?} {notes:?}"),
     }
+}
+
+/// A formatter may change only what its own check reported: rustfmt's check in the sandbox
+/// gives each reported hunk its extent (so a hunk whose changes run past the first changed
+/// line ±3 is repaired), and a change in a hunk the CI log did not report is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rustfmt_may_change_the_reported_hunks_and_nothing_else() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::tool_tier::ToolTier;
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+
+    const RUST_IMAGE: &str = "ci-medic-fixer/rust";
+    if !image_available(RUST_IMAGE).await {
+        return;
+    }
+    // ctest's real files; rustfmt with another option makes the pull request's change.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("src")).unwrap();
+    std::fs::write(root.path().join("Cargo.toml"), fixture("ctest/Cargo.toml")).unwrap();
+    std::fs::write(root.path().join("src/lib.rs"), fixture("ctest/src/lib.rs")).unwrap();
+    let in_image = |command: &str| {
+        Command::new("docker")
+            .args(["run", "--rm", "--network", "none", "-v"])
+            .arg(format!(
+                "{}:/home/runner/work/ctest/ctest",
+                root.path().display()
+            ))
+            .args([
+                "-w",
+                "/home/runner/work/ctest/ctest",
+                RUST_IMAGE,
+                "sh",
+                "-c",
+                command,
+            ])
+            .output()
+            .expect("docker CLI")
+    };
+    let broke = in_image("rustfmt --edition 2018 --config fn_single_line=true src/lib.rs");
+    assert!(broke.status.success(), "{broke:?}");
+    // The job's own log: rustfmt's check, three hunks, each with changes more than 3 lines
+    // below its first.
+    let job = in_image("rustfmt --edition 2018 --check src/lib.rs");
+    assert!(!job.status.success());
+    let reports = ci_medic_parser::parse_str(
+        &String::from_utf8(job.stdout).unwrap(),
+        &ci_medic_parser::ParseOptions::default(),
+    );
+    assert_eq!(reports.len(), 3, "{reports:#?}");
+    let text = std::fs::read_to_string(root.path().join("src/lib.rs")).unwrap();
+    let policy = |reported: &[ci_medic_parser::BugReport]| GuardPolicy {
+        allowed_paths: vec!["src/lib.rs".into()],
+        protected_paths: vec![],
+        do_not_touch: vec![],
+        max_files_changed: 3,
+        no_new_dependencies: true,
+        allowed_dependencies: vec![],
+        confidence_threshold: 0.7,
+        reported_lines: reported
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number))
+            .collect(),
+        whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
+    };
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
+    let input = FixInput::new(reports[0].clone(), text.clone());
+
+    // Every hunk reported: rustfmt's whole change is what the check asked for.
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(&input, &policy(&reports), Some(root.path()), &mut notes)
+        .await;
+    let fixed = match out {
+        Proposal::Accepted(fix) => fix,
+        other => panic!("{other:?} {notes:?}"),
+    };
+    assert!(fixed.fix_reason.contains("rustfmt 1.5.1"), "{fixed:?}");
+    assert_eq!(notes.scopes.len(), 1);
+
+    // Only the first hunk reported (as when CI's rustfmt saw less than the sandbox's): the
+    // change rustfmt makes to the other two is outside the hunks reported, and refused.
+    std::fs::write(root.path().join("src/lib.rs"), &text).unwrap();
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(
+            &input,
+            &policy(&reports[..1]),
+            Some(root.path()),
+            &mut notes,
+        )
+        .await;
+    match out {
+        Proposal::Rejected { output, violations } => {
+            assert_eq!(output.patched_content, fixed.patched_content);
+            assert_eq!(violations[0].rule(), "formatter_hunks", "{violations:?}");
+            assert!(
+                violations[0]
+                    .to_string()
+                    .contains(&format!("line {}", reports[1].line_number)),
+                "{violations:?}"
+            );
+        }
+        other => panic!("{other:?} {notes:?}"),
+    }
+}
+
+/// Output of `docker image inspect -f {{.Created}}`, or `None` when there is no such image.
+fn image_created(image: &str) -> Option<String> {
+    let out = Command::new("docker")
+        .args(["image", "inspect", "-f", "{{.Created}}", image])
+        .output()
+        .expect("docker CLI");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A project that pins black gets that black: installed once (with a network, from PyPI) into a
+/// cached image tagged by tool and version, reused the next time, and named in the reason. The
+/// versions differ observably on pyDOE3: black 24.1.1 leaves `doe_box_behnken.py` as it is,
+/// where the image's black 23.1 rewrites it. A pin that cannot be installed falls back to the
+/// image's version, and the reason says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::FixInput;
+    use ci_medic::fix_agent::tool_tier::{ToolDecline, ToolTier};
+    use std::time::Instant;
+
+    if !image_available(PYTHON_IMAGE).await {
+        return;
+    }
+    let pinned = "ci-medic-fixer/python:pin-black-24.1.1";
+    // Cold: no cached image of this pin (an earlier run's is removed; nothing else uses it).
+    let _ = Command::new("docker").args(["rmi", pinned]).output();
+    let files = ["pyDOE3/doe_box_behnken.py", "pyDOE3/doe_gsd.py"];
+    let log = String::from_utf8(corpus("real/python/fmt-issues/pydoe3_black_check.log")).unwrap();
+    let reports = ci_medic_parser::parse_str(&log, &ci_medic_parser::ParseOptions::default());
+    let tree = |requirements: Option<&str>| {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("pyDOE3")).unwrap();
+        for f in files {
+            std::fs::write(root.path().join(f), fixture(&format!("pydoe3/{f}"))).unwrap();
+        }
+        if let Some(r) = requirements {
+            std::fs::write(root.path().join("requirements-dev.txt"), r).unwrap();
+        }
+        root
+    };
+    let input = |file: &str| {
+        let report = reports
+            .iter()
+            .find(|r| r.file_path == file)
+            .expect("black's report on the file")
+            .clone();
+        FixInput::new(report, fixture(&format!("pydoe3/{file}")))
+    };
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let tier = ToolTier::new(docker);
+
+    // The reference: black 24.1.1 from PyPI, run another way (a throw-away container with a
+    // network, the file on stdin).
+    let mut child = Command::new("docker")
+        .args(["run", "--rm", "-i", PYTHON_IMAGE, "sh", "-c"])
+        .arg(
+            "PIP_CERT=/etc/ssl/certs/ca-certificates.crt HOME=/tmp python3 /opt/pip/pip.whl/pip \
+             install -q --disable-pip-version-check --root-user-action=ignore --target /tmp/b black==24.1.1 >/dev/null && \
+             PYTHONPATH=/tmp/b python3 -m black -q -",
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("docker CLI");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(fixture("pydoe3/pyDOE3/doe_gsd.py").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "black 24.1.1 from PyPI");
+    let reference = String::from_utf8(out.stdout).unwrap();
+
+    let root = tree(Some("# formatting\nblack==24.1.1\n"));
+    let started = Instant::now();
+    let fix = tier
+        .fix(root.path(), &input(files[1]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cold = started.elapsed();
+    assert_eq!(
+        fix.output.fix_reason,
+        "Reformatted `pyDOE3/doe_gsd.py` with black 24.1.1 (pinned in requirements-dev.txt; installed from PyPI into a cached fixer image)"
+    );
+    assert_eq!(fix.image, pinned);
+    assert_eq!(fix.output.patched_content, reference);
+    let created = image_created(pinned).expect("the pinned image is cached");
+
+    // Second use: the cached image, not a new install; black 24.1.1 finds nothing to change
+    // in the other file.
+    let root = tree(Some("black==24.1.1\n"));
+    let started = Instant::now();
+    let unchanged = tier.fix(root.path(), &input(files[0])).await;
+    let warm = started.elapsed();
+    assert!(
+        matches!(unchanged, Err(ToolDecline::NoPatch(ref why)) if why.to_string().contains("black changed nothing")),
+        "{unchanged:?}"
+    );
+    assert_eq!(image_created(pinned), Some(created), "reused, not rebuilt");
+    // Without the pin, the image's black 23.1 rewrites that file.
+    let root = tree(None);
+    let default = tier.fix(root.path(), &input(files[0])).await.unwrap();
+    assert!(
+        default
+            .output
+            .fix_reason
+            .ends_with("with black 23.1.0 (the configured default; the project pins none)"),
+        "{}",
+        default.output.fix_reason
+    );
+    assert_eq!(default.image, PYTHON_IMAGE);
+
+    // A version PyPI does not have: the image's black, and the reason says why.
+    let root = tree(Some("black==0.0.1\n"));
+    let fallback = tier.fix(root.path(), &input(files[1])).await.unwrap();
+    let reason = &fallback.output.fix_reason;
+    assert!(
+        reason.contains(
+            "with black 23.1.0 (the configured default: requirements-dev.txt pins 0.0.1, which could not be installed: the install step exited 1:"
+        ),
+        "{reason}"
+    );
+    assert!(reason.contains("black==0.0.1"), "{reason}");
+    assert_eq!(fallback.image, PYTHON_IMAGE);
+    println!(
+        "pinned black 24.1.1: first use (install and commit) {:.1} s, second use (cached) {:.1} s",
+        cold.as_secs_f64(),
+        warm.as_secs_f64()
+    );
+}
+
+/// A prettier the lockfile pins is installed from npm into its own cached image and run there:
+/// the reason names it, and its own `--check` passes on the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prettier_the_lockfile_pins_is_installed_from_npm_and_run() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::FixInput;
+    use ci_medic::fix_agent::tool_tier::ToolTier;
+
+    const NODE_IMAGE: &str = "ci-medic-fixer/node";
+    if !image_available(NODE_IMAGE).await {
+        return;
+    }
+    let file = "src/api/status/src/server.js";
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("src/api/status/src")).unwrap();
+    for f in [file, ".prettierrc", ".prettierignore"] {
+        std::fs::write(
+            root.path().join(f),
+            fixture(&format!("telescope-restyled/{f}")),
+        )
+        .unwrap();
+    }
+    // What `npm install prettier@3.0.0` writes into a project's lockfile.
+    std::fs::write(
+        root.path().join("package-lock.json"),
+        r#"{"lockfileVersion": 3, "packages": {"node_modules/prettier": {"version": "3.0.0"}}}"#,
+    )
+    .unwrap();
+    let log = String::from_utf8(corpus(
+        "real/javascript/fmt-issues/telescope_prettier_check.log",
+    ))
+    .unwrap();
+    let report = ci_medic_parser::parse_str(&log, &ci_medic_parser::ParseOptions::default())
+        .into_iter()
+        .find(|r| r.file_path == file)
+        .expect("prettier's report on the file");
+    let input = FixInput::new(report, fixture(&format!("telescope-restyled/{file}")));
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let fix = ToolTier::new(docker)
+        .fix(root.path(), &input)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        fix.output.fix_reason,
+        format!(
+            "Reformatted `{file}` with prettier 3.0.0 (pinned in package-lock.json; installed from npm into a cached fixer image)"
+        )
+    );
+    assert_eq!(fix.image, "ci-medic-fixer/node:pin-prettier-3.0.0");
+    std::fs::write(root.path().join(file), &fix.output.patched_content).unwrap();
+    let files: Vec<(String, String)> = [file, ".prettierrc", ".prettierignore"]
+        .iter()
+        .map(|f| {
+            (
+                f.to_string(),
+                std::fs::read_to_string(root.path().join(f)).unwrap(),
+            )
+        })
+        .collect();
+    let (code, _) = run_on_tree(
+        &fix.image,
+        &files,
+        &format!("test \"$(prettier --version)\" = 3.0.0 && prettier --check {file}"),
+    );
+    assert_eq!(code, 0, "prettier 3.0.0's own check passes on its fix");
 }

@@ -100,6 +100,7 @@ fn policy(path: &str, line: u32) -> GuardPolicy {
         confidence_threshold: 0.7,
         reported_lines: vec![(path.to_string(), line)],
         whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
     }
 }
 
@@ -195,8 +196,7 @@ async fn the_tool_tier_repairs_the_corpus_formatter_failures_it_has_files_for() 
                     Err(ToolDecline::NoPatch(why)) => (Outcome::NoPatch, why.to_string()),
                     Err(other) => panic!("{log}: {path}: {other}"),
                     Ok(fix) => {
-                        let p =
-                            tool_policy(&policy(&path, report.line_number), &input, &fix.output);
+                        let p = tool_policy(&policy(&path, report.line_number), &input, &fix);
                         match check_patch(&p, &fix.output.to_candidate(&input)) {
                             Err(v) => (Outcome::Refused, v[0].to_string()),
                             Ok(()) => {

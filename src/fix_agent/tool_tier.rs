@@ -12,6 +12,15 @@
 //! (`find -newer` against a marker made just before the tool starts); a change to any other file,
 //! or none, gives no patch, with the reason.
 //!
+//! clippy cannot be pointed at one file: `cargo clippy --fix` runs on the crate with only the
+//! reported lint enabled, and a change to any other file is refused like any tool's.
+//!
+//! A version the project pins exactly, of a PyPI or npm tool the image has in another version,
+//! is installed first into a cached image of its own (`super::pins`), the one step with a
+//! network; the tool then runs from that image like any other. For a formatter whose check
+//! prints hunks (rustfmt), the check runs first in the same container, and its hunks are what
+//! the guard lets the formatter change.
+//!
 //! What it must never do: run anything on the host, give the container a network, write to the
 //! host tree outside the caller's scratch copy, or pass on a change the pure judge
 //! ([`ci_medic_core::tool_tier::judge_run`]) refused. The guard then judges the patch like any
@@ -23,10 +32,12 @@ use std::path::Path;
 use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
 use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
-    Ecosystem, FixTool, NoPatch, VERSION_FILES, VersionChoice, choose_version, judge_run,
-    parse_tools_label, pinned_version, rust_edition, shell_words,
+    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, check_hunks,
+    choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version, rust_edition,
+    shell_words,
 };
 
+use super::pins::pinned_image;
 use crate::executor::docker::CONTAINER_WORKSPACE;
 use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
 
@@ -57,12 +68,16 @@ pub enum ToolDecline {
     NoPatch(#[from] NoPatch),
 }
 
-/// A patch the tool made, and which tool and version made it.
+/// A patch the tool made, which tool and version made it, and what of the file its own check
+/// let it change (the guard's [`ci_medic_core::tool_tier::scoped_policy`]).
 #[derive(Debug, Clone)]
 pub struct ToolFix {
     pub output: FixOutput,
     pub tool: FixTool,
     pub version: VersionChoice,
+    pub scope: FormatScope,
+    /// The image it ran in: the configured one, or the cached image of a pinned version.
+    pub image: String,
 }
 
 /// The tool tier: a Docker engine and the image of each ecosystem.
@@ -116,12 +131,14 @@ impl ToolTier {
         let tool = Self::tool_for(root, input).ok_or(ToolDecline::NotMine)?;
         let name = tool.name().to_string();
         let image = self.image(tool.ecosystem()).to_string();
-        let label = match self.docker.client().inspect_image(&image).await {
-            Ok(info) => info
-                .config
-                .and_then(|c| c.labels)
-                .and_then(|l| l.get(TOOLS_LABEL).cloned())
-                .unwrap_or_default(),
+        let (label, base_id) = match self.docker.client().inspect_image(&image).await {
+            Ok(info) => (
+                info.config
+                    .and_then(|c| c.labels)
+                    .and_then(|l| l.get(TOOLS_LABEL).cloned())
+                    .unwrap_or_default(),
+                info.id.unwrap_or_default(),
+            ),
             Err(e) => {
                 return Err(ToolDecline::NoImage {
                     image,
@@ -131,15 +148,41 @@ impl ToolTier {
             }
         };
         let pin = pinned_version(&tool, &version_files(root));
-        let Some(version) = choose_version(&tool, pin, &parse_tools_label(&label)) else {
+        let Some(mut version) = choose_version(&tool, pin, &parse_tools_label(&label)) else {
             return Err(ToolDecline::NoImage {
                 image,
                 tool: name,
                 why: format!("its `{TOOLS_LABEL}` label lists `{label}`"),
             });
         };
-        if let VersionChoice::PinUnavailable { pin, .. } = &version {
-            tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available as an image; using the default");
+        let mut image = image;
+        if let VersionChoice::PinUnavailable {
+            pin,
+            version: default,
+        } = &version
+            && tool.install_command(&pin.spec).is_some()
+        {
+            // An exact pin of a PyPI or npm tool: installed once into a cached image.
+            let client = self.docker.client();
+            version = match pinned_image(client, &image, &base_id, &label, &tool, &pin.spec).await {
+                Ok(pinned) => {
+                    image = pinned;
+                    VersionChoice::Installed {
+                        version: pin.spec.clone(),
+                        pin: pin.clone(),
+                    }
+                }
+                Err(why) => VersionChoice::InstallFailed {
+                    version: default.clone(),
+                    pin: pin.clone(),
+                    why,
+                },
+            };
+        }
+        if let VersionChoice::PinUnavailable { pin, .. }
+        | VersionChoice::InstallFailed { pin, .. } = &version
+        {
+            tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available; using the default");
         }
 
         let path = input.report.file_path.clone();
@@ -150,26 +193,41 @@ impl ToolTier {
             }
         })?;
         let meta = "/.ci-medic";
+        let files = std::slice::from_ref(&path);
+        // A formatter whose check prints hunks, on a report that named a line: its own check
+        // runs first, in the same sandbox and on the same file, and its hunks are what the
+        // fix may change.
+        let wants_hunks = tool.check_prints_hunks() && !names_whole_file(&input.report);
+        let check = if wants_hunks {
+            format!("{} > {meta}/check 2>&1; ", tool.check_command(files))
+        } else {
+            String::new()
+        };
         // The marker is made a second before the tool starts: busybox `find -newer` compares
         // whole seconds. The tool's own exit code is the container's.
         let command = format!(
-            "touch {meta}/start && sleep 1 && {tool_cmd}; rc=$?; \
+            "{check}touch {meta}/start && sleep 1 && {tool_cmd}; rc=$?; \
              find . -type f -newer {meta}/start > {meta}/changed; exit $rc",
-            tool_cmd = shell_words(&tool.argv(std::slice::from_ref(&path)))
+            tool_cmd = shell_words(&tool.argv(files))
         );
         let in_container = format!("{CONTAINER_WORKSPACE}/{path}");
         let changed_list = format!("{meta}/changed");
+        let check_out = format!("{meta}/check");
+        let mut wanted = vec![in_container.clone(), changed_list.clone()];
+        if wants_hunks {
+            wanted.push(check_out.clone());
+        }
         let req = ExecutionRequest {
             workspace_path: root.to_path_buf(),
             project_type: None,
             resolved_build_command: command,
             timeout_seconds: TOOL_TIMEOUT_SECONDS,
-            image,
+            image: image.clone(),
             network: NetworkAccess::Disabled,
         };
         let (result, collected) = self
             .docker
-            .execute_and_collect(req, &[in_container.clone(), changed_list.clone()])
+            .execute_and_collect(req, &wanted)
             .await
             .map_err(|e| ToolDecline::Sandbox {
                 tool: name.clone(),
@@ -215,6 +273,21 @@ impl ToolTier {
             &result.log_excerpt,
         )?;
         let change = changes.remove(0);
+        let scope = if !tool.is_formatter() {
+            FormatScope::ReportedLines
+        } else if names_whole_file(&input.report) {
+            FormatScope::WholeFile
+        } else if wants_hunks {
+            let printed = collected
+                .get(&check_out)
+                .cloned()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            FormatScope::Hunks(check_hunks(&printed, CONTAINER_WORKSPACE, &path))
+        } else {
+            FormatScope::ReportedLines
+        };
         let fix_reason = format!(
             "{} `{path}` with {}",
             tool.action(),
@@ -229,6 +302,8 @@ impl ToolTier {
             },
             tool,
             version,
+            scope,
+            image,
         })
     }
 }

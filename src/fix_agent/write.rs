@@ -186,6 +186,7 @@ async fn write_patch(
     }
     let policy = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: stored.dds.allowed_paths.clone(),
         protected_paths: config.constraints.protected_paths.clone(),
         do_not_touch: config.constraints.do_not_touch.clone(),
@@ -221,7 +222,7 @@ async fn write_patch(
     // The tool tier runs the project's own tools on the tree at the proposal's commit:
     // fetched once, and only when a report reaches the tool tier (no built-in fixer had an
     // acceptable patch for a report a tool repairs), so other fixes cost no download.
-    let mut tool_notes: Vec<String> = Vec::new();
+    let mut tool_notes = crate::fix_agent::ToolNotes::default();
     let mut scratch: Option<(RemoveOnDrop, std::path::PathBuf)> = None;
     let mut fetch_failed = false;
     // The guard of the whole patch: widened for each file a formatter reformatted as the
@@ -294,7 +295,9 @@ async fn write_patch(
                     Ok(s) => scratch = Some(s),
                     Err(e) => {
                         warn!(error = %e, "no tree for the tool tier; it is skipped");
-                        tool_notes.push(format!("the tool tier could not fetch the tree: {e}"));
+                        tool_notes
+                            .declined
+                            .push(format!("the tool tier could not fetch the tree: {e}"));
                         fetch_failed = true;
                     }
                 }
@@ -318,7 +321,17 @@ async fn write_patch(
                     if out.fixer.starts_with(crate::fix_agent::TOOL_FIXER_PREFIX)
                         && let Some(t) = tool
                     {
-                        final_policy = crate::fix_agent::tool_policy(&final_policy, &input, &out);
+                        // The formatter's change is allowed in the whole patch exactly as it
+                        // was in its own candidate.
+                        if let Some((_, scope)) =
+                            tool_notes.scopes.iter().rev().find(|(p, _)| *p == path)
+                        {
+                            final_policy = ci_medic_core::tool_tier::scoped_policy(
+                                &final_policy,
+                                &path,
+                                scope,
+                            );
+                        }
                         tool_done.push((path.clone(), t));
                     }
                     confidence = confidence.min(out.confidence_score);
@@ -374,10 +387,15 @@ async fn write_patch(
         }));
     }
     reasons.extend(declined.iter().map(|d| format!("left alone: {d}")));
-    reasons.extend(tool_notes.iter().map(|n| format!("tool tier: {n}")));
+    reasons.extend(
+        tool_notes
+            .declined
+            .iter()
+            .map(|n| format!("tool tier: {n}")),
+    );
     if changes.is_empty() {
         let mut detail = "no built-in fixer was sure of a fix for these errors, and no LLM is configured (or it declined)".to_string();
-        for n in &tool_notes {
+        for n in &tool_notes.declined {
             detail.push_str(&format!("; tool tier: {n}"));
         }
         return Ok(Err(Refusal {

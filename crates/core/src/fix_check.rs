@@ -27,8 +27,8 @@ pub use fixers::{
     UnusedImport,
 };
 pub use guard::{
-    ALWAYS_PROTECTED, Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, ProtectedBy,
-    WORKFLOWS_DIR, check_patch, path_matches,
+    ALWAYS_PROTECTED, Candidate, FileChange, GuardPolicy, GuardViolation, LINE_WINDOW, LineSpan,
+    ProtectedBy, WORKFLOWS_DIR, check_patch, path_matches,
 };
 
 use ci_medic_parser::BugReport;

@@ -10,6 +10,9 @@
 //!   `package.json`, `rust-toolchain(.toml)`, `go.mod`), and [`choose_version`] decides between
 //!   it and what the image carries, saying so when the pin cannot be honoured.
 //! - [`judge_run`] turns the files the tool changed into a patch, or the reason there is none.
+//! - [`check_hunks`] reads the hunks a formatter's own check prints (rustfmt's `Diff in`), and
+//!   [`scoped_policy`] lets the guard allow a formatter exactly the lines its check reported:
+//!   the whole file for a check that named the file, the hunks for one that printed them.
 //!
 //! It never runs a tool, reads a file or talks to Docker: the fix agent's shell
 //! (`src/fix_agent/tool_tier.rs`) does, and passes the texts in.
@@ -19,7 +22,7 @@ use std::collections::BTreeMap;
 use ci_medic_parser::BugReport;
 use serde::{Deserialize, Serialize};
 
-use crate::fix_check::FileChange;
+use crate::fix_check::{FileChange, GuardPolicy, LineSpan};
 
 /// The image family a tool runs in; each is built locally (`.ci/fixer-images.sh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,6 +93,12 @@ pub enum FixTool {
     Eslint {
         rule: String,
     },
+    /// `cargo clippy --fix` with only the reported lint (`needless_return` of
+    /// `clippy::needless_return`) enabled among clippy's, by the toolchain in the Rust image's
+    /// `/opt/rust` ([`CLIPPY_SCRIPT`]).
+    Clippy {
+        lint: String,
+    },
 }
 
 /// Extensions each tool is run on; a report on another file is not the tool's.
@@ -115,6 +124,16 @@ fn is_eslint_rule(rule: &str) -> bool {
         && rule
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "@/-_".contains(c))
+}
+
+/// A clippy lint as the parser records it (`clippy::needless_return`) → its name.
+fn clippy_lint(rule: &str) -> Option<&str> {
+    rule.strip_prefix("clippy::").filter(|l| {
+        !l.is_empty()
+            && l.len() <= 60
+            && l.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    })
 }
 
 /// A ruff rule code as ruff prints it (`F401`, `I001`, `UP035`, `PLR1711`).
@@ -152,6 +171,9 @@ impl FixTool {
             ("eslint", rule) if is_eslint_rule(rule) && ESLINT.contains(&ext) => FixTool::Eslint {
                 rule: rule.to_string(),
             },
+            ("clippy", rule) if ext == "rs" => FixTool::Clippy {
+                lint: clippy_lint(rule)?.to_string(),
+            },
             _ => return None,
         };
         Some(tool)
@@ -169,6 +191,7 @@ impl FixTool {
             FixTool::Prettier => "prettier",
             FixTool::Goimports => "goimports",
             FixTool::Eslint { .. } => "eslint",
+            FixTool::Clippy { .. } => "clippy",
         }
     }
 
@@ -178,7 +201,7 @@ impl FixTool {
                 Ecosystem::Python
             }
             FixTool::Gofmt { .. } | FixTool::Goimports => Ecosystem::Go,
-            FixTool::Rustfmt { .. } => Ecosystem::Rust,
+            FixTool::Rustfmt { .. } | FixTool::Clippy { .. } => Ecosystem::Rust,
             FixTool::ClangFormat => Ecosystem::Clang,
             FixTool::Prettier | FixTool::Eslint { .. } => Ecosystem::Node,
         }
@@ -187,7 +210,17 @@ impl FixTool {
     /// Whether it reformats the whole file (a formatter), rather than repairing one rule's
     /// findings at their lines.
     pub fn is_formatter(&self) -> bool {
-        !matches!(self, FixTool::RuffCheck { .. } | FixTool::Eslint { .. })
+        !matches!(
+            self,
+            FixTool::RuffCheck { .. } | FixTool::Eslint { .. } | FixTool::Clippy { .. }
+        )
+    }
+
+    /// Whether its own check ([`FixTool::check_command`]) prints the hunks it would change, with
+    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does; the others name the
+    /// file (black, isort, ruff, gofmt, goimports, prettier) or one line (clang-format).
+    pub fn check_prints_hunks(&self) -> bool {
+        matches!(self, FixTool::Rustfmt { .. })
     }
 
     /// The command, run from the repository root on exactly `files` (repo-relative). Each tool
@@ -232,6 +265,13 @@ impl FixTool {
                 v.extend(files.iter().cloned());
                 return v;
             }
+            // clippy works on the whole crate, never on one file: a fix it makes to another
+            // file than the reported one is refused by the judge.
+            FixTool::Clippy { lint } => {
+                return ["sh", "-c", CLIPPY_SCRIPT, "clippy", "fix", lint.as_str()]
+                    .map(String::from)
+                    .to_vec();
+            }
         }
         .into_iter()
         .map(String::from)
@@ -275,6 +315,9 @@ impl FixTool {
                     .to_vec();
                 format!("{} {quoted}", shell_words(&argv))
             }
+            FixTool::Clippy { lint } => shell_words(
+                &["sh", "-c", CLIPPY_SCRIPT, "clippy", "check", lint.as_str()].map(String::from),
+            ),
         }
     }
 
@@ -283,6 +326,7 @@ impl FixTool {
         match self {
             FixTool::RuffCheck { rule } => format!("Applied the fix for {rule} to"),
             FixTool::Eslint { rule } => format!("Applied ESLint's fix for {rule} to"),
+            FixTool::Clippy { lint } => format!("Applied clippy's fix for clippy::{lint} to"),
             FixTool::Isort | FixTool::Goimports => "Sorted the imports of".into(),
             _ => "Reformatted".into(),
         }
@@ -326,6 +370,27 @@ const { ESLint } = require("eslint");
 });
 "#;
 
+/// The tier's clippy driver, run as `sh -c CLIPPY_SCRIPT clippy MODE LINT` from the crate's
+/// root in the sandbox, with the toolchain in `/opt/rust`, offline (the sandbox has no
+/// network: a crate whose dependencies are not in the image fails, with cargo's words), and the
+/// build in `/tmp` so nothing is written into the tree but the fix:
+///
+/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT; a `Cargo.lock` cargo
+///   makes for a crate that had none is removed (it is not part of the fix);
+/// - `check`: fails when LINT still fires.
+pub const CLIPPY_SCRIPT: &str = r#"mode=$1 lint=$2
+export PATH="/opt/rust/bin:$PATH" CARGO_TARGET_DIR=/tmp/ci-medic-target
+had_lock=no; [ -e Cargo.lock ] && had_lock=yes
+if [ "$mode" = fix ]; then
+  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets -- -A clippy::all -W "clippy::$lint"
+else
+  cargo clippy --offline --quiet --all-targets -- -A clippy::all -D "clippy::$lint"
+fi
+rc=$?
+[ "$had_lock" = yes ] || rm -f Cargo.lock
+exit $rc
+"#;
+
 /// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
 /// 1 with no column, which is how it records `would reformat x.py`, prettier's `[warn] x.ts`,
 /// a `gofmt -l` listing or isort's `ERROR: x.py Imports are incorrectly sorted`. The formatter's
@@ -342,6 +407,143 @@ pub fn shell_words(argv: &[String]) -> String {
         .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// One hunk of a formatter check's diff, in the lines of the file before formatting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckHunk {
+    /// Every line the hunk shows, its context included: a reported line inside it is this
+    /// hunk's report.
+    pub shown: LineSpan,
+    /// From its first changed line to its last (an insertion counts as the line above it): what
+    /// the formatter may change.
+    pub changed: LineSpan,
+}
+
+/// The hunks rustfmt's `--check` prints for `path` (repo-relative; rustfmt prints it relative,
+/// or under `root`, the directory it ran in), from its output: a
+/// `Diff in FILE at line N:` (rustfmt 1.4–1.5) or `Diff in FILE:N:` (1.6 and later) header,
+/// where N is the hunk's first shown line, then its lines, each marked ` ` (context), `-` (the
+/// file's line) or `+` (rustfmt's). Hunks of other files (rustfmt also checks the modules a
+/// file declares) are left out.
+pub fn check_hunks(output: &str, root: &str, path: &str) -> Vec<CheckHunk> {
+    let mut hunks = Vec::new();
+    // The hunk being read: its first shown line, the next line of the file, and its changes.
+    let mut open: Option<(u32, u32, Option<LineSpan>)> = None;
+    let close = |open: Option<(u32, u32, Option<LineSpan>)>, hunks: &mut Vec<CheckHunk>| {
+        if let Some((first, next, Some(changed))) = open {
+            hunks.push(CheckHunk {
+                shown: LineSpan {
+                    first,
+                    last: next.saturating_sub(1).max(first),
+                },
+                changed,
+            });
+        }
+    };
+    for line in output.lines() {
+        if let Some(rest) = line.strip_prefix("Diff in ") {
+            close(open.take(), &mut hunks);
+            open = rustfmt_header(rest)
+                .filter(|(file, _)| same_file(file, root, path))
+                .map(|(_, n)| (n, n, None));
+            continue;
+        }
+        let Some((_, next, changed)) = open.as_mut() else {
+            continue;
+        };
+        let mut widen = |l: u32| {
+            *changed = Some(match *changed {
+                Some(s) => LineSpan {
+                    first: s.first.min(l),
+                    last: s.last.max(l),
+                },
+                None => LineSpan { first: l, last: l },
+            });
+        };
+        match line.as_bytes().first() {
+            Some(b' ') => *next += 1,
+            Some(b'-') => {
+                widen(*next);
+                *next += 1;
+            }
+            Some(b'+') => widen(next.saturating_sub(1).max(1)),
+            // An empty context line loses its space in some logs; anything else ends the hunk.
+            None => *next += 1,
+            Some(_) => close(open.take(), &mut hunks),
+        }
+    }
+    close(open, &mut hunks);
+    hunks
+}
+
+/// `FILE at line N:` or `FILE:N:` → (FILE, N).
+fn rustfmt_header(rest: &str) -> Option<(&str, u32)> {
+    let rest = rest.trim_end().strip_suffix(':')?;
+    if let Some((file, n)) = rest.rsplit_once(" at line ") {
+        return Some((file, n.parse().ok()?));
+    }
+    let (file, n) = rest.rsplit_once(':')?;
+    Some((file, n.parse().ok()?))
+}
+
+/// Whether `printed` (under `root`, or relative) names the repo-relative `path`.
+fn same_file(printed: &str, root: &str, path: &str) -> bool {
+    let printed = printed.trim_start_matches("./");
+    printed == path
+        || printed
+            .strip_prefix(root.trim_end_matches('/'))
+            .and_then(|rest| rest.strip_prefix('/'))
+            == Some(path)
+}
+
+/// What a formatter's change may touch, as its own check reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatScope {
+    /// The check named the file: the whole file.
+    WholeFile,
+    /// The check printed these hunks.
+    Hunks(Vec<CheckHunk>),
+    /// The check named lines without their extent: the guard's window around them.
+    ReportedLines,
+}
+
+/// `policy` for the formatter's change to `path`: with [`FormatScope::WholeFile`] the file
+/// is `whole_file_formatting`; with [`FormatScope::Hunks`], each hunk that shows a reported
+/// line of `path` is allowed its changed lines, and the reported lines it shows lose their ±3
+/// window (the hunk is their extent); hunks no report points at are not allowed. Every other
+/// rule stands.
+pub fn scoped_policy(policy: &GuardPolicy, path: &str, scope: &FormatScope) -> GuardPolicy {
+    let mut p = policy.clone();
+    match scope {
+        FormatScope::WholeFile => {
+            if !p.whole_file_formatting.iter().any(|f| f == path) {
+                p.whole_file_formatting.push(path.to_string());
+            }
+        }
+        FormatScope::Hunks(hunks) => {
+            let lines: Vec<u32> = p
+                .reported_lines
+                .iter()
+                .filter(|(f, _)| f == path)
+                .map(|&(_, l)| l)
+                .collect();
+            let reported: Vec<&CheckHunk> = hunks
+                .iter()
+                .filter(|h| lines.iter().any(|&l| h.shown.contains(l)))
+                .collect();
+            p.reported_lines
+                .retain(|(f, l)| f != path || !reported.iter().any(|h| h.shown.contains(*l)));
+            for h in reported {
+                let entry = (path.to_string(), h.changed);
+                if !p.formatter_hunks.contains(&entry) {
+                    p.formatter_hunks.push(entry);
+                }
+            }
+        }
+        FormatScope::ReportedLines => {}
+    }
+    p
 }
 
 /// A version the project pins, and where it was read.
@@ -555,6 +757,15 @@ pub enum VersionChoice {
     /// The project pins another version than the image carries; the image's is used and the
     /// fix reason says so.
     PinUnavailable { version: String, pin: Pin },
+    /// The pinned version was installed into a cached image of its own
+    /// ([`FixTool::install_command`]), and ran.
+    Installed { version: String, pin: Pin },
+    /// The pinned version could not be installed (`why`); the image's is used.
+    InstallFailed {
+        version: String,
+        pin: Pin,
+        why: String,
+    },
 }
 
 impl VersionChoice {
@@ -562,7 +773,9 @@ impl VersionChoice {
         match self {
             VersionChoice::Pinned { version, .. }
             | VersionChoice::Default { version }
-            | VersionChoice::PinUnavailable { version, .. } => version,
+            | VersionChoice::PinUnavailable { version, .. }
+            | VersionChoice::Installed { version, .. }
+            | VersionChoice::InstallFailed { version, .. } => version,
         }
     }
 
@@ -579,7 +792,80 @@ impl VersionChoice {
                 "{tool} {version} (the configured default: {} pins {}, which no fixer image has)",
                 pin.source, pin.spec
             ),
+            VersionChoice::Installed { version, pin } => format!(
+                "{tool} {version} (pinned in {}; installed from {} into a cached fixer image)",
+                pin.source,
+                if pin.source.starts_with("package") {
+                    "npm"
+                } else {
+                    "PyPI"
+                }
+            ),
+            VersionChoice::InstallFailed { version, pin, why } => format!(
+                "{tool} {version} (the configured default: {} pins {}, which could not be installed: {why})",
+                pin.source, pin.spec
+            ),
         }
+    }
+}
+
+/// `spec` when it names one exact release (`24.1.1`, `3.0.0`, `1.0.0rc1`): what the install
+/// step installs. A range (`^3.0.0`, `>=5`) is not installed.
+pub fn exact_version(spec: &str) -> Option<&str> {
+    let v = spec.trim();
+    (v.len() <= 40
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        && v.contains('.'))
+    .then_some(v)
+}
+
+/// Where the install step's package managers find the CAs to trust: the bundle
+/// `.ci/fixer-images.sh` puts into the Python and Node images (the host's).
+pub const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+impl FixTool {
+    /// The command that installs `version` (exact, see [`exact_version`]) of the tool over
+    /// the image's own, run as root with a network in a container of the tool's default image
+    /// (nothing of the repository is in it): pip from its wheel (`/opt/pip/pip.whl`) into
+    /// `/usr/local`, which Python and `PATH` search before Debian's packages; npm into the
+    /// image's `/opt/fixers`, where `prettier`, `eslint` and the ESLint driver find their
+    /// packages. `None` for the tools that come with a toolchain (rustfmt, gofmt, goimports,
+    /// clang-format).
+    pub fn install_command(&self, version: &str) -> Option<String> {
+        let version = exact_version(version)?;
+        let package = format!("{}@{version}", self.name());
+        match self.ecosystem() {
+            Ecosystem::Python => Some(format!(
+                "PIP_CERT={CA_BUNDLE} python3 /opt/pip/pip.whl/pip install --quiet --no-cache-dir \
+                 --disable-pip-version-check --root-user-action=ignore --break-system-packages \
+                 --prefix /usr {}",
+                shell_words(&[format!("{}=={version}", self.name())])
+            )),
+            Ecosystem::Node => Some(format!(
+                "cd /opt/fixers && NODE_EXTRA_CA_CERTS={CA_BUNDLE} node \
+                 node_modules/npm/bin/npm-cli.js install --silent --no-audit --no-fund \
+                 --omit=dev --cache /tmp/npm {}",
+                shell_words(&[package])
+            )),
+            _ => None,
+        }
+    }
+
+    /// The tag of the cached image holding `version` (exact) of this tool, in the repository
+    /// of the image it was installed into: `pin-black-24.1.1`.
+    pub fn pin_tag(&self, version: &str) -> Option<String> {
+        exact_version(version).map(|v| format!("pin-{}-{v}", self.name()))
+    }
+}
+
+/// The repository part of an image reference (`registry:5000/a/b:tag` → `registry:5000/a/b`),
+/// where a pinned version's image is tagged.
+pub fn image_repository(image: &str) -> &str {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => repo,
+        _ => image,
     }
 }
 
@@ -809,6 +1095,15 @@ mod tests {
         assert_eq!(t("src/a.js", "eslint", "Parsing error: x"), None);
         assert_eq!(t("src/a.css", "eslint", "prefer-const"), None);
         assert_eq!(t("a.py", "ruff", "invalid-syntax"), None);
+        assert_eq!(
+            t("src/lib.rs", "clippy", "clippy::assign_op_pattern"),
+            Some(FixTool::Clippy {
+                lint: "assign_op_pattern".into()
+            })
+        );
+        assert_eq!(t("src/lib.rs", "clippy", "unused_parens"), None);
+        assert_eq!(t("src/lib.rs", "clippy", "clippy::x; rm -rf /"), None);
+        assert_eq!(t("build.py", "clippy", "clippy::needless_return"), None);
         assert_eq!(t("a.py", "pytest", "format"), None);
         let mut r = report("a.py", "black", "format");
         r.tool = None;
@@ -866,6 +1161,27 @@ mod tests {
             FixTool::Goimports.argv(&f[..1]),
             ["goimports", "-w", "--", "src/a b.py"]
         );
+        // clippy: the crate, the one lint; never a file name on its command line.
+        let c = FixTool::Clippy {
+            lint: "assign_op_pattern".into(),
+        };
+        assert_eq!(
+            c.argv(&f),
+            [
+                "sh",
+                "-c",
+                CLIPPY_SCRIPT,
+                "clippy",
+                "fix",
+                "assign_op_pattern"
+            ]
+        );
+        assert!(
+            c.check_command(&f)
+                .ends_with("'clippy' 'check' 'assign_op_pattern'")
+        );
+        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all -W "clippy::$lint""#));
+        assert!(!c.is_formatter());
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
             r"'echo' 'it'\''s $(x)'"
@@ -1016,6 +1332,163 @@ mod tests {
         .unwrap();
         assert_eq!(c.version(), "1.5.1");
         assert!(matches!(c, VersionChoice::Pinned { .. }));
+    }
+
+    /// A real rustfmt `--check` log (ctest's Travis run, `fixtures/corpus/real/rust/`).
+    const CTEST: &str = "/home/travis/build/gnzlbg/ctest";
+    const CTEST_RUSTFMT: &str = include_str!(
+        "../../../fixtures/corpus/real/rust/fmt-issues/rustfmt3136_travis_at_line.log"
+    );
+
+    #[test]
+    fn rustfmt_hunks_are_read_with_their_extent_for_the_reported_file_only() {
+        let lib = check_hunks(CTEST_RUSTFMT, CTEST, "src/lib.rs");
+        let span = |first, last| LineSpan { first, last };
+        assert_eq!(
+            lib,
+            [
+                CheckHunk {
+                    shown: span(721, 728),
+                    changed: span(724, 725),
+                },
+                CheckHunk {
+                    shown: span(1816, 1823),
+                    changed: span(1819, 1820),
+                },
+            ]
+        );
+        let build = check_hunks(CTEST_RUSTFMT, CTEST, "testcrate/build.rs");
+        assert_eq!(build.len(), 1);
+        assert_eq!(build[0].changed, span(27, 28));
+        assert!(check_hunks(CTEST_RUSTFMT, CTEST, "lib.rs").is_empty());
+        // rustfmt 1.6's header, an insertion (the line above it counts), and a hunk whose
+        // changes are apart: its extent runs from the first to the last.
+        let new = "Diff in /w/src/a.rs:10:\n a\n-b\n+c\n d\n e\n f\n g\n+h\n i\nDiff in /w/src/a.rs:30:\n x\n+y\n";
+        assert_eq!(
+            check_hunks(new, "/w", "src/a.rs"),
+            [
+                CheckHunk {
+                    shown: span(10, 16),
+                    changed: span(11, 15),
+                },
+                CheckHunk {
+                    shown: span(30, 30),
+                    changed: span(30, 30),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_formatter_scope_allows_the_reported_hunks_and_nothing_else() {
+        let policy = GuardPolicy {
+            allowed_paths: vec!["src/lib.rs".into()],
+            protected_paths: vec![],
+            do_not_touch: vec![],
+            max_files_changed: 3,
+            no_new_dependencies: true,
+            allowed_dependencies: vec![],
+            confidence_threshold: 0.7,
+            // The parser's report of the first hunk (its first changed line), and another
+            // error elsewhere in the file.
+            reported_lines: vec![("src/lib.rs".into(), 724), ("src/lib.rs".into(), 3000)],
+            whole_file_formatting: vec![],
+            formatter_hunks: vec![],
+        };
+        let hunks = check_hunks(CTEST_RUSTFMT, CTEST, "src/lib.rs");
+        let p = scoped_policy(&policy, "src/lib.rs", &FormatScope::Hunks(hunks.clone()));
+        // Only the reported hunk: the one at 1816 was not in the CI log's report.
+        assert_eq!(
+            p.formatter_hunks,
+            [(
+                "src/lib.rs".to_string(),
+                LineSpan {
+                    first: 724,
+                    last: 725
+                }
+            )]
+        );
+        assert_eq!(p.reported_lines, [("src/lib.rs".to_string(), 3000)]);
+        // Applied twice, the same.
+        assert_eq!(
+            scoped_policy(&p, "src/lib.rs", &FormatScope::Hunks(hunks)),
+            p
+        );
+        let whole = scoped_policy(&policy, "src/lib.rs", &FormatScope::WholeFile);
+        assert_eq!(whole.whole_file_formatting, ["src/lib.rs"]);
+        assert_eq!(
+            scoped_policy(&policy, "src/lib.rs", &FormatScope::ReportedLines),
+            policy
+        );
+    }
+
+    #[test]
+    fn only_exact_pins_of_pypi_and_npm_tools_are_installed_each_in_its_own_tag() {
+        assert_eq!(exact_version("24.1.1"), Some("24.1.1"));
+        assert_eq!(exact_version("1.0.0rc1"), Some("1.0.0rc1"));
+        for not in ["^3.0.0", ">=5", "stable", "1", "3.0.0; rm -rf /", ""] {
+            assert_eq!(exact_version(not), None, "{not}");
+        }
+        let black = FixTool::Black.install_command("24.1.1").unwrap();
+        assert!(black.ends_with("--prefix /usr 'black==24.1.1'"), "{black}");
+        assert!(black.starts_with(
+            "PIP_CERT=/etc/ssl/certs/ca-certificates.crt python3 /opt/pip/pip.whl/pip install"
+        ));
+        let ruff = FixTool::RuffCheck {
+            rule: "F401".into(),
+        };
+        assert!(
+            ruff.install_command("0.5.0")
+                .unwrap()
+                .ends_with("'ruff==0.5.0'")
+        );
+        let prettier = FixTool::Prettier.install_command("3.0.0").unwrap();
+        assert!(prettier.starts_with("cd /opt/fixers && "), "{prettier}");
+        assert!(prettier.ends_with("'prettier@3.0.0'"), "{prettier}");
+        assert_eq!(FixTool::Prettier.install_command("^3.0.0"), None);
+        assert_eq!(
+            FixTool::Rustfmt { edition: None }.install_command("1.63.0"),
+            None
+        );
+        assert_eq!(FixTool::Goimports.install_command("0.5.0"), None);
+        assert_eq!(
+            FixTool::Black.pin_tag("24.1.1").as_deref(),
+            Some("pin-black-24.1.1")
+        );
+        assert_eq!(
+            image_repository("ci-medic-fixer/python"),
+            "ci-medic-fixer/python"
+        );
+        assert_eq!(
+            image_repository("ci-medic-fixer/python:latest"),
+            "ci-medic-fixer/python"
+        );
+        assert_eq!(image_repository("registry:5000/a/b"), "registry:5000/a/b");
+        assert_eq!(
+            image_repository("registry:5000/a/b:1.2"),
+            "registry:5000/a/b"
+        );
+        let pin = Pin {
+            spec: "24.1.1".into(),
+            source: "requirements-dev.txt".into(),
+        };
+        assert_eq!(
+            VersionChoice::Installed {
+                version: "24.1.1".into(),
+                pin: pin.clone()
+            }
+            .describe("black"),
+            "black 24.1.1 (pinned in requirements-dev.txt; installed from PyPI into a cached fixer image)"
+        );
+        assert_eq!(
+            VersionChoice::InstallFailed {
+                version: "23.1.0".into(),
+                pin,
+                why: "pip exited 1".into()
+            }
+            .describe("black"),
+            "black 23.1.0 (the configured default: requirements-dev.txt pins 24.1.1, which could not be installed: pip exited 1)"
+        );
     }
 
     #[test]

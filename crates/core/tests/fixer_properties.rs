@@ -153,7 +153,7 @@ proptest! {
         if let Some(out) = fix_deterministic(&input) {
             prop_assert_ne!(&out.patched_content, &content);
             let policy = GuardPolicy {
- whole_file_formatting: Vec::new(),
+ whole_file_formatting: Vec::new(), formatter_hunks: Vec::new(),
                 allowed_paths: vec![file.into()],
                 protected_paths: vec![],
                 do_not_touch: vec![],

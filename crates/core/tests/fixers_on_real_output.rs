@@ -78,6 +78,7 @@ fn every_fixture_is_fixed_exactly_or_declined() {
                 // What a fixer proposes must also pass the guard it will face.
                 let policy = GuardPolicy {
                     whole_file_formatting: Vec::new(),
+                    formatter_hunks: Vec::new(),
                     allowed_paths: vec![report.file_path.clone()],
                     protected_paths: vec![".github/workflows/".into()],
                     do_not_touch: vec![],

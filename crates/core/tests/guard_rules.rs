@@ -2,13 +2,15 @@
 //! property that a change far from every reported line is always refused.
 
 use ci_medic_core::fix_check::{
-    Candidate, FileChange, GuardPolicy, GuardViolation, ProtectedBy, check_patch, unified_diff,
+    Candidate, FileChange, GuardPolicy, GuardViolation, LineSpan, ProtectedBy, check_patch,
+    unified_diff,
 };
 use proptest::prelude::*;
 
 fn policy() -> GuardPolicy {
     GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec!["src/".into(), "tests/test_app.py".into(), "lib/*.rs".into()],
         protected_paths: vec!["src/generated/".into()],
         do_not_touch: vec!["src/legacy.py".into()],
@@ -153,6 +155,7 @@ fn allowed_and_protected_paths() {
         rules(check_patch(
             &GuardPolicy {
                 whole_file_formatting: Vec::new(),
+                formatter_hunks: Vec::new(),
                 reported_lines: vec![(p.into(), 10)],
                 ..policy()
             },
@@ -170,6 +173,7 @@ fn allowed_and_protected_paths() {
     // Workflows are protected even when allowed and not configured as protected.
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec![".github/".into()],
         protected_paths: vec![],
         reported_lines: vec![(".github/workflows/ci.yml".into(), 10)],
@@ -193,6 +197,7 @@ fn allowed_and_protected_paths() {
     // So is ci-medic's own configuration, whatever `protected_paths` the repository lists.
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec![".github/".into()],
         protected_paths: vec!["vendor/".into()],
         reported_lines: vec![(".github/ci-medic.yml".into(), 10)],
@@ -225,6 +230,7 @@ fn allowed_and_protected_paths() {
     // Nothing is allowed when the proposal allows nothing.
     let none = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec![],
         ..policy()
     };
@@ -243,6 +249,7 @@ fn max_files_changed() {
     let edit = |p: &str| change(p, &f, &with_line(&f, 10, "y = 0"));
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![
             ("src/a.py".into(), 10),
             ("src/b.py".into(), 10),
@@ -278,6 +285,7 @@ fn dependency_manifests() {
     ] {
         let p = GuardPolicy {
             whole_file_formatting: Vec::new(),
+            formatter_hunks: Vec::new(),
             reported_lines: vec![(m.into(), 1)],
             ..policy()
         };
@@ -292,6 +300,7 @@ fn new_dependencies() {
     let at = |line: &str| before.replacen("\n\n\ndef", &format!("\n{line}\n\ndef"), 1);
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/app.py".into(), 4)],
         ..policy()
     };
@@ -318,6 +327,7 @@ fn new_dependencies() {
     // Allowed when the policy does not forbid new dependencies.
     let open = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         no_new_dependencies: false,
         ..p.clone()
     };
@@ -326,6 +336,7 @@ fn new_dependencies() {
     let rs = "use std::fmt;\nuse serde::Serialize;\n\nfn f() {}\n";
     let pr = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/lib.rs".into(), 2)],
         ..policy()
     };
@@ -347,6 +358,7 @@ fn new_dependencies() {
     let go = "package main\n\nimport (\n\t\"fmt\"\n)\n";
     let pg = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/main.go".into(), 4)],
         ..policy()
     };
@@ -369,6 +381,7 @@ fn new_dependencies() {
     let ts = "import { a } from \"./a\";\nimport _ from \"lodash\";\n\nexport const x = 1;\n";
     let pt = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/x.ts".into(), 2)],
         ..policy()
     };
@@ -402,6 +415,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
     let go = "package x\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\nfunc TestA(t *testing.T) {\n\trequire.True(t, true)\n}\n";
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/x_test.go".into(), 6)],
         ..policy()
     };
@@ -412,6 +426,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
     );
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/x_test.go".into(), 11)],
         ..policy()
     };
@@ -431,6 +446,7 @@ fn an_unused_assertion_import_is_not_an_assertion() {
     let js = "const assert = require('assert');\nimport { strict as assert2 } from 'node:assert';\nconst x = 1;\nexpect(require('./y')).toBe(1);\n";
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/a.test.js".into(), 2)],
         ..policy()
     };
@@ -466,6 +482,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     let t = "def test_a():\n    x = 1\n    assert x == 1\n    y = 2\n    assert y == 2\n";
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("tests/test_app.py".into(), 3)],
         ..policy()
     };
@@ -496,6 +513,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     let rs = "#[test]\nfn a() {\n    assert_eq!(1, 1);\n}\n";
     let pr = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/t.rs".into(), 2)],
         ..policy()
     };
@@ -521,6 +539,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     let js = "describe('x', () => {\n  it('a', () => {\n    expect(1).toBe(1);\n  });\n});\n";
     let pj = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/x.test.js".into(), 2)],
         ..policy()
     };
@@ -539,6 +558,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     let go = "func TestA(t *testing.T) {\n\tx := 1\n\tif x != 1 {\n\t\tt.Fatal(x)\n\t}\n}\n";
     let pg = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/a_test.go".into(), 2)],
         ..policy()
     };
@@ -557,6 +577,7 @@ fn deleted_assertions_added_skips_and_continue_on_error() {
     let wf = "jobs:\n  test:\n    steps:\n      - run: make test\n";
     let py = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: vec!["ci/".into()],
         reported_lines: vec![("ci/pipeline.yml".into(), 4)],
         ..policy()
@@ -576,6 +597,7 @@ fn comments_and_confidence() {
     let f = "x = 1\n# keep me\ny = 2\nz = 3  # trailing\n";
     let p = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         reported_lines: vec![("src/app.py".into(), 2)],
         ..policy()
     };
@@ -693,6 +715,7 @@ fn a_file_a_formatter_reported_as_a_whole_may_change_anywhere_and_no_other() {
     ));
     let p = GuardPolicy {
         whole_file_formatting: vec!["src/app.py".into()],
+        formatter_hunks: Vec::new(),
         ..policy()
     };
     assert_eq!(check_patch(&p, &candidate("src/app.py")), Ok(()));
@@ -700,10 +723,48 @@ fn a_file_a_formatter_reported_as_a_whole_may_change_anywhere_and_no_other() {
     assert!(check_patch(&p, &candidate("src/other.py")).is_err());
     let protected = GuardPolicy {
         whole_file_formatting: vec!["src/legacy.py".into()],
+        formatter_hunks: Vec::new(),
         ..policy()
     };
     assert!(matches!(
         check_patch(&protected, &candidate("src/legacy.py")).unwrap_err()[0],
         GuardViolation::Protected { .. }
     ));
+}
+
+#[test]
+fn a_formatter_with_known_hunks_may_change_them_and_nothing_outside() {
+    let before = file();
+    // The formatter's hunk runs from line 10 (the reported line) to 16: beyond the ±3 window.
+    let hunk = (
+        "src/app.py".to_string(),
+        LineSpan {
+            first: 10,
+            last: 16,
+        },
+    );
+    let p = GuardPolicy {
+        reported_lines: vec![],
+        formatter_hunks: vec![hunk],
+        ..policy()
+    };
+    let inside = with_line(&with_line(&before, 10, "x10  =  10"), 16, "x16  =  16");
+    assert_eq!(
+        check_patch(&p, &one("src/app.py", &before, &inside)),
+        Ok(())
+    );
+    // Without the hunk, line 16 is outside the window of the report at 10.
+    assert!(matches!(
+        check_patch(&policy(), &one("src/app.py", &before, &inside)).unwrap_err()[0],
+        GuardViolation::OutsideLineWindow { line: 16, .. }
+    ));
+    // One line past the hunk, even right beside it, is refused with its own rule.
+    let past = with_line(&inside, 17, "x17  =  17");
+    let refused = check_patch(&p, &one("src/app.py", &before, &past)).unwrap_err();
+    assert_eq!(refused.len(), 1);
+    assert!(matches!(
+        refused[0],
+        GuardViolation::OutsideFormatterHunks { line: 17, .. }
+    ));
+    assert_eq!(refused[0].rule(), "formatter_hunks");
 }

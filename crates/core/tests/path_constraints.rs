@@ -56,6 +56,7 @@ fn proposed_paths(changed: &[String], file: &str, constraints: &ConstraintsConfi
 fn guard_allows(allowed: &[String], file: &str, constraints: &ConstraintsConfig) -> bool {
     let policy = GuardPolicy {
         whole_file_formatting: Vec::new(),
+        formatter_hunks: Vec::new(),
         allowed_paths: allowed.to_vec(),
         protected_paths: constraints.protected_paths.clone(),
         do_not_touch: constraints.do_not_touch.clone(),

@@ -55,6 +55,24 @@ pub struct GuardPolicy {
     /// formatter's own change may touch any line of them, every other rule still applies. Only
     /// the tool tier sets it, for the candidate of the formatter that check runs.
     pub whole_file_formatting: Vec<String>,
+    /// The lines a formatter's own check showed changing in a file (its diff hunks, in the
+    /// file before the patch): the formatter's change may touch these and nothing else. The
+    /// reported lines those hunks account for are taken out of `reported_lines`, so no ±3
+    /// window stands beside them. Only the tool tier sets it, for a check that prints hunks.
+    pub formatter_hunks: Vec<(String, LineSpan)>,
+}
+
+/// Lines `first..=last` of a file (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan {
+    pub first: u32,
+    pub last: u32,
+}
+
+impl LineSpan {
+    pub fn contains(self, line: u32) -> bool {
+        (self.first..=self.last).contains(&line)
+    }
 }
 
 /// One file of a candidate patch. `before == None` means the patch creates the file.
@@ -109,6 +127,12 @@ pub enum GuardViolation {
         path: String,
         line: u32,
     },
+    /// A change to a file whose formatter hunks are known, on a line outside them and more than
+    /// 3 lines from every other reported error.
+    OutsideFormatterHunks {
+        path: String,
+        line: u32,
+    },
     DependencyManifest {
         path: String,
     },
@@ -148,6 +172,7 @@ impl GuardViolation {
             GuardViolation::Protected { .. } => "protected_path",
             GuardViolation::TooManyFiles { .. } => "max_files_changed",
             GuardViolation::OutsideLineWindow { .. } => "line_window",
+            GuardViolation::OutsideFormatterHunks { .. } => "formatter_hunks",
             GuardViolation::DependencyManifest { .. } => "dependency_manifest",
             GuardViolation::NewDependency { .. } => "new_dependency",
             GuardViolation::DeletedAssertion { .. } => "deleted_assertion",
@@ -189,6 +214,10 @@ impl fmt::Display for GuardViolation {
             GuardViolation::OutsideLineWindow { path, line } => write!(
                 f,
                 "`{path}` line {line} changes but is more than {LINE_WINDOW} lines from every reported error"
+            ),
+            GuardViolation::OutsideFormatterHunks { path, line } => write!(
+                f,
+                "`{path}` line {line} changes but is outside the hunks the formatter's own check reported (and more than {LINE_WINDOW} lines from every other reported error)"
             ),
             GuardViolation::DependencyManifest { path } => write!(
                 f,
@@ -315,7 +344,16 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
             line: 0,
         });
     } else if !whole_file {
-        let near = |l: u32| reported.iter().any(|&r| l.abs_diff(r) <= LINE_WINDOW);
+        let hunks: Vec<LineSpan> = policy
+            .formatter_hunks
+            .iter()
+            .filter(|(p, _)| normalize(p).as_deref() == Some(path.as_str()))
+            .map(|&(_, s)| s)
+            .collect();
+        let near = |l: u32| {
+            reported.iter().any(|&r| l.abs_diff(r) <= LINE_WINDOW)
+                || hunks.iter().any(|s| s.contains(l))
+        };
         // An insertion at gap k sits between lines k and k+1: fine when either neighbour is near.
         let first_far = t.deleted.iter().copied().find(|&l| !near(l)).or_else(|| {
             t.inserted_at
@@ -325,9 +363,16 @@ fn check_file(policy: &GuardPolicy, ch: &FileChange, v: &mut Vec<GuardViolation>
                 .map(|k| k.max(1))
         });
         if let Some(line) = first_far {
-            v.push(GuardViolation::OutsideLineWindow {
-                path: path.clone(),
-                line,
+            v.push(if hunks.is_empty() {
+                GuardViolation::OutsideLineWindow {
+                    path: path.clone(),
+                    line,
+                }
+            } else {
+                GuardViolation::OutsideFormatterHunks {
+                    path: path.clone(),
+                    line,
+                }
             });
         }
     }
