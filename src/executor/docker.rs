@@ -173,6 +173,33 @@ fn new_instance_id(owner: &Owner) -> String {
     hex::encode(&digest[..6])
 }
 
+/// Returns once the container is no longer running (the engine's wait stream ends).
+pub(crate) async fn until_stopped(docker: &Docker, id: &str) {
+    let mut wait = docker.wait_container(
+        id,
+        Some(
+            WaitContainerOptionsBuilder::default()
+                .condition("not-running")
+                .build(),
+        ),
+    );
+    while wait.next().await.is_some() {}
+}
+
+/// SIGKILLs the container; one that already stopped is no error worth reporting.
+pub(crate) async fn kill(docker: &Docker, id: &str) {
+    let _ = docker
+        .kill_container(
+            id,
+            Some(
+                KillContainerOptionsBuilder::default()
+                    .signal("KILL")
+                    .build(),
+            ),
+        )
+        .await;
+}
+
 fn docker_err(action: &'static str) -> impl FnOnce(bollard::errors::Error) -> ExecutorError {
     move |source| ExecutorError::Docker { action, source }
 }
@@ -550,30 +577,12 @@ impl DockerExecutor {
                     }
                 }
             }
-            let mut wait = self.docker.wait_container(
-                id,
-                Some(
-                    WaitContainerOptionsBuilder::default()
-                        .condition("not-running")
-                        .build(),
-                ),
-            );
-            while wait.next().await.is_some() {}
+            until_stopped(&self.docker, id).await;
         })
         .await;
         let timed_out = finished.is_err();
         if timed_out {
-            let _ = self
-                .docker
-                .kill_container(
-                    id,
-                    Some(
-                        KillContainerOptionsBuilder::default()
-                            .signal("KILL")
-                            .build(),
-                    ),
-                )
-                .await;
+            kill(&self.docker, id).await;
             // Take what was printed up to the kill, without waiting on a stream that may hang.
             let _ = tokio::time::timeout(Duration::from_secs(5), async {
                 while let Some(Ok(frame)) = output.next().await {
@@ -583,18 +592,8 @@ impl DockerExecutor {
                 }
             })
             .await;
-            let mut wait = self.docker.wait_container(
-                id,
-                Some(
-                    WaitContainerOptionsBuilder::default()
-                        .condition("not-running")
-                        .build(),
-                ),
-            );
-            let _ = tokio::time::timeout(Duration::from_secs(10), async {
-                while wait.next().await.is_some() {}
-            })
-            .await;
+            let _ = tokio::time::timeout(Duration::from_secs(10), until_stopped(&self.docker, id))
+                .await;
         }
         let elapsed = started.elapsed();
         let state = self

@@ -20,15 +20,15 @@ use std::time::Duration;
 use bollard::Docker;
 use bollard::models::{ContainerConfig, ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
-    CommitContainerOptions, KillContainerOptionsBuilder, ListImagesOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
-    WaitContainerOptionsBuilder,
+    CommitContainerOptions, ListImagesOptionsBuilder, LogsOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
 };
 use futures::StreamExt;
 
 use ci_medic_core::tool_tier::{FixTool, image_repository};
 
 use super::tool_tier::TOOLS_LABEL;
+use crate::executor::docker::{kill, until_stopped};
 
 /// How many pinned-version images the engine keeps.
 pub const MAX_PINNED_IMAGES: usize = 8;
@@ -165,29 +165,9 @@ async fn install(docker: &Docker, id: &str) -> Result<(), String> {
         .start_container(id, None)
         .await
         .map_err(|e| format!("the install container could not start: {e}"))?;
-    let waited = tokio::time::timeout(INSTALL_TIMEOUT, async {
-        let mut wait = docker.wait_container(
-            id,
-            Some(
-                WaitContainerOptionsBuilder::default()
-                    .condition("not-running")
-                    .build(),
-            ),
-        );
-        while wait.next().await.is_some() {}
-    })
-    .await;
+    let waited = tokio::time::timeout(INSTALL_TIMEOUT, until_stopped(docker, id)).await;
     if waited.is_err() {
-        let _ = docker
-            .kill_container(
-                id,
-                Some(
-                    KillContainerOptionsBuilder::default()
-                        .signal("KILL")
-                        .build(),
-                ),
-            )
-            .await;
+        kill(docker, id).await;
         return Err(format!(
             "the install step timed out after {} s",
             INSTALL_TIMEOUT.as_secs()
