@@ -100,10 +100,10 @@ fn main() {
             }
         };
         rt.block_on(async {
-            let (label, states, _dir): (String, Vec<Arc<dyn Backend>>, _) = if replicas == 0 {
+            let (label, states, _dir, bench_db): Setup = if replicas == 0 {
                 let dir = tempfile::tempdir().unwrap();
                 let store = Store::open(dir.path()).unwrap();
-                ("sled".into(), vec![Arc::new(store)], Some(dir))
+                ("sled".into(), vec![Arc::new(store)], Some(dir), None)
             } else {
                 let Some(base) = &database else {
                     println!(
@@ -111,7 +111,7 @@ fn main() {
                     );
                     return;
                 };
-                let url = fresh_database(base).await;
+                let (url, name) = fresh_database(base).await;
                 let mut states: Vec<Arc<dyn Backend>> = Vec::new();
                 for _ in 0..replicas {
                     let db = PgStore::connect(&url, (workers as u32) + 8).await.unwrap();
@@ -122,15 +122,29 @@ fn main() {
                     format!("PostgreSQL ×{replicas} ({})", durability(&url).await),
                     states,
                     None,
+                    Some((base.clone(), name)),
                 )
             };
-            run(&label, payloads.clone(), states, seconds, clients, workers).await
+            run(&label, payloads.clone(), states, seconds, clients, workers).await;
+            // The database goes with the run, or every benchmark leaves one on the cluster.
+            if let Some((base, name)) = bench_db {
+                drop_database(&base, &name).await;
+            }
         });
     }
 }
 
-/// A new, empty database beside the one `base` names.
-async fn fresh_database(base: &str) -> String {
+/// One backend's run: its label, its stores (one per replica), the sled directory to keep
+/// until the end, and the PostgreSQL database to drop then (base URL, name).
+type Setup = (
+    String,
+    Vec<Arc<dyn Backend>>,
+    Option<tempfile::TempDir>,
+    Option<(String, String)>,
+);
+
+/// A new, empty database beside the one `base` names: its URL and its name.
+async fn fresh_database(base: &str) -> (String, String) {
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(base).await.unwrap();
     let mut r = [0u8; 6];
@@ -140,7 +154,20 @@ async fn fresh_database(base: &str) -> String {
         .execute(&mut conn)
         .await
         .unwrap();
-    format!("{}/{name}", base.rsplit_once('/').unwrap().0)
+    let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+    (url, name)
+}
+
+/// Drops the benchmark's database, closing the connections its stores may still hold.
+async fn drop_database(base: &str, name: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(base).await.unwrap();
+    if let Err(e) = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .execute(&mut conn)
+        .await
+    {
+        eprintln!("could not drop the benchmark database {name}: {e}");
+    }
 }
 
 /// The server settings a commit's cost depends on.
