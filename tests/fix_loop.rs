@@ -351,13 +351,8 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
     if !sandbox_available().await {
         return;
     }
-    let w = missing_colon_world(
-        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n",
-    )
-    .await;
-    let check = fail_check(&w, &w.head, &log_of_missing_colon());
-    deliver_check(&w, check).await;
-    let body = wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    let w = missing_colon_world(VERIFY_PY_COMPILE).await;
+    let body = propose_missing_colon(&w).await;
     assert!(body.contains("SYNTAX error in app.py line 1"), "{body}");
     say(&w, "maintainer", "/approve").await;
     let done = wait_comment(&w, |b| {
@@ -388,9 +383,7 @@ async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
         "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: sleep 12 && python3 -m py_compile app.py\n  timeout_seconds: 60\n",
     )
     .await;
-    let check = fail_check(&w, &w.head, &log_of_missing_colon());
-    deliver_check(&w, check).await;
-    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    propose_missing_colon(&w).await;
     say(&w, "maintainer", "/approve").await;
     let queued = w
         .fake
@@ -435,15 +428,10 @@ async fn a_check_that_finishes_before_the_push_is_recorded_still_gets_its_verdic
     if !sandbox_available().await {
         return;
     }
-    let w = missing_colon_world(
-        "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n",
-    )
-    .await;
+    let w = missing_colon_world(VERIFY_PY_COMPILE).await;
     w.fake
         .lose_answer_next("PATCH", "/repos/octo-org/shop/git/refs", 1);
-    let check = fail_check(&w, &w.head, &log_of_missing_colon());
-    deliver_check(&w, check).await;
-    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    propose_missing_colon(&w).await;
     say(&w, "maintainer", "/approve").await;
     let done = wait_comment(&w, |b| {
         status_line(b).contains("executed") || status_line(b).contains("failed")
@@ -477,6 +465,17 @@ async fn a_check_that_finishes_before_the_push_is_recorded_still_gets_its_verdic
     assert!(w.server.terminate().success());
 }
 
+/// The sandbox build `py_compile`s the file the fix changes.
+const VERIFY_PY_COMPILE: &str = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n";
+
+/// The check fails with the missing-colon log on the pull request's head; returns the proposal
+/// comment.
+async fn propose_missing_colon(w: &World) -> String {
+    let check = fail_check(w, &w.head, &log_of_missing_colon());
+    deliver_check(w, check).await;
+    wait_comment(w, |b| b.contains("DDS-FIX-")).await
+}
+
 fn log_of_missing_colon() -> Vec<u8> {
     corpus("logs/actions/python_missing_colon.log")
 }
@@ -497,9 +496,7 @@ async fn a_fix_the_sandbox_build_still_fails_on_is_refused_and_not_pushed() {
         &[("app.py", &broken), ("broken_copy.txt", &broken)],
     )
     .await;
-    let check = fail_check(&w, &w.head, &log_of_missing_colon());
-    deliver_check(&w, check).await;
-    wait_comment(&w, |b| b.contains("DDS-FIX-")).await;
+    propose_missing_colon(&w).await;
     say(&w, "maintainer", "/approve").await;
     refused_and_nothing_pushed(&w, &["sandbox_build", "still shows 1 targeted error"]).await;
     let body = app_comments(&w)

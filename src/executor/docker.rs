@@ -730,15 +730,24 @@ async fn remove_forced(docker: &Docker, id: &str) -> Result<(), bollard::errors:
 }
 
 /// Removes its container when dropped unless [`ContainerGuard::remove`] already did: that is
-/// what cleans up when the caller drops the `execute` future mid-build.
-struct ContainerGuard {
+/// what cleans up when the caller drops the `execute` future (or a pinned-tool install)
+/// mid-build.
+pub(crate) struct ContainerGuard {
     docker: Docker,
     id: String,
     armed: bool,
 }
 
 impl ContainerGuard {
-    async fn remove(mut self) -> Result<(), ExecutorError> {
+    pub(crate) fn new(docker: &Docker, id: &str) -> Self {
+        ContainerGuard {
+            docker: docker.clone(),
+            id: id.to_string(),
+            armed: true,
+        }
+    }
+
+    pub(crate) async fn remove(mut self) -> Result<(), ExecutorError> {
         self.armed = false;
         remove_forced(&self.docker, &self.id)
             .await
@@ -756,12 +765,12 @@ impl Drop for ContainerGuard {
             Ok(handle) => {
                 handle.spawn(async move {
                     if let Err(e) = remove_forced(&docker, &id).await {
-                        tracing::warn!(container = %id, error = %e, "could not remove an abandoned container; reap_stale will");
+                        tracing::warn!(container = %id, error = %e, "could not remove an abandoned container; a managed one is reaped at the next start");
                     }
                 });
             }
             Err(_) => {
-                tracing::warn!(container = %id, "no runtime to remove an abandoned container; reap_stale will");
+                tracing::warn!(container = %id, "no runtime to remove an abandoned container; a managed one is reaped at the next start");
             }
         }
     }

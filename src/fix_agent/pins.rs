@@ -20,15 +20,14 @@ use std::time::Duration;
 use bollard::Docker;
 use bollard::models::{ContainerConfig, ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
-    CommitContainerOptions, ListImagesOptionsBuilder, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    CommitContainerOptions, ListImagesOptionsBuilder, LogsOptionsBuilder, RemoveImageOptionsBuilder,
 };
 use futures::StreamExt;
 
 use ci_medic_core::tool_tier::{FixTool, image_repository};
 
 use super::tool_tier::TOOLS_LABEL;
-use crate::executor::docker::{kill, until_stopped};
+use crate::executor::docker::{ContainerGuard, kill, until_stopped};
 
 /// How many pinned-version images the engine keeps.
 pub const MAX_PINNED_IMAGES: usize = 8;
@@ -69,14 +68,10 @@ pub async fn pinned_image(
     }
     tracing::info!(image = %name, base, "installing a pinned tool version into a cached image");
     let id = create(docker, base, &command).await?;
-    let container = Removed {
-        docker: docker.clone(),
-        id: id.clone(),
-        armed: true,
-    };
+    let container = ContainerGuard::new(docker, &id);
     let outcome = install(docker, &id).await;
     if let Err(why) = outcome {
-        container.remove().await;
+        discard(container).await;
         return Err(why);
     }
     let mut tools: BTreeMap<String, String> =
@@ -107,7 +102,7 @@ pub async fn pinned_image(
             },
         )
         .await;
-    container.remove().await;
+    discard(container).await;
     let committed = committed.map_err(|e| format!("committing the install failed: {e}"))?;
     evict(docker, &committed.id).await;
     Ok(name)
@@ -243,48 +238,9 @@ async fn evict(docker: &Docker, keep: &str) {
     }
 }
 
-/// The install container, removed when done with, or when the fix is dropped mid-install.
-struct Removed {
-    docker: Docker,
-    id: String,
-    armed: bool,
-}
-
-impl Removed {
-    async fn remove(mut self) {
-        self.armed = false;
-        if let Err(e) = remove(&self.docker, &self.id).await {
-            tracing::warn!(container = %self.id, error = %e, "could not remove the install container");
-        }
+/// Removes the install container; one that cannot be removed is logged, not a failed fix.
+async fn discard(container: ContainerGuard) {
+    if let Err(e) = container.remove().await {
+        tracing::warn!(error = %e, "could not remove the install container");
     }
-}
-
-impl Drop for Removed {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let (docker, id) = (self.docker.clone(), std::mem::take(&mut self.id));
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                if let Err(e) = remove(&docker, &id).await {
-                    tracing::warn!(container = %id, error = %e, "could not remove an abandoned install container");
-                }
-            });
-        }
-    }
-}
-
-async fn remove(docker: &Docker, id: &str) -> Result<(), bollard::errors::Error> {
-    docker
-        .remove_container(
-            id,
-            Some(
-                RemoveContainerOptionsBuilder::default()
-                    .force(true)
-                    .v(true)
-                    .build(),
-            ),
-        )
-        .await
 }
