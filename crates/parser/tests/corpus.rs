@@ -441,15 +441,15 @@ fn heldout_fresh_set() {
     );
 }
 
-/// `heldout/fresh2/`: built like `fresh/`, from other sources, once `fresh/` was tuned on. It is
-/// held out: one row, not gated, and no per-log differences (looking at its misses would make
-/// it one more dev set).
+/// `heldout/fresh2/`: built like `fresh/`, from other sources, once `fresh/` was tuned on. Its
+/// misses were then examined and fixed as families (issue 15, second recall work), so it is no
+/// longer held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh2_set() {
     fresh_set(
         "fresh2",
-        "**fresh2** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh2** (examined for recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -457,6 +457,8 @@ fn heldout_fresh2_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    /// For a set still held out (none at the moment: `fresh/` and `fresh2/` were tuned on).
+    #[allow(dead_code)]
     Hidden,
 }
 
