@@ -595,6 +595,14 @@ impl Parser {
             // before it, so without one the job passed and tolerated what it printed.
             // The same verdict as a log copied from the web page shows it (`##[error]` rendered
             // as `Error: `).
+            // A log copied from the Actions web page renders `##[error]` as `Error: `; a line a
+            // problem matcher marked keeps its own indentation after it (`Error:   16:12  error
+            // …`, `Error:      ^--^ SC2086: …`), which no tool's own `Error: msg` has.
+            Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
+                marker = Marker::Error;
+                self.actions_error = true;
+                text = &text[7..];
+            }
             Some(b'E')
                 if text.starts_with("Error: Process completed with exit code")
                     || (text.starts_with("Error: The process '")
