@@ -35,7 +35,9 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
             p = rest.to_string();
         }
     }
-    if let Some(rest) = strip_runner_prefix(&p) {
+    if let Some(rest) = strip_rebar3_build(&p) {
+        p = rest.to_string();
+    } else if let Some(rest) = strip_runner_prefix(&p) {
         p = strip_gopath(rest).unwrap_or(rest).to_string();
     } else if let Some(rest) = strip_zip_download(&p) {
         p = rest.to_string();
@@ -206,6 +208,19 @@ fn strip_zip_download(p: &str) -> Option<&str> {
     None
 }
 
+/// rebar3 builds every application under `<root>/_build/<profile>/lib/<app>/`, the project's own
+/// top-level application as links to its sources (`/Users/evan/scrc/ghash/_build/test/lib/ghash/
+/// src/gset.erl` is `src/gset.erl` of the checkout `ghash`): when `<app>` is the name of the
+/// directory holding `_build`, the rest is repo-relative, wherever that directory is. Another
+/// name there is a dependency (or an umbrella's app, whose `apps/<app>/` the path cannot tell).
+fn strip_rebar3_build(p: &str) -> Option<&str> {
+    let at = memchr::memmem::find(p.as_bytes(), b"/_build/")?;
+    let root = p[..at].rsplit('/').next()?;
+    let mut rest = p[at + 8..].splitn(4, '/');
+    let (_profile, lib, app, tail) = (rest.next()?, rest.next()?, rest.next()?, rest.next()?);
+    (!root.is_empty() && lib == "lib" && app == root).then_some(tail)
+}
+
 /// A CI workspace used as a GOPATH (Jenkins' `$WORKSPACE/src/github.com/elastic/beats/`, a
 /// workflow checking out into `go/src/github.com/o/r/`): the repository is at
 /// `src/<code host>/<owner>/<repo>/` below the checkout.
@@ -283,6 +298,10 @@ pub fn is_generated(path: &str) -> bool {
         return ext != "py";
     }
     if name == "_testmain.go" {
+        return true;
+    }
+    // Build directories of rebar3, mix, dune and Sphinx: dependencies and outputs.
+    if path.starts_with("_build/") {
         return true;
     }
     // CMake's try-compile scratch (`CMakeFiles/CMakeScratch/`, `CMakeFiles/CMakeTmp/`) and
