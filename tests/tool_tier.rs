@@ -662,7 +662,7 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
     let reason = &fallback.output.fix_reason;
     assert!(
         reason.contains(
-            "with black 23.1.0 (the configured default: requirements-dev.txt pins 0.0.1, which could not be installed: the install step exited 1:"
+            "with black 23.1.0 (the configured default: requirements-dev.txt pins `==0.0.1`, which could not be installed: the install step exited 1:"
         ),
         "{reason}"
     );

@@ -15,9 +15,9 @@
 //! clippy cannot be pointed at one file: `cargo clippy --fix` runs on the crate with only the
 //! reported lint enabled, and a change to any other file is refused like any tool's.
 //!
-//! A version the project pins exactly, of a PyPI or npm tool the image has in another version,
-//! is installed first into a cached image of its own (`super::pins`), the one step with a
-//! network; the tool then runs from that image like any other. For a formatter whose check
+//! A version the project pins, exactly or as a range, of a PyPI or npm tool the image has in
+//! another version (outside the range), is installed first into a cached image of its own
+//! (`super::pins`), the one step with a network; the tool then runs from that image like any other. For a formatter whose check
 //! prints hunks (rustfmt), the check runs first in the same container, and its hunks are what
 //! the guard lets the formatter change.
 //!
@@ -37,7 +37,7 @@ use ci_medic_core::tool_tier::{
     shell_words,
 };
 
-use super::pins::pinned_image;
+use super::pins::{DEFAULT_PINNED_IMAGES, pinned_image};
 use crate::executor::docker::CONTAINER_WORKSPACE;
 use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
 
@@ -85,6 +85,8 @@ pub struct ToolFix {
 pub struct ToolTier {
     docker: DockerExecutor,
     images: BTreeMap<Ecosystem, String>,
+    /// How many pinned-version images to keep per image repository (`FIXER_PINNED_IMAGES`).
+    pinned_images: usize,
 }
 
 impl ToolTier {
@@ -94,7 +96,17 @@ impl ToolTier {
             .into_iter()
             .map(|e| (e, e.default_image().to_string()))
             .collect();
-        ToolTier { docker, images }
+        ToolTier {
+            docker,
+            images,
+            pinned_images: DEFAULT_PINNED_IMAGES,
+        }
+    }
+
+    /// Keeps at most `n` pinned-version images per image repository (see `super::pins`).
+    pub fn with_pinned_images(mut self, n: usize) -> Self {
+        self.pinned_images = n;
+        self
     }
 
     /// Uses `image` for the ecosystem's tools instead of the default.
@@ -160,16 +172,18 @@ impl ToolTier {
             pin,
             version: default,
         } = &version
-            && tool.install_command(&pin.spec).is_some()
+            && tool.install_command(pin).is_some()
         {
-            // An exact pin of a PyPI or npm tool: installed once into a cached image.
+            // A pin of a PyPI or npm tool: installed once into a cached image.
             let client = self.docker.client();
-            version = match pinned_image(client, &image, &base_id, &label, &tool, &pin.spec).await {
-                Ok(pinned) => {
+            let keep = self.pinned_images;
+            version = match pinned_image(client, &image, &base_id, &label, &tool, pin, keep).await {
+                Ok((pinned, installed, fresh)) => {
                     image = pinned;
                     VersionChoice::Installed {
-                        version: pin.spec.clone(),
+                        version: installed,
                         pin: pin.clone(),
+                        fresh,
                     }
                 }
                 Err(why) => VersionChoice::InstallFailed {
@@ -180,6 +194,7 @@ impl ToolTier {
             };
         }
         if let VersionChoice::PinUnavailable { pin, .. }
+        | VersionChoice::PinNotUnderstood { pin, .. }
         | VersionChoice::InstallFailed { pin, .. } = &version
         {
             tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available; using the default");
