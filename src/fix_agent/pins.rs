@@ -13,9 +13,17 @@
 //! never the one just made, nor one a container still uses. An image made from an older build
 //! of the default image is rebuilt.
 //!
-//! What it must never do: put anything of the repository into the install container (it holds
-//! only the image and the install command, built from an exact version), give the tool run
-//! itself a network, or leave its container behind.
+//! The same cache holds a crate's dependencies for `cargo clippy --fix`
+//! ([`cargo_deps_image`]): `cargo fetch` runs once per set of manifests and lockfile, with a
+//! network, on a copy of the tree stripped of cargo's configuration
+//! ([`ci_medic_core::tool_tier::CARGO_FETCH_SCRIPT`]: it compiles and runs nothing of the
+//! repository), and the container is committed with the downloaded crates
+//! (`ci-medic-fixer/rust:pin-cargo-deps-<hash>`); clippy then runs from it offline.
+//!
+//! What it must never do: put anything of the repository into a tool's install container (it
+//! holds only the image and the install command, built from what the range parser
+//! understood), run anything of the repository in the fetch container, give the tool run itself
+//! a network, or leave a container behind.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -27,10 +35,12 @@ use bollard::query_parameters::{
 };
 use futures::StreamExt;
 
-use ci_medic_core::tool_tier::{FixTool, Pin, image_repository, installed_version};
+use ci_medic_core::tool_tier::{
+    CARGO_FETCH_SCRIPT, FixTool, Pin, cargo_deps_tag, image_repository, installed_version,
+};
 
 use super::tool_tier::TOOLS_LABEL;
-use crate::executor::docker::{ContainerGuard, kill, until_stopped};
+use crate::executor::docker::{ContainerGuard, kill, until_stopped, upload_directory};
 
 /// How many pinned-version images are kept per fixer image repository unless
 /// `FIXER_PINNED_IMAGES` says otherwise.
@@ -128,10 +138,34 @@ pub async fn pinned_image(
         discard(container).await;
         return Err(format!("`{version}` cannot name an image"));
     };
-    let name = format!("{repo}:{tag}");
     let mut tools: BTreeMap<String, String> =
         ci_medic_core::tool_tier::parse_tools_label(base_tools);
     tools.insert(tool.name().to_string(), version.clone());
+    let comment = format!("{} {version}, installed by ci-medic", tool.name());
+    let name = commit(
+        docker,
+        container,
+        (&repo, &tag),
+        &comment,
+        &tools,
+        base_id,
+        keep,
+    )
+    .await?;
+    Ok((name, version, true))
+}
+
+/// Commits the stopped container as `repo:tag`, labelled with `tools` and the image it was made
+/// from, removes the container, and keeps the cache within `keep` images.
+async fn commit(
+    docker: &Docker,
+    container: ContainerGuard,
+    (repo, tag): (&str, &str),
+    comment: &str,
+    tools: &BTreeMap<String, String>,
+    base_id: &str,
+    keep: usize,
+) -> Result<String, String> {
     let label = tools
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -140,10 +174,10 @@ pub async fn pinned_image(
     let committed = docker
         .commit_container(
             CommitContainerOptions {
-                container: Some(id.clone()),
-                repo: Some(repo.clone()),
-                tag: Some(tag),
-                comment: Some(format!("{} {version}, installed by ci-medic", tool.name())),
+                container: Some(container.id().to_string()),
+                repo: Some(repo.to_string()),
+                tag: Some(tag.to_string()),
+                comment: Some(comment.to_string()),
                 pause: false,
                 ..Default::default()
             },
@@ -158,9 +192,61 @@ pub async fn pinned_image(
         )
         .await;
     discard(container).await;
-    let committed = committed.map_err(|e| format!("committing the install failed: {e}"))?;
-    evict(docker, &repo, &committed.id, keep).await;
-    Ok((name, version, true))
+    let committed = committed.map_err(|e| format!("committing the image failed: {e}"))?;
+    evict(docker, repo, &committed.id, keep).await;
+    Ok(format!("{repo}:{tag}"))
+}
+
+/// The image holding the dependencies of the crate at `root` (the tree at the proposal's
+/// commit), made from the Rust image `base` (id `base_id`, `ci-medic.tools` label `base_tools`)
+/// by [`CARGO_FETCH_SCRIPT`] when no image for `key` (the hash of the tree's manifests and
+/// lockfile) is cached; at most `keep` cached images stay in `base`'s repository. `Err` is
+/// cargo's own words, for the fix reason.
+pub async fn cargo_deps_image(
+    docker: &Docker,
+    base: &str,
+    base_id: &str,
+    base_tools: &str,
+    root: &std::path::Path,
+    key: &str,
+    keep: usize,
+) -> Result<String, String> {
+    let tag = cargo_deps_tag(key).ok_or_else(|| format!("`{key}` is not a hash"))?;
+    let repo = image_repository(base).to_string();
+    let name = format!("{repo}:{tag}");
+    if let Ok(info) = docker.inspect_image(&name).await {
+        let made_from = info
+            .config
+            .and_then(|c| c.labels)
+            .and_then(|l| l.get(PIN_BASE_LABEL).cloned());
+        if made_from.as_deref() == Some(base_id) {
+            return Ok(name);
+        }
+    }
+    tracing::info!(image = %name, base, "fetching a crate's dependencies into a cached image");
+    let id = create(docker, base, CARGO_FETCH_SCRIPT).await?;
+    let container = ContainerGuard::new(docker, &id);
+    // Root's, as cargo in the container runs; the copy is deleted before the commit.
+    if let Err(e) = upload_directory(docker, &id, root, "src", 0, 0, false).await {
+        discard(container).await;
+        return Err(format!("the tree could not be copied in: {e}"));
+    }
+    if let Err(why) = install(docker, &id).await {
+        discard(container).await;
+        return Err(why.replacen("the install step", "cargo fetch", 1));
+    }
+    let tools = ci_medic_core::tool_tier::parse_tools_label(base_tools);
+    let comment = "a crate's dependencies, fetched by ci-medic";
+    commit(
+        docker,
+        container,
+        (&repo, &tag),
+        comment,
+        &tools,
+        base_id,
+        keep,
+    )
+    .await
 }
 
 /// Every tag of a pinned-version image made from the image `base_id`.

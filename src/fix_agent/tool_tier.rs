@@ -13,7 +13,10 @@
 //! or none, gives no patch, with the reason.
 //!
 //! clippy cannot be pointed at one file: `cargo clippy --fix` runs on the crate with only the
-//! reported lint enabled, and a change to any other file is refused like any tool's.
+//! reported lint enabled, and a change to any other file is refused like any tool's. A crate
+//! with dependencies gets them first from a cached image made by `cargo fetch` with a network,
+//! which runs nothing of the repository (`super::pins::cargo_deps_image`); clippy itself, build
+//! scripts included, runs with no network.
 //!
 //! A version the project pins, exactly or as a range, of a PyPI or npm tool the image has in
 //! another version (outside the range), is installed first into a cached image of its own
@@ -32,12 +35,12 @@ use std::path::Path;
 use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
 use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
-    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, check_hunks,
-    choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version, rust_edition,
-    shell_words,
+    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, cargo_needs_fetch,
+    check_hunks, choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version,
+    rust_edition, shell_words,
 };
 
-use super::pins::{DEFAULT_PINNED_IMAGES, pinned_image};
+use super::pins::{DEFAULT_PINNED_IMAGES, cargo_deps_image, pinned_image};
 use crate::executor::docker::CONTAINER_WORKSPACE;
 use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
 
@@ -200,6 +203,22 @@ impl ToolTier {
             tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available; using the default");
         }
 
+        if matches!(tool, FixTool::Clippy { .. }) {
+            let manifest = read_small(&root.join("Cargo.toml")).unwrap_or_default();
+            let lock = read_small(&root.join("Cargo.lock"));
+            if cargo_needs_fetch(&manifest, lock.as_deref()) {
+                let key = cargo_deps_key(root);
+                let client = self.docker.client();
+                let keep = self.pinned_images;
+                image = cargo_deps_image(client, &image, &base_id, &label, root, &key, keep)
+                    .await
+                    .map_err(|why| ToolDecline::Sandbox {
+                        tool: name.clone(),
+                        why: format!("the crate's dependencies could not be fetched: {why}"),
+                    })?;
+            }
+        }
+
         let path = input.report.file_path.clone();
         apply_files(root, &[(path.clone(), input.file_content.clone())]).map_err(|e| {
             ToolDecline::Sandbox {
@@ -331,6 +350,42 @@ fn read_small(path: &Path) -> Option<String> {
         return None;
     }
     String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+/// The SHA-256 (hex) of what decides a crate's dependencies: `Cargo.lock`, and every
+/// `Cargo.toml` within three directories of the root (a workspace's members), by path.
+fn cargo_deps_key(root: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    fn manifests(dir: &Path, rel: &str, depth: u32, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth > 0 && !name.starts_with('.') && name != "target" {
+                manifests(&entry.path(), &path, depth - 1, out);
+            } else if name == "Cargo.toml" || (name == "Cargo.lock" && rel.is_empty()) {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    manifests(root, "", 3, &mut files);
+    files.sort();
+    let mut hash = Sha256::new();
+    for f in files {
+        hash.update(f.as_bytes());
+        hash.update([0]);
+        hash.update(read_small(&root.join(&f)).unwrap_or_default().as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(hash.finalize())
 }
 
 /// The files at the root that may pin a tool's version.

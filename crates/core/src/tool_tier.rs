@@ -373,24 +373,82 @@ const { ESLint } = require("eslint");
 
 /// The tier's clippy driver, run as `sh -c CLIPPY_SCRIPT clippy MODE LINT` from the crate's
 /// root in the sandbox, with the toolchain in `/opt/rust`, offline (the sandbox has no
-/// network: a crate whose dependencies are not in the image fails, with cargo's words), and the
+/// network: the crate's dependencies come from the image's `/opt/cargo-home`, filled by
+/// [`CARGO_FETCH_SCRIPT`] in a step of its own, or are not there and cargo says so), and the
 /// build in `/tmp` so nothing is written into the tree but the fix:
 ///
-/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT; a `Cargo.lock` cargo
-///   makes for a crate that had none is removed (it is not part of the fix);
+/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT, and every rustc lint
+///   that warns by default allowed too (by name, as this rustc lists them; `-A warnings` would
+///   silence LINT as well): `cargo fix` applies every warning's suggestion, and a rustc lint's
+///   fix elsewhere in the file is not what was reported. `--keep-going`: a target that does not
+///   build on a stable toolchain (a `#![feature(test)]` bench) leaves the others' fixes. A
+///   `Cargo.lock` cargo makes for a crate that had none is removed (it is not part of the fix);
 /// - `check`: fails when LINT still fires.
 pub const CLIPPY_SCRIPT: &str = r#"mode=$1 lint=$2
 export PATH="/opt/rust/bin:$PATH" CARGO_TARGET_DIR=/tmp/ci-medic-target
+[ -d /opt/cargo-home ] && export CARGO_HOME=/opt/cargo-home
 had_lock=no; [ -e Cargo.lock ] && had_lock=yes
 if [ "$mode" = fix ]; then
-  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets -- -A clippy::all -W "clippy::$lint"
+  quiet=$(rustc -W help | awk '/^Lint groups/ { exit } $2 == "warn" && $1 != "warnings" { printf " -A %s", $1 }')
+  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets --keep-going -- -A clippy::all $quiet -W "clippy::$lint"
 else
-  cargo clippy --offline --quiet --all-targets -- -A clippy::all -D "clippy::$lint"
+  cargo clippy --offline --quiet --all-targets --keep-going -- -A clippy::all -D "clippy::$lint"
 fi
 rc=$?
 [ "$had_lock" = yes ] || rm -f Cargo.lock
 exit $rc
 "#;
+
+/// The step that gives clippy a crate's dependencies: run as root with a network in a container
+/// of the Rust image, on a copy of the tree at `/src`, it downloads them into
+/// `/opt/cargo-home`, which the container is then committed with (a cached image per set of
+/// dependencies, [`cargo_deps_tag`]); clippy then runs from that image with no network.
+///
+/// `cargo fetch` resolves and downloads; it compiles nothing, so no build script, proc-macro or
+/// test of the repository (nor of a dependency) runs. What of the repository could still act is
+/// cargo's configuration: a `.cargo/config.toml` can replace sources, set a proxy or a
+/// credential provider (a program cargo runs) or a `rustc` wrapper. Every `.cargo` directory of
+/// the copy is deleted before cargo starts, so cargo reads only the manifests and the lockfile
+/// (the repository's configuration still applies in the clippy step, which has no network).
+/// `--locked` when the tree has a `Cargo.lock`: exactly the versions it names. The copy is
+/// deleted before the commit; the cache is made readable and writable for the sandbox's user
+/// (cargo unpacks the crates there; each run's changes stay in its own container).
+pub const CARGO_FETCH_SCRIPT: &str = r#"export PATH="/opt/rust/bin:$PATH" CARGO_HOME=/opt/cargo-home CARGO_HTTP_CAINFO=/etc/ssl/certs/ca-certificates.crt HOME=/tmp
+cd /src || exit 2
+find . -depth -type d -name .cargo -exec rm -rf {} \;
+locked=; [ -e Cargo.lock ] && locked=--locked
+cargo fetch $locked --quiet
+rc=$?
+cd / && rm -rf /src
+[ $rc = 0 ] && chmod -R a+rwX /opt/cargo-home
+exit $rc
+"#;
+
+/// Whether the crate whose `Cargo.toml` (at the root) and `Cargo.lock` are given needs
+/// packages from a registry or git: a lockfile with a `source` line, or, without one, a
+/// manifest with a dependency table or a workspace (whose members may have one). A crate
+/// without dependencies (fnv) is linted with no fetch step.
+pub fn cargo_needs_fetch(cargo_toml: &str, cargo_lock: Option<&str>) -> bool {
+    if let Some(lock) = cargo_lock {
+        return lock
+            .lines()
+            .any(|l| l.trim_start().starts_with("source = "));
+    }
+    cargo_toml.lines().any(|l| {
+        let t = l.trim();
+        t.starts_with('[')
+            && (t.contains("dependencies") || t.trim_matches(['[', ']']).trim() == "workspace")
+    })
+}
+
+/// The tag of the cached image holding the dependencies whose manifests and lockfile hash to
+/// `key` (hex): `pin-cargo-deps-0123456789abcdef`, kept and evicted with the pinned tool
+/// versions of the same image.
+pub fn cargo_deps_tag(key: &str) -> Option<String> {
+    let key: String = key.chars().take(16).collect();
+    (key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| format!("pin-cargo-deps-{}", key.to_ascii_lowercase()))
+}
 
 /// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
 /// 1 with no column, which is how it records `would reformat x.py`, prettier's `[warn] x.ts`,
@@ -1371,7 +1429,7 @@ mod tests {
             c.check_command(&f)
                 .ends_with("'clippy' 'check' 'assign_op_pattern'")
         );
-        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all -W "clippy::$lint""#));
+        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all $quiet -W "clippy::$lint""#));
         assert!(!c.is_formatter());
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
@@ -1833,6 +1891,35 @@ mod tests {
             .describe("black"),
             "black 23.1.0 (the configured default: requirements-dev.txt pins `==0.0.1`, which could not be installed: pip exited 1)"
         );
+    }
+
+    #[test]
+    fn a_crate_is_fetched_only_when_it_has_dependencies() {
+        let fnv = "[package]\nname = \"fnv\"\n\n[lib]\npath = \"lib.rs\"\n\n[features]\nstd = []\n";
+        assert!(!cargo_needs_fetch(fnv, None));
+        let bitset =
+            "[package]\nname = \"bit-set\"\n\n[dependencies.bit-vec]\nversion = \"0.8.0\"\n";
+        assert!(cargo_needs_fetch(bitset, None));
+        assert!(cargo_needs_fetch(
+            "[dev-dependencies]\nrand = \"0.8\"\n",
+            None
+        ));
+        assert!(cargo_needs_fetch("[workspace]\nmembers = [\"a\"]\n", None));
+        // The lockfile decides: only path packages, or a registry's.
+        let local = "[[package]]\nname = \"a\"\nversion = \"0.1.0\"\n";
+        assert!(!cargo_needs_fetch(bitset, Some(local)));
+        let remote = "[[package]]\nname = \"bit-vec\"\nversion = \"0.8.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+        assert!(cargo_needs_fetch(fnv, Some(remote)));
+        assert_eq!(
+            cargo_deps_tag("0123456789ABCDEF0123").as_deref(),
+            Some("pin-cargo-deps-0123456789abcdef")
+        );
+        assert_eq!(cargo_deps_tag("0123"), None);
+        assert_eq!(cargo_deps_tag("0123456789abcdeg"), None);
+        // Nothing of the repository's cargo configuration is read while the network is there.
+        assert!(CARGO_FETCH_SCRIPT.contains("-name .cargo -exec rm -rf {}"));
+        let fetch = CARGO_FETCH_SCRIPT.find("cargo fetch").unwrap();
+        assert!(CARGO_FETCH_SCRIPT.find("rm -rf {}").unwrap() < fetch);
     }
 
     #[test]
