@@ -20,9 +20,11 @@
 //!
 //! A version the project pins, exactly or as a range, of a PyPI or npm tool the image has in
 //! another version (outside the range), is installed first into a cached image of its own
-//! (`super::pins`), the one step with a network; the tool then runs from that image like any other. For a formatter whose check
-//! prints hunks (rustfmt), the check runs first in the same container, and its hunks are what
-//! the guard lets the formatter change.
+//! (`super::pins`), the one step with a network; the tool then runs from that image like any
+//! other. For a formatter whose check prints hunks (rustfmt), the check runs first in the same
+//! container, and its hunks are what the guard lets the formatter change; for one whose check
+//! names lines only (clang-format), the hunks of the formatter's own change that hold a
+//! reported line are.
 //!
 //! What it must never do: run anything on the host, give the container a network, write to the
 //! host tree outside the caller's scratch copy, or pass on a change the pure judge
@@ -36,8 +38,8 @@ use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
 use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
     Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, cargo_needs_fetch,
-    check_hunks, choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version,
-    rust_edition, shell_words,
+    check_hunks, choose_version, diff_hunks, judge_run, names_whole_file, parse_tools_label,
+    pinned_version, rust_edition, shell_words,
 };
 
 use super::pins::{DEFAULT_PINNED_IMAGES, cargo_deps_image, pinned_image};
@@ -320,7 +322,9 @@ impl ToolTier {
                 .unwrap_or_default();
             FormatScope::Hunks(check_hunks(&printed, CONTAINER_WORKSPACE, &path))
         } else {
-            FormatScope::ReportedLines
+            // A check that named lines without their extent (clang-format's): the hunks of
+            // the formatter's own change that hold a reported line.
+            FormatScope::Hunks(diff_hunks(&input.file_content, &change.after))
         };
         let fix_reason = format!(
             "{} `{path}` with {}",

@@ -218,8 +218,10 @@ impl FixTool {
     }
 
     /// Whether its own check ([`FixTool::check_command`]) prints the hunks it would change, with
-    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does; the others name the
-    /// file (black, isort, ruff, gofmt, goimports, prettier) or one line (clang-format).
+    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does. clang-format's
+    /// names lines without their extent (its change's own hunks, [`diff_hunks`], give it); the
+    /// others name the file only (black, isort, `ruff format`, gofmt and goimports `-l`,
+    /// prettier `--check`).
     pub fn check_prints_hunks(&self) -> bool {
         matches!(self, FixTool::Rustfmt { .. })
     }
@@ -561,10 +563,58 @@ fn same_file(printed: &str, root: &str, path: &str) -> bool {
 pub enum FormatScope {
     /// The check named the file: the whole file.
     WholeFile,
-    /// The check printed these hunks.
+    /// The check printed these hunks, or named lines of these hunks of the formatter's own
+    /// change ([`diff_hunks`]).
     Hunks(Vec<CheckHunk>),
-    /// The check named lines without their extent: the guard's window around them.
+    /// Not a formatter (a lint rule's fix): the guard's window around the reported lines.
     ReportedLines,
+}
+
+/// The hunks of a formatter's own change from `before` to `after`, as `diff -U3` groups them:
+/// what a check that names lines without their extent (clang-format's
+/// `file:line:col: error: code should be clang-formatted`) reported, once a reported line is
+/// among a hunk's lines. In `before`'s lines; an insertion counts as the line above it.
+pub fn diff_hunks(before: &str, after: &str) -> Vec<CheckHunk> {
+    use similar::DiffOp;
+    let a: Vec<&str> = before.split_inclusive('\n').collect();
+    let b: Vec<&str> = after.split_inclusive('\n').collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b);
+    let line = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    similar::group_diff_ops(ops, 3)
+        .into_iter()
+        .filter_map(|group| {
+            let mut changed: Option<LineSpan> = None;
+            for op in group
+                .iter()
+                .filter(|op| !matches!(op, DiffOp::Equal { .. }))
+            {
+                let r = op.old_range();
+                let (first, last) = if r.is_empty() {
+                    let l = line(r.start).max(1);
+                    (l, l)
+                } else {
+                    (line(r.start) + 1, line(r.end))
+                };
+                changed = Some(match changed {
+                    Some(s) => LineSpan {
+                        first: s.first.min(first),
+                        last: s.last.max(last),
+                    },
+                    None => LineSpan { first, last },
+                });
+            }
+            let changed = changed?;
+            let first = line(group.first()?.old_range().start) + 1;
+            let last = line(group.last()?.old_range().end);
+            Some(CheckHunk {
+                shown: LineSpan {
+                    first: first.min(changed.first),
+                    last: last.max(changed.last),
+                },
+                changed,
+            })
+        })
+        .collect()
 }
 
 /// `policy` for the formatter's change to `path`: with [`FormatScope::WholeFile`] the file
@@ -1687,6 +1737,42 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_formatters_own_change_is_cut_into_diff_s_hunks() {
+        let before: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+        // Line 5 changed, lines 7–8 removed (one hunk: 3 lines of context join them), a line
+        // inserted after 20, and the last line changed (nine equal lines apart: two hunks).
+        let after = before
+            .replace("l5\n", "L5\n")
+            .replace("l7\nl8\n", "")
+            .replace("l20\n", "l20\nnew\n")
+            .replace("l30\n", "l30");
+        let span = |first, last| LineSpan { first, last };
+        assert_eq!(
+            diff_hunks(&before, &after),
+            [
+                CheckHunk {
+                    shown: span(2, 11),
+                    changed: span(5, 8),
+                },
+                CheckHunk {
+                    shown: span(18, 23),
+                    changed: span(20, 20),
+                },
+                CheckHunk {
+                    shown: span(27, 30),
+                    changed: span(30, 30),
+                },
+            ]
+        );
+        assert_eq!(diff_hunks(&before, &before), []);
+        let one = diff_hunks("a\n", "b\n");
+        assert_eq!(one[0].changed, span(1, 1));
+        assert_eq!(one[0].shown, span(1, 1));
+        // An insertion at the very top counts as line 1.
+        assert_eq!(diff_hunks("a\n", "x\na\n")[0].changed, span(1, 1));
     }
 
     #[test]
