@@ -451,3 +451,36 @@ async fn eviction_removes_the_oldest_first_and_never_the_image_in_use() {
         remove_image(n);
     }
 }
+
+/// A Go toolchain pinned in `go.mod` that the image does not have (only Debian's Go 1.19
+/// exists here): gofmt 1.19.8 runs, and the reason names the pinned toolchain beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toolchain_pin_that_differs_is_named_beside_the_version_used() {
+    const GO: &str = "ci-medic-fixer/go";
+    if !image_available(GO).await {
+        return;
+    }
+    let file = "eth/config.go";
+    let root = tree(
+        "goethereum",
+        &[file],
+        &[(
+            "go.mod",
+            "module example.com/eth\n\ngo 1.21\n\ntoolchain go1.21.4\n",
+        )],
+    );
+    let log = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/corpus/real/go/fmt-logchunks/goethereum_gometalinter_gofmt.log"),
+    )
+    .unwrap();
+    let fixed = fix(&tier().await, root.path(), report(&log, file)).await;
+    assert!(
+        fixed.output.fix_reason.ends_with(
+            "with gofmt 1.19.8 (the configured default: go.mod pins Go `1.21.4`, a toolchain the tool tier cannot install; it used Go 1.19.8)"
+        ),
+        "{}",
+        fixed.output.fix_reason
+    );
+    assert_eq!(fixed.image, GO);
+}

@@ -199,6 +199,7 @@ impl ToolTier {
             };
         }
         if let VersionChoice::PinUnavailable { pin, .. }
+        | VersionChoice::ToolchainUnavailable { pin, .. }
         | VersionChoice::PinNotUnderstood { pin, .. }
         | VersionChoice::InstallFailed { pin, .. } = &version
         {

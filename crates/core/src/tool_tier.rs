@@ -934,6 +934,14 @@ pub enum VersionChoice {
     /// The project pins another version than the image carries; the image's is used and the
     /// fix reason says so.
     PinUnavailable { version: String, pin: Pin },
+    /// The project pins a toolchain (`rust-toolchain.toml`, `go.mod`) other than the image's
+    /// (`language` `toolchain`): only the image's toolchain exists here, and it is used.
+    ToolchainUnavailable {
+        version: String,
+        language: String,
+        toolchain: String,
+        pin: Pin,
+    },
     /// The pin is in a form ci-medic does not read (`why`); the image's version is used.
     PinNotUnderstood {
         version: String,
@@ -963,6 +971,7 @@ impl VersionChoice {
             VersionChoice::Pinned { version, .. }
             | VersionChoice::Default { version }
             | VersionChoice::PinUnavailable { version, .. }
+            | VersionChoice::ToolchainUnavailable { version, .. }
             | VersionChoice::PinNotUnderstood { version, .. }
             | VersionChoice::Installed { version, .. }
             | VersionChoice::InstallFailed { version, .. } => version,
@@ -985,6 +994,21 @@ impl VersionChoice {
             VersionChoice::PinUnavailable { version, pin } => format!(
                 "{tool} {version} (the configured default: {} pins `{}`, which no fixer image has)",
                 pin.source, pin.spec
+            ),
+            VersionChoice::ToolchainUnavailable {
+                version,
+                language,
+                toolchain,
+                pin,
+            } => format!(
+                "{tool} {version}{} (the configured default: {} pins {language} `{}`, a toolchain the tool tier cannot install; it used {language} {toolchain})",
+                if toolchain == version {
+                    String::new()
+                } else {
+                    format!(" of {language} {toolchain}")
+                },
+                pin.source,
+                pin.spec
             ),
             VersionChoice::PinNotUnderstood { version, pin, why } => format!(
                 "{tool} {version} (the configured default: {} pins `{}`, a form ci-medic does not read: {why})",
@@ -1222,10 +1246,20 @@ pub fn choose_version(
             }
         },
     };
-    Some(if held {
-        VersionChoice::Pinned { version, pin }
-    } else {
-        VersionChoice::PinUnavailable { version, pin }
+    let language = match tool {
+        FixTool::Rustfmt { .. } | FixTool::Clippy { .. } => Some("Rust"),
+        FixTool::Gofmt { .. } => Some("Go"),
+        _ => None,
+    };
+    Some(match (held, language) {
+        (true, _) => VersionChoice::Pinned { version, pin },
+        (false, Some(language)) if pin.dialect.is_none() => VersionChoice::ToolchainUnavailable {
+            version,
+            language: language.to_string(),
+            toolchain: compared,
+            pin,
+        },
+        (false, _) => VersionChoice::PinUnavailable { version, pin },
     })
 }
 
@@ -1692,6 +1726,45 @@ mod tests {
         .unwrap();
         assert_eq!(c.version(), "1.5.1");
         assert!(matches!(c, VersionChoice::Pinned { .. }));
+        // A toolchain pin other than the image's: both versions named.
+        let toolchain = |s: &str| pin(s, "rust-toolchain.toml", None);
+        let c = choose_version(
+            &FixTool::Rustfmt { edition: None },
+            Some(toolchain("1.70.0")),
+            &rust,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("rustfmt"),
+            "rustfmt 1.5.1 of Rust 1.63.0 (the configured default: rust-toolchain.toml pins Rust `1.70.0`, a toolchain the tool tier cannot install; it used Rust 1.63.0)"
+        );
+        let clippy = parse_tools_label("rustfmt=1.5.1,rust=1.63.0,clippy=1.95.0");
+        let c = choose_version(
+            &FixTool::Clippy { lint: "x".into() },
+            Some(toolchain("nightly-2024-01-01")),
+            &clippy,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("clippy"),
+            "clippy 1.95.0 (the configured default: rust-toolchain.toml pins Rust `nightly-2024-01-01`, a toolchain the tool tier cannot install; it used Rust 1.95.0)"
+        );
+        let go = parse_tools_label("gofmt=1.19.8,goimports=0.5.0");
+        let c = choose_version(
+            &FixTool::Gofmt { simplify: false },
+            Some(pin("1.21.4", "go.mod", None)),
+            &go,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("gofmt"),
+            "gofmt 1.19.8 (the configured default: go.mod pins Go `1.21.4`, a toolchain the tool tier cannot install; it used Go 1.19.8)"
+        );
+        // goimports' pin is golang.org/x/tools', not a toolchain.
+        assert!(matches!(
+            choose_version(&FixTool::Goimports, Some(pin("0.6.0", "go.mod", None)), &go),
+            Some(VersionChoice::PinUnavailable { .. })
+        ));
     }
 
     /// A real rustfmt `--check` log (ctest's Travis run, `fixtures/corpus/real/rust/`).
