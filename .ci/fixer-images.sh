@@ -9,14 +9,16 @@
 #   ci-medic-fixer/rust    rustfmt 1.63 (Debian 12) on PATH; the machine's own Rust toolchain
 #                          (rustup's: cargo, rustc, clippy) in /opt/rust, off PATH, for
 #                          `cargo clippy --fix` (Debian 12's clippy 1.63 is too old for most
-#                          crates)
+#                          crates); gcc and libc6-dev (Debian 12, `cc` the linker rustc calls)
+#                          for build scripts and proc-macros; the host's CA bundle for the
+#                          `cargo fetch` step
 #   ci-medic-fixer/clang   clang-format 14 (Debian 12)
 #   ci-medic-fixer/node    Node.js 18 (Debian 12), prettier and eslint (npm); `/node_modules`
 #                          points at them, so a project's `eslint.config.js` finds `@eslint/js`
 #                          and `globals` by Node's own lookup up the directory tree; npm itself
 #                          (in /opt/fixers) for the pins' install step
 #
-# The Python and Node images carry this host's CA bundle (/etc/ssl/certs/ca-certificates.crt):
+# The Python, Node and Rust images carry this host's CA bundle (/etc/ssl/certs/ca-certificates.crt):
 # the fix agent's install step for a pinned version (the only step with a network) reaches
 # PyPI and npm with the CAs the host trusts, which may include a proxy's.
 #
@@ -181,11 +183,16 @@ build_go() {
         "printf 'gofmt=%s,goimports=$xtools' \"\$(GOCACHE=/tmp go version | cut -d' ' -f3 | sed s/^go//)\"; test -x /usr/bin/goimports"
 }
 
-# zlib1g: the toolchain's rustc links libz.
-RUST_PKGS=(rustfmt zlib1g)
+# zlib1g: the toolchain's rustc links libz. gcc, libc6-dev: rustc links build scripts and
+# proc-macros with `cc`, and crates' build scripts compile C (the `cc` crate).
+RUST_PKGS=(rustfmt zlib1g gcc libc6-dev)
 build_rust() {
     local root=$1 recipe=$2
     unpack_debs "$root" "${RUST_PKGS[@]}"
+    # Debian makes `cc` and `gcc` by alternatives and maintainer scripts, which never run here.
+    ln -sf gcc-12 "$root/usr/bin/gcc"
+    ln -sf gcc-12 "$root/usr/bin/cc"
+    host_cas "$root"
     # rustfmt's own version (1.5.1) is not the toolchain's a project pins (1.63.0): both.
     local rust
     rust=$(dpkg-deb -f "$work"/debs-rust/rustfmt_*.deb Version | sed -E 's/^[0-9]+://; s/[+~-].*//')
@@ -199,7 +206,7 @@ build_rust() {
         sysroot=$(rustc --print sysroot)
         mkdir -p "$root/opt/rust"
         cp -a "$sysroot/bin" "$sysroot/lib" "$root/opt/rust/"
-        probe="$probe; printf ',clippy=%s' \"\$(/opt/rust/bin/rustc --version | cut -d' ' -f2)\"; PATH=/opt/rust/bin:\$PATH cargo clippy --version >/dev/null"
+        probe="$probe; printf ',clippy=%s' \"\$(/opt/rust/bin/rustc --version | cut -d' ' -f2)\"; PATH=/opt/rust/bin:\$PATH cargo clippy --version >/dev/null; cc --version >/dev/null"
     else
         log "no rustc on this host: ci-medic-fixer/rust is built without clippy"
     fi

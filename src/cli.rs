@@ -670,11 +670,18 @@ fn run_serve(args: ServeArgs) -> ExitCode {
         ctx.shared = shared.clone();
         ctx.fix_agent = crate::fix_agent::FixAgent::from_env()
             .map_err(|e| anyhow::anyhow!("LLM_API_URL: {e}"))?;
+        let pinned_images = crate::fix_agent::pins::pinned_images_limit(
+            std::env::var(crate::fix_agent::pins::PINNED_IMAGES_ENV)
+                .ok()
+                .as_deref(),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
         let docker = connect_executor().await;
         if let Some(d) = &docker {
-            ctx.fix_agent = ctx
-                .fix_agent
-                .with_tools(crate::fix_agent::tool_tier::ToolTier::new(d.clone()));
+            ctx.fix_agent = ctx.fix_agent.with_tools(
+                crate::fix_agent::tool_tier::ToolTier::new(d.clone())
+                    .with_pinned_images(pinned_images),
+            );
         }
         ctx.executor = docker.map(|d| Arc::new(d) as Arc<dyn crate::executor::Executor>);
         ctx.rerun_timeout_minutes = config.rerun_timeout_minutes;

@@ -768,6 +768,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "unix:///var/run/docker.sock",
         "Docker daemon the executor sandbox (`verify: docker`, `ci-medic exec`) talks to.",
     ),
+    (
+        "FIXER_PINNED_IMAGES",
+        "8",
+        "How many images of tool versions a project pins (installed from PyPI or npm by the tool tier, tagged `<fixer image>:pin-<tool>-<version>`) are kept per fixer image; the oldest made are removed first, never the one in use. 0 to 1000.",
+    ),
 ];
 
 /// The README's table of environment variables, generated from [`ENV_VARS`].

@@ -662,7 +662,7 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
     let reason = &fallback.output.fix_reason;
     assert!(
         reason.contains(
-            "with black 23.1.0 (the configured default: requirements-dev.txt pins 0.0.1, which could not be installed: the install step exited 1:"
+            "with black 23.1.0 (the configured default: requirements-dev.txt pins `==0.0.1`, which could not be installed: the install step exited 1:"
         ),
         "{reason}"
     );
@@ -742,4 +742,121 @@ async fn a_prettier_the_lockfile_pins_is_installed_from_npm_and_run() {
         &format!("test \"$(prettier --version)\" = 3.0.0 && prettier --check {file}"),
     );
     assert_eq!(code, 0, "prettier 3.0.0's own check passes on its fix");
+}
+
+/// clang-format's check names lines, not their extent: the formatter may change the hunks of
+/// its own change that hold a reported line, and a change in a hunk no report points at is
+/// refused under `formatter_hunks`. zpipe.c (zlib's example, public domain) formatted with the
+/// project's style, then changed by clang-format with Allman braces, as the pull request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clang_format_may_change_the_hunks_holding_a_reported_line_and_nothing_else() {
+    use ci_medic::executor::{DockerExecutor, SandboxSettings};
+    use ci_medic::fix_agent::tool_tier::ToolTier;
+    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+    use ci_medic_core::tool_tier::FormatScope;
+
+    const CLANG_IMAGE: &str = "ci-medic-fixer/clang";
+    if !image_available(CLANG_IMAGE).await {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join(".clang-format"), "BasedOnStyle: Google\n").unwrap();
+    std::fs::write(root.path().join("zpipe.c"), fixture("zpipe/zpipe.c")).unwrap();
+    let in_image = |command: &str| {
+        Command::new("docker")
+            .args(["run", "--rm", "--network", "none", "-v"])
+            .arg(format!("{}:/home/runner/work/z/z", root.path().display()))
+            .args([
+                "-w",
+                "/home/runner/work/z/z",
+                CLANG_IMAGE,
+                "sh",
+                "-c",
+                command,
+            ])
+            .output()
+            .expect("docker CLI")
+    };
+    let made = in_image(
+        "clang-format -i --style=file zpipe.c && \
+         clang-format -i --style='{BasedOnStyle: Google, BreakBeforeBraces: Allman}' zpipe.c",
+    );
+    assert!(made.status.success(), "{made:?}");
+    let job = in_image("clang-format --dry-run -Werror --style=file zpipe.c");
+    assert!(!job.status.success());
+    let reports = ci_medic_parser::parse_str(
+        &String::from_utf8(job.stderr).unwrap(),
+        &ci_medic_parser::ParseOptions::default(),
+    );
+    assert!(reports.len() > 2, "{reports:#?}");
+    let text = std::fs::read_to_string(root.path().join("zpipe.c")).unwrap();
+    let policy = |reported: &[ci_medic_parser::BugReport]| GuardPolicy {
+        allowed_paths: vec!["zpipe.c".into()],
+        protected_paths: vec![],
+        do_not_touch: vec![],
+        max_files_changed: 3,
+        no_new_dependencies: true,
+        allowed_dependencies: vec![],
+        confidence_threshold: 0.7,
+        reported_lines: reported
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number))
+            .collect(),
+        whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
+    };
+    let docker = DockerExecutor::connect(SandboxSettings::default())
+        .await
+        .unwrap();
+    let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
+    let input = FixInput::new(reports[0].clone(), text.clone());
+
+    // Every line reported: clang-format's whole change is what the check asked for, as hunks.
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(&input, &policy(&reports), Some(root.path()), &mut notes)
+        .await;
+    let fixed = match out {
+        Proposal::Accepted(fix) => fix,
+        other => panic!("{other:?} {notes:?}"),
+    };
+    assert!(fixed.fix_reason.contains("clang-format 14"), "{fixed:?}");
+    let hunks = match &notes.scopes[..] {
+        [(path, FormatScope::Hunks(h))] if path == "zpipe.c" => h.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(hunks.len() > 1, "{hunks:?}");
+    std::fs::write(root.path().join("zpipe.c"), &fixed.patched_content).unwrap();
+    let back = in_image("clang-format --dry-run -Werror --style=file zpipe.c");
+    assert!(back.status.success(), "its own check passes on the fix");
+
+    // Only the reports in the first hunk: the change clang-format makes to the others is
+    // outside every hunk reported, and refused.
+    std::fs::write(root.path().join("zpipe.c"), &text).unwrap();
+    let first: Vec<_> = reports
+        .iter()
+        .filter(|r| hunks[0].shown.contains(r.line_number))
+        .cloned()
+        .collect();
+    let later = reports
+        .iter()
+        .find(|r| !hunks[0].shown.contains(r.line_number))
+        .unwrap();
+    let mut notes = ToolNotes::default();
+    let out = agent
+        .propose_checked_in(&input, &policy(&first), Some(root.path()), &mut notes)
+        .await;
+    match out {
+        Proposal::Rejected { output, violations } => {
+            assert_eq!(output.patched_content, fixed.patched_content);
+            assert_eq!(violations[0].rule(), "formatter_hunks", "{violations:?}");
+            assert!(
+                violations[0]
+                    .to_string()
+                    .contains(&format!("line {}", later.line_number)),
+                "{violations:?}"
+            );
+        }
+        other => panic!("{other:?} {notes:?}"),
+    }
 }

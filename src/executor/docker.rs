@@ -430,47 +430,9 @@ impl DockerExecutor {
     }
 
     async fn upload_tree(&self, id: &str, req: &ExecutionRequest) -> Result<(), ExecutorError> {
-        let (uid, gid) = (u64::from(self.settings.uid), u64::from(self.settings.gid));
-        let root = req.workspace_path.clone();
-        let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(8);
-        // Packing is blocking file I/O: it runs on its own thread and streams through a bounded
-        // channel, so memory stays at a few chunks whatever the workspace size.
-        let packer = tokio::task::spawn_blocking(move || {
-            let writer = ChannelWriter { tx: tx.clone() };
-            let res = write_meta_dir(uid, gid, writer).and_then(|w| {
-                let name = CONTAINER_WORKSPACE.trim_start_matches('/');
-                write_workspace_tar(&root, name, uid, gid, w)
-            });
-            match res {
-                Ok(_) => Ok(()),
-                Err(e) => {
-                    let _ = tx.blocking_send(Err(std::io::Error::other(e.to_string())));
-                    Err(e)
-                }
-            }
-        });
-        let body = futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        });
-        let upload = self
-            .docker
-            .upload_to_container(
-                id,
-                Some(UploadToContainerOptionsBuilder::default().path("/").build()),
-                bollard::body_try_stream(body),
-            )
-            .await;
-        let packed = packer
-            .await
-            .map_err(|e| ExecutorError::InvalidRequest(format!("packing the workspace: {e}")))?;
-        match (packed, upload) {
-            // The packer's own failure (an unreadable file) is the cause; a broken pipe only
-            // means the engine stopped reading, so its error is the one to report.
-            (Err(e), _) if !is_broken_pipe(&e) => Err(e.into()),
-            (_, Err(e)) => Err(docker_err("copy the workspace into the container")(e)),
-            (Err(e), Ok(())) => Err(e.into()),
-            (Ok(()), Ok(())) => Ok(()),
-        }
+        let name = CONTAINER_WORKSPACE.trim_start_matches('/');
+        let (uid, gid) = (self.settings.uid, self.settings.gid);
+        upload_directory(&self.docker, id, &req.workspace_path, name, uid, gid, true).await
     }
 
     async fn read_tools(&self, id: &str) -> BTreeMap<String, String> {
@@ -711,6 +673,61 @@ impl std::io::Write for ChannelWriter {
     }
 }
 
+/// Copies the directory `root` into the container `id` (created, not started) as `/name`,
+/// owned by `uid:gid`, with the executor's metadata directory first when `with_meta`. Packing is
+/// blocking file I/O: it runs on its own thread and streams through a bounded channel, so
+/// memory stays at a few chunks whatever the tree's size.
+pub(crate) async fn upload_directory(
+    docker: &Docker,
+    id: &str,
+    root: &std::path::Path,
+    name: &str,
+    uid: u32,
+    gid: u32,
+    with_meta: bool,
+) -> Result<(), ExecutorError> {
+    let (uid, gid) = (u64::from(uid), u64::from(gid));
+    let (root, name) = (root.to_path_buf(), name.to_string());
+    let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(8);
+    let packer = tokio::task::spawn_blocking(move || {
+        let writer = ChannelWriter { tx: tx.clone() };
+        let res = if with_meta {
+            write_meta_dir(uid, gid, writer)
+        } else {
+            Ok(writer)
+        }
+        .and_then(|w| write_workspace_tar(&root, &name, uid, gid, w));
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let _ = tx.blocking_send(Err(std::io::Error::other(e.to_string())));
+                Err(e)
+            }
+        }
+    });
+    let body = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    let upload = docker
+        .upload_to_container(
+            id,
+            Some(UploadToContainerOptionsBuilder::default().path("/").build()),
+            bollard::body_try_stream(body),
+        )
+        .await;
+    let packed = packer
+        .await
+        .map_err(|e| ExecutorError::InvalidRequest(format!("packing the workspace: {e}")))?;
+    match (packed, upload) {
+        // The packer's own failure (an unreadable file) is the cause; a broken pipe only
+        // means the engine stopped reading, so its error is the one to report.
+        (Err(e), _) if !is_broken_pipe(&e) => Err(e.into()),
+        (_, Err(e)) => Err(docker_err("copy the workspace into the container")(e)),
+        (Err(e), Ok(())) => Err(e.into()),
+        (Ok(()), Ok(())) => Ok(()),
+    }
+}
+
 async fn remove_forced(docker: &Docker, id: &str) -> Result<(), bollard::errors::Error> {
     match docker
         .remove_container(
@@ -739,6 +756,10 @@ pub(crate) struct ContainerGuard {
 }
 
 impl ContainerGuard {
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
     pub(crate) fn new(docker: &Docker, id: &str) -> Self {
         ContainerGuard {
             docker: docker.clone(),

@@ -13,13 +13,18 @@
 //! or none, gives no patch, with the reason.
 //!
 //! clippy cannot be pointed at one file: `cargo clippy --fix` runs on the crate with only the
-//! reported lint enabled, and a change to any other file is refused like any tool's.
+//! reported lint enabled, and a change to any other file is refused like any tool's. A crate
+//! with dependencies gets them first from a cached image made by `cargo fetch` with a network,
+//! which runs nothing of the repository (`super::pins::cargo_deps_image`); clippy itself, build
+//! scripts included, runs with no network.
 //!
-//! A version the project pins exactly, of a PyPI or npm tool the image has in another version,
-//! is installed first into a cached image of its own (`super::pins`), the one step with a
-//! network; the tool then runs from that image like any other. For a formatter whose check
-//! prints hunks (rustfmt), the check runs first in the same container, and its hunks are what
-//! the guard lets the formatter change.
+//! A version the project pins, exactly or as a range, of a PyPI or npm tool the image has in
+//! another version (outside the range), is installed first into a cached image of its own
+//! (`super::pins`), the one step with a network; the tool then runs from that image like any
+//! other. For a formatter whose check prints hunks (rustfmt), the check runs first in the same
+//! container, and its hunks are what the guard lets the formatter change; for one whose check
+//! names lines only (clang-format), the hunks of the formatter's own change that hold a
+//! reported line are.
 //!
 //! What it must never do: run anything on the host, give the container a network, write to the
 //! host tree outside the caller's scratch copy, or pass on a change the pure judge
@@ -32,12 +37,12 @@ use std::path::Path;
 use ci_medic_core::fix_check::{FixInput, FixOutput, source_text};
 use ci_medic_core::repo_config::FixerImages;
 use ci_medic_core::tool_tier::{
-    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, check_hunks,
-    choose_version, judge_run, names_whole_file, parse_tools_label, pinned_version, rust_edition,
-    shell_words,
+    Ecosystem, FixTool, FormatScope, NoPatch, VERSION_FILES, VersionChoice, cargo_needs_fetch,
+    check_hunks, choose_version, diff_hunks, judge_run, names_whole_file, parse_tools_label,
+    pinned_version, rust_edition, shell_words,
 };
 
-use super::pins::pinned_image;
+use super::pins::{DEFAULT_PINNED_IMAGES, cargo_deps_image, pinned_image};
 use crate::executor::docker::CONTAINER_WORKSPACE;
 use crate::executor::{DockerExecutor, ExecutionRequest, NetworkAccess, apply_files};
 
@@ -85,6 +90,8 @@ pub struct ToolFix {
 pub struct ToolTier {
     docker: DockerExecutor,
     images: BTreeMap<Ecosystem, String>,
+    /// How many pinned-version images to keep per image repository (`FIXER_PINNED_IMAGES`).
+    pinned_images: usize,
 }
 
 impl ToolTier {
@@ -94,7 +101,17 @@ impl ToolTier {
             .into_iter()
             .map(|e| (e, e.default_image().to_string()))
             .collect();
-        ToolTier { docker, images }
+        ToolTier {
+            docker,
+            images,
+            pinned_images: DEFAULT_PINNED_IMAGES,
+        }
+    }
+
+    /// Keeps at most `n` pinned-version images per image repository (see `super::pins`).
+    pub fn with_pinned_images(mut self, n: usize) -> Self {
+        self.pinned_images = n;
+        self
     }
 
     /// Uses `image` for the ecosystem's tools instead of the default.
@@ -160,16 +177,18 @@ impl ToolTier {
             pin,
             version: default,
         } = &version
-            && tool.install_command(&pin.spec).is_some()
+            && tool.install_command(pin).is_some()
         {
-            // An exact pin of a PyPI or npm tool: installed once into a cached image.
+            // A pin of a PyPI or npm tool: installed once into a cached image.
             let client = self.docker.client();
-            version = match pinned_image(client, &image, &base_id, &label, &tool, &pin.spec).await {
-                Ok(pinned) => {
+            let keep = self.pinned_images;
+            version = match pinned_image(client, &image, &base_id, &label, &tool, pin, keep).await {
+                Ok((pinned, installed, fresh)) => {
                     image = pinned;
                     VersionChoice::Installed {
-                        version: pin.spec.clone(),
+                        version: installed,
                         pin: pin.clone(),
+                        fresh,
                     }
                 }
                 Err(why) => VersionChoice::InstallFailed {
@@ -180,9 +199,27 @@ impl ToolTier {
             };
         }
         if let VersionChoice::PinUnavailable { pin, .. }
+        | VersionChoice::ToolchainUnavailable { pin, .. }
+        | VersionChoice::PinNotUnderstood { pin, .. }
         | VersionChoice::InstallFailed { pin, .. } = &version
         {
             tracing::info!(tool = %name, pinned = %pin.spec, source = %pin.source, used = %version.version(), "pinned version not available; using the default");
+        }
+
+        if matches!(tool, FixTool::Clippy { .. }) {
+            let manifest = read_small(&root.join("Cargo.toml")).unwrap_or_default();
+            let lock = read_small(&root.join("Cargo.lock"));
+            if cargo_needs_fetch(&manifest, lock.as_deref()) {
+                let key = cargo_deps_key(root);
+                let client = self.docker.client();
+                let keep = self.pinned_images;
+                image = cargo_deps_image(client, &image, &base_id, &label, root, &key, keep)
+                    .await
+                    .map_err(|why| ToolDecline::Sandbox {
+                        tool: name.clone(),
+                        why: format!("the crate's dependencies could not be fetched: {why}"),
+                    })?;
+            }
         }
 
         let path = input.report.file_path.clone();
@@ -286,7 +323,9 @@ impl ToolTier {
                 .unwrap_or_default();
             FormatScope::Hunks(check_hunks(&printed, CONTAINER_WORKSPACE, &path))
         } else {
-            FormatScope::ReportedLines
+            // A check that named lines without their extent (clang-format's): the hunks of
+            // the formatter's own change that hold a reported line.
+            FormatScope::Hunks(diff_hunks(&input.file_content, &change.after))
         };
         let fix_reason = format!(
             "{} `{path}` with {}",
@@ -316,6 +355,42 @@ fn read_small(path: &Path) -> Option<String> {
         return None;
     }
     String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+/// The SHA-256 (hex) of what decides a crate's dependencies: `Cargo.lock`, and every
+/// `Cargo.toml` within three directories of the root (a workspace's members), by path.
+fn cargo_deps_key(root: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    fn manifests(dir: &Path, rel: &str, depth: u32, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && depth > 0 && !name.starts_with('.') && name != "target" {
+                manifests(&entry.path(), &path, depth - 1, out);
+            } else if name == "Cargo.toml" || (name == "Cargo.lock" && rel.is_empty()) {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    manifests(root, "", 3, &mut files);
+    files.sort();
+    let mut hash = Sha256::new();
+    for f in files {
+        hash.update(f.as_bytes());
+        hash.update([0]);
+        hash.update(read_small(&root.join(&f)).unwrap_or_default().as_bytes());
+        hash.update([0]);
+    }
+    hex::encode(hash.finalize())
 }
 
 /// The files at the root that may pin a tool's version.

@@ -31,5 +31,6 @@ pub mod redelivery;
 pub mod repo_config;
 pub mod status;
 pub mod tool_tier;
+pub mod version_range;
 
 pub use ci_medic_parser::{BugReport, BugType};

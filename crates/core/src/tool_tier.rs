@@ -23,6 +23,7 @@ use ci_medic_parser::BugReport;
 use serde::{Deserialize, Serialize};
 
 use crate::fix_check::{FileChange, GuardPolicy, LineSpan};
+use crate::version_range::{Dialect, Range, RangeError, Version};
 
 /// The image family a tool runs in; each is built locally (`.ci/fixer-images.sh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -217,8 +218,10 @@ impl FixTool {
     }
 
     /// Whether its own check ([`FixTool::check_command`]) prints the hunks it would change, with
-    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does; the others name the
-    /// file (black, isort, ruff, gofmt, goimports, prettier) or one line (clang-format).
+    /// their lines ([`check_hunks`] reads them): rustfmt's `--check` does. clang-format's
+    /// names lines without their extent (its change's own hunks, [`diff_hunks`], give it); the
+    /// others name the file only (black, isort, `ruff format`, gofmt and goimports `-l`,
+    /// prettier `--check`).
     pub fn check_prints_hunks(&self) -> bool {
         matches!(self, FixTool::Rustfmt { .. })
     }
@@ -372,24 +375,82 @@ const { ESLint } = require("eslint");
 
 /// The tier's clippy driver, run as `sh -c CLIPPY_SCRIPT clippy MODE LINT` from the crate's
 /// root in the sandbox, with the toolchain in `/opt/rust`, offline (the sandbox has no
-/// network: a crate whose dependencies are not in the image fails, with cargo's words), and the
+/// network: the crate's dependencies come from the image's `/opt/cargo-home`, filled by
+/// [`CARGO_FETCH_SCRIPT`] in a step of its own, or are not there and cargo says so), and the
 /// build in `/tmp` so nothing is written into the tree but the fix:
 ///
-/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT; a `Cargo.lock` cargo
-///   makes for a crate that had none is removed (it is not part of the fix);
+/// - `fix`: `cargo clippy --fix` with every clippy lint allowed but LINT, and every rustc lint
+///   that warns by default allowed too (by name, as this rustc lists them; `-A warnings` would
+///   silence LINT as well): `cargo fix` applies every warning's suggestion, and a rustc lint's
+///   fix elsewhere in the file is not what was reported. `--keep-going`: a target that does not
+///   build on a stable toolchain (a `#![feature(test)]` bench) leaves the others' fixes. A
+///   `Cargo.lock` cargo makes for a crate that had none is removed (it is not part of the fix);
 /// - `check`: fails when LINT still fires.
 pub const CLIPPY_SCRIPT: &str = r#"mode=$1 lint=$2
 export PATH="/opt/rust/bin:$PATH" CARGO_TARGET_DIR=/tmp/ci-medic-target
+[ -d /opt/cargo-home ] && export CARGO_HOME=/opt/cargo-home
 had_lock=no; [ -e Cargo.lock ] && had_lock=yes
 if [ "$mode" = fix ]; then
-  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets -- -A clippy::all -W "clippy::$lint"
+  quiet=$(rustc -W help | awk '/^Lint groups/ { exit } $2 == "warn" && $1 != "warnings" { printf " -A %s", $1 }')
+  cargo clippy --fix --allow-no-vcs --offline --quiet --all-targets --keep-going -- -A clippy::all $quiet -W "clippy::$lint"
 else
-  cargo clippy --offline --quiet --all-targets -- -A clippy::all -D "clippy::$lint"
+  cargo clippy --offline --quiet --all-targets --keep-going -- -A clippy::all -D "clippy::$lint"
 fi
 rc=$?
 [ "$had_lock" = yes ] || rm -f Cargo.lock
 exit $rc
 "#;
+
+/// The step that gives clippy a crate's dependencies: run as root with a network in a container
+/// of the Rust image, on a copy of the tree at `/src`, it downloads them into
+/// `/opt/cargo-home`, which the container is then committed with (a cached image per set of
+/// dependencies, [`cargo_deps_tag`]); clippy then runs from that image with no network.
+///
+/// `cargo fetch` resolves and downloads; it compiles nothing, so no build script, proc-macro or
+/// test of the repository (nor of a dependency) runs. What of the repository could still act is
+/// cargo's configuration: a `.cargo/config.toml` can replace sources, set a proxy or a
+/// credential provider (a program cargo runs) or a `rustc` wrapper. Every `.cargo` directory of
+/// the copy is deleted before cargo starts, so cargo reads only the manifests and the lockfile
+/// (the repository's configuration still applies in the clippy step, which has no network).
+/// `--locked` when the tree has a `Cargo.lock`: exactly the versions it names. The copy is
+/// deleted before the commit; the cache is made readable and writable for the sandbox's user
+/// (cargo unpacks the crates there; each run's changes stay in its own container).
+pub const CARGO_FETCH_SCRIPT: &str = r#"export PATH="/opt/rust/bin:$PATH" CARGO_HOME=/opt/cargo-home CARGO_HTTP_CAINFO=/etc/ssl/certs/ca-certificates.crt HOME=/tmp
+cd /src || exit 2
+find . -depth -type d -name .cargo -exec rm -rf {} \;
+locked=; [ -e Cargo.lock ] && locked=--locked
+cargo fetch $locked --quiet
+rc=$?
+cd / && rm -rf /src
+[ $rc = 0 ] && chmod -R a+rwX /opt/cargo-home
+exit $rc
+"#;
+
+/// Whether the crate whose `Cargo.toml` (at the root) and `Cargo.lock` are given needs
+/// packages from a registry or git: a lockfile with a `source` line, or, without one, a
+/// manifest with a dependency table or a workspace (whose members may have one). A crate
+/// without dependencies (fnv) is linted with no fetch step.
+pub fn cargo_needs_fetch(cargo_toml: &str, cargo_lock: Option<&str>) -> bool {
+    if let Some(lock) = cargo_lock {
+        return lock
+            .lines()
+            .any(|l| l.trim_start().starts_with("source = "));
+    }
+    cargo_toml.lines().any(|l| {
+        let t = l.trim();
+        t.starts_with('[')
+            && (t.contains("dependencies") || t.trim_matches(['[', ']']).trim() == "workspace")
+    })
+}
+
+/// The tag of the cached image holding the dependencies whose manifests and lockfile hash to
+/// `key` (hex): `pin-cargo-deps-0123456789abcdef`, kept and evicted with the pinned tool
+/// versions of the same image.
+pub fn cargo_deps_tag(key: &str) -> Option<String> {
+    let key: String = key.chars().take(16).collect();
+    (key.len() == 16 && key.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| format!("pin-cargo-deps-{}", key.to_ascii_lowercase()))
+}
 
 /// Whether a formatter check reported the file as a whole: the parser's `format` rule at line
 /// 1 with no column, which is how it records `would reformat x.py`, prettier's `[warn] x.ts`,
@@ -502,10 +563,58 @@ fn same_file(printed: &str, root: &str, path: &str) -> bool {
 pub enum FormatScope {
     /// The check named the file: the whole file.
     WholeFile,
-    /// The check printed these hunks.
+    /// The check printed these hunks, or named lines of these hunks of the formatter's own
+    /// change ([`diff_hunks`]).
     Hunks(Vec<CheckHunk>),
-    /// The check named lines without their extent: the guard's window around them.
+    /// Not a formatter (a lint rule's fix): the guard's window around the reported lines.
     ReportedLines,
+}
+
+/// The hunks of a formatter's own change from `before` to `after`, as `diff -U3` groups them:
+/// what a check that names lines without their extent (clang-format's
+/// `file:line:col: error: code should be clang-formatted`) reported, once a reported line is
+/// among a hunk's lines. In `before`'s lines; an insertion counts as the line above it.
+pub fn diff_hunks(before: &str, after: &str) -> Vec<CheckHunk> {
+    use similar::DiffOp;
+    let a: Vec<&str> = before.split_inclusive('\n').collect();
+    let b: Vec<&str> = after.split_inclusive('\n').collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &a, &b);
+    let line = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+    similar::group_diff_ops(ops, 3)
+        .into_iter()
+        .filter_map(|group| {
+            let mut changed: Option<LineSpan> = None;
+            for op in group
+                .iter()
+                .filter(|op| !matches!(op, DiffOp::Equal { .. }))
+            {
+                let r = op.old_range();
+                let (first, last) = if r.is_empty() {
+                    let l = line(r.start).max(1);
+                    (l, l)
+                } else {
+                    (line(r.start) + 1, line(r.end))
+                };
+                changed = Some(match changed {
+                    Some(s) => LineSpan {
+                        first: s.first.min(first),
+                        last: s.last.max(last),
+                    },
+                    None => LineSpan { first, last },
+                });
+            }
+            let changed = changed?;
+            let first = line(group.first()?.old_range().start) + 1;
+            let last = line(group.last()?.old_range().end);
+            Some(CheckHunk {
+                shown: LineSpan {
+                    first: first.min(changed.first),
+                    last: last.max(changed.last),
+                },
+                changed,
+            })
+        })
+        .collect()
 }
 
 /// `policy` for the formatter's change to `path`: with [`FormatScope::WholeFile`] the file
@@ -549,20 +658,49 @@ pub fn scoped_policy(policy: &GuardPolicy, path: &str, scope: &FormatScope) -> G
 /// A version the project pins, and where it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pin {
-    /// As the file states it: `23.1.0`, `^3.3.0`, `1.63`.
+    /// As the file states it: `==23.1.0`, `>=23,<24`, `^3.3.0`, `3.3.3` (a lockfile's), `1.63`.
     pub spec: String,
     /// The file it came from (`requirements-dev.txt`).
     pub source: String,
+    /// Whose range syntax `spec` is; `None` for a toolchain's channel or version
+    /// (`rust-toolchain.toml`, `go.mod`), compared by [`satisfies`].
+    pub dialect: Option<Dialect>,
+}
+
+impl Pin {
+    /// The range `spec` states, or why it is not read.
+    pub fn range(&self) -> Result<Range, RangeError> {
+        match self.dialect {
+            Some(d) => Range::parse(&self.spec, d),
+            None => Err(RangeError {
+                spec: self.spec.clone(),
+                why: "a toolchain, not a package".into(),
+            }),
+        }
+    }
+
+    /// Whether it names one version (`==24.1.1`, a lockfile's `3.3.3`).
+    pub fn is_exact(&self) -> bool {
+        self.range().is_ok_and(|r| r.exact().is_some())
+    }
 }
 
 /// The version `tool` is pinned to by the files given (repo-relative path → text), or `None`
-/// when none pins it. Exact pins only for Python (`black==23.1.0`, or a pre-commit hook's
-/// `rev`); for npm the lockfile's resolved version first, then `package.json`'s range; the Rust
+/// when none pins it. For Python a requirement's specifier (`black==23.1.0`, `black>=23,<24`,
+/// `black~=23.1`, in `requirements*.txt` or a `pyproject.toml` list), Poetry's constraint
+/// (`black = "^23.1"` under a `[tool.poetry…dependencies]` table), or a pre-commit hook's `rev`;
+/// for npm the lockfile's resolved version first, then `package.json`'s range; the Rust
 /// toolchain for rustfmt; `go.mod`'s `toolchain`, then its `go` line, for gofmt.
 pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Option<Pin> {
     let pin = |spec: String, source: &str| Pin {
         spec,
         source: source.to_string(),
+        dialect: None,
+    };
+    let ranged = |spec: String, source: &str, dialect: Dialect| Pin {
+        spec,
+        source: source.to_string(),
+        dialect: Some(dialect),
     };
     match tool.ecosystem() {
         Ecosystem::Python => {
@@ -577,8 +715,9 @@ pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Optio
                 .collect();
             paths.sort();
             for path in paths {
-                if let Some(v) = python_exact_pin(&files[path], name) {
-                    return Some(pin(v, path));
+                let poetry = path.ends_with("pyproject.toml");
+                if let Some((spec, dialect)) = python_requirement(&files[path], name, poetry) {
+                    return Some(ranged(spec, path, dialect));
                 }
             }
             let hook = match tool {
@@ -587,7 +726,8 @@ pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Optio
                 _ => "astral-sh/ruff-pre-commit",
             };
             let text = files.get(".pre-commit-config.yaml")?;
-            pre_commit_rev(text, hook).map(|v| pin(v, ".pre-commit-config.yaml"))
+            pre_commit_rev(text, hook)
+                .map(|v| ranged(v, ".pre-commit-config.yaml", Dialect::Pep440))
         }
         Ecosystem::Node => {
             let name = tool.name();
@@ -600,13 +740,13 @@ pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Optio
                         .and_then(|v| v.as_str().map(str::to_string))
                 })
             {
-                return Some(pin(v, "package-lock.json"));
+                return Some(ranged(v, "package-lock.json", Dialect::Npm));
             }
             let json: serde_json::Value = serde_json::from_str(files.get("package.json")?).ok()?;
             ["devDependencies", "dependencies"]
                 .iter()
                 .find_map(|k| json.pointer(&format!("/{k}/{name}"))?.as_str())
-                .map(|v| pin(v.trim().to_string(), "package.json"))
+                .map(|v| ranged(v.trim().to_string(), "package.json", Dialect::Npm))
         }
         Ecosystem::Rust => {
             if let Some(t) = files.get("rust-toolchain.toml") {
@@ -644,33 +784,70 @@ pub fn pinned_version(tool: &FixTool, files: &BTreeMap<String, String>) -> Optio
     }
 }
 
-/// `name==1.2.3` in a requirements file or a `pyproject.toml` dependency list (the extras and
-/// spaces pip allows included). Ranges are not pins.
-fn python_exact_pin(text: &str, name: &str) -> Option<String> {
+/// The specifier `name` is required with in a requirements file or a `pyproject.toml`
+/// (`black[jupyter] >= 23, < 24 ; python_version > "3.8"` → `>= 23, < 24`), or, with `poetry`,
+/// Poetry's constraint under a `[tool.poetry…dependencies]` table (`black = "^23.1"`,
+/// `black = { version = "^23.1" }`). A line naming the tool without a version is not a pin; a
+/// longer name that starts with it (`blacken-docs`, `ruff-lsp`) is not the tool.
+fn python_requirement(text: &str, name: &str, poetry: bool) -> Option<(String, Dialect)> {
+    let mut table = String::new();
     for raw in text.lines() {
-        let line = raw.split('#').next().unwrap_or("");
-        let mut rest = line.trim().trim_start_matches(['"', '\'']);
-        let Some(after) = rest
-            .get(..name.len())
-            .filter(|head| head.eq_ignore_ascii_case(name))
-            .map(|_| &rest[name.len()..])
-        else {
+        let line = raw.split(" #").next().unwrap_or("").trim();
+        if line.starts_with('[') && !line.starts_with("[\"") && !line.starts_with("['") {
+            table = line.trim_matches(['[', ']']).to_string();
             continue;
-        };
-        rest = after.trim_start();
-        if let Some(stripped) = rest.strip_prefix('[') {
-            rest = stripped.split_once(']').map_or("", |(_, r)| r).trim_start();
         }
-        let Some(v) = rest.strip_prefix("==") else {
-            continue;
-        };
-        let v: String = v
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
-            .collect();
-        if !v.is_empty() {
-            return Some(v);
+        // The line itself (a requirements line, a Poetry key), then each string on it (a TOML
+        // list, on one line or one entry per line).
+        let strings = line
+            .split(['"', '\''])
+            .skip(1)
+            .step_by(2)
+            .map(|s| (true, s));
+        for (quoted, candidate) in std::iter::once((false, line)).chain(strings) {
+            let Some(after) = candidate
+                .get(..name.len())
+                .filter(|head| head.eq_ignore_ascii_case(name))
+                .map(|_| &candidate[name.len()..])
+            else {
+                continue;
+            };
+            if after.starts_with(|c: char| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+                continue;
+            }
+            let mut spec = after.trim_start();
+            if let Some(stripped) = spec.strip_prefix('[') {
+                spec = stripped.split_once(']').map_or("", |(_, r)| r).trim_start();
+            }
+            // Poetry: `name = "^23.1"` or `name = { version = "^23.1", … }`.
+            if !quoted && spec.starts_with('=') && !spec.starts_with("==") {
+                if !(poetry && table.starts_with("tool.poetry") && table.ends_with("dependencies"))
+                {
+                    continue;
+                }
+                let value = spec[1..].trim();
+                let constraint = if value.starts_with('{') {
+                    toml_string(&value.replace([',', '{', '}'], "\n"), "version")
+                } else {
+                    Some(value.trim_matches(['"', '\'']).to_string())
+                };
+                match constraint {
+                    Some(c) if !c.trim().is_empty() => {
+                        return Some((c.trim().into(), Dialect::Poetry));
+                    }
+                    _ => continue,
+                }
+            }
+            // A requirement: up to its environment marker, a pip option, a line continuation.
+            let end = spec
+                .find([';', '\\'])
+                .or_else(|| spec.find(" --"))
+                .unwrap_or(spec.len());
+            let spec = spec[..end].trim();
+            if spec.is_empty() || spec.starts_with('#') {
+                continue;
+            }
+            return Some((spec.to_string(), Dialect::Pep440));
         }
     }
     None
@@ -750,16 +927,36 @@ pub fn parse_tools_label(label: &str) -> BTreeMap<String, String> {
 /// The version that will run, and whether it honours the project's pin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VersionChoice {
-    /// The image's version satisfies the pin.
+    /// The image's version satisfies the pin (is it, or lies in its range).
     Pinned { version: String, pin: Pin },
     /// Nothing pins the tool: the image's version.
     Default { version: String },
     /// The project pins another version than the image carries; the image's is used and the
     /// fix reason says so.
     PinUnavailable { version: String, pin: Pin },
-    /// The pinned version was installed into a cached image of its own
-    /// ([`FixTool::install_command`]), and ran.
-    Installed { version: String, pin: Pin },
+    /// The project pins a toolchain (`rust-toolchain.toml`, `go.mod`) other than the image's
+    /// (`language` `toolchain`): only the image's toolchain exists here, and it is used.
+    ToolchainUnavailable {
+        version: String,
+        language: String,
+        toolchain: String,
+        pin: Pin,
+    },
+    /// The pin is in a form ci-medic does not read (`why`); the image's version is used.
+    PinNotUnderstood {
+        version: String,
+        pin: Pin,
+        why: String,
+    },
+    /// The pinned version, or the newest satisfying the pinned range when it was installed,
+    /// is in a cached image of its own ([`FixTool::install_command`]), and ran. `fresh`: it was
+    /// installed for this run (for a range, an image cached earlier may hold an older version
+    /// the range also holds).
+    Installed {
+        version: String,
+        pin: Pin,
+        fresh: bool,
+    },
     /// The pinned version could not be installed (`why`); the image's is used.
     InstallFailed {
         version: String,
@@ -774,6 +971,8 @@ impl VersionChoice {
             VersionChoice::Pinned { version, .. }
             | VersionChoice::Default { version }
             | VersionChoice::PinUnavailable { version, .. }
+            | VersionChoice::ToolchainUnavailable { version, .. }
+            | VersionChoice::PinNotUnderstood { version, .. }
             | VersionChoice::Installed { version, .. }
             | VersionChoice::InstallFailed { version, .. } => version,
         }
@@ -782,81 +981,186 @@ impl VersionChoice {
     /// The words the fix reason carries after the tool's name.
     pub fn describe(&self, tool: &str) -> String {
         match self {
-            VersionChoice::Pinned { version, pin } => {
+            VersionChoice::Pinned { version, pin } if pin_names(pin, version) => {
                 format!("{tool} {version} (pinned in {})", pin.source)
             }
+            VersionChoice::Pinned { version, pin } => format!(
+                "{tool} {version} ({} pins `{}`, which the fixer image's version satisfies)",
+                pin.source, pin.spec
+            ),
             VersionChoice::Default { version } => {
                 format!("{tool} {version} (the configured default; the project pins none)")
             }
             VersionChoice::PinUnavailable { version, pin } => format!(
-                "{tool} {version} (the configured default: {} pins {}, which no fixer image has)",
+                "{tool} {version} (the configured default: {} pins `{}`, which no fixer image has)",
                 pin.source, pin.spec
             ),
-            VersionChoice::Installed { version, pin } => format!(
+            VersionChoice::ToolchainUnavailable {
+                version,
+                language,
+                toolchain,
+                pin,
+            } => format!(
+                "{tool} {version}{} (the configured default: {} pins {language} `{}`, a toolchain the tool tier cannot install; it used {language} {toolchain})",
+                if toolchain == version {
+                    String::new()
+                } else {
+                    format!(" of {language} {toolchain}")
+                },
+                pin.source,
+                pin.spec
+            ),
+            VersionChoice::PinNotUnderstood { version, pin, why } => format!(
+                "{tool} {version} (the configured default: {} pins `{}`, a form ci-medic does not read: {why})",
+                pin.source, pin.spec
+            ),
+            VersionChoice::Installed { version, pin, .. } if pin.is_exact() => format!(
                 "{tool} {version} (pinned in {}; installed from {} into a cached fixer image)",
                 pin.source,
-                if pin.source.starts_with("package") {
-                    "npm"
-                } else {
-                    "PyPI"
-                }
+                registry(pin)
+            ),
+            VersionChoice::Installed {
+                version,
+                pin,
+                fresh: true,
+            } => format!(
+                "{tool} {version} ({} pins `{}`; the newest version satisfying it was installed from {} into a cached fixer image)",
+                pin.source,
+                pin.spec,
+                registry(pin)
+            ),
+            VersionChoice::Installed { version, pin, .. } => format!(
+                "{tool} {version} ({} pins `{}`, which this version satisfies; installed from {} earlier, from a cached fixer image)",
+                pin.source,
+                pin.spec,
+                registry(pin)
             ),
             VersionChoice::InstallFailed { version, pin, why } => format!(
-                "{tool} {version} (the configured default: {} pins {}, which could not be installed: {why})",
+                "{tool} {version} (the configured default: {} pins `{}`, which could not be installed: {why})",
                 pin.source, pin.spec
             ),
         }
     }
 }
 
-/// `spec` when it names one exact release (`24.1.1`, `3.0.0`, `1.0.0rc1`): what the install
-/// step installs. A range (`^3.0.0`, `>=5`) is not installed.
-pub fn exact_version(spec: &str) -> Option<&str> {
-    let v = spec.trim();
-    (v.len() <= 40
-        && v.starts_with(|c: char| c.is_ascii_digit())
-        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
-        && v.contains('.'))
-    .then_some(v)
+/// Whether `pin` names `version` exactly (`==24.1.1`, a lockfile's `3.3.3`, a toolchain's
+/// `1.63` for 1.63.0).
+fn pin_names(pin: &Pin, version: &str) -> bool {
+    match pin.dialect {
+        None => satisfies(version, &pin.spec),
+        Some(_) => pin
+            .range()
+            .ok()
+            .and_then(|r| r.exact())
+            .is_some_and(|e| Version::parse(&e) == Version::parse(version)),
+    }
+}
+
+fn registry(pin: &Pin) -> &'static str {
+    if pin.dialect == Some(Dialect::Npm) {
+        "npm"
+    } else {
+        "PyPI"
+    }
 }
 
 /// Where the install step's package managers find the CAs to trust: the bundle
 /// `.ci/fixer-images.sh` puts into the Python and Node images (the host's).
 pub const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
+/// The line the install step prints last: the version it installed, read back from the
+/// package's own metadata (pip's or npm's choice within a range is known only then).
+pub const INSTALLED_MARKER: &str = "ci-medic-installed=";
+
 impl FixTool {
-    /// The command that installs `version` (exact, see [`exact_version`]) of the tool over
-    /// the image's own, run as root with a network in a container of the tool's default image
-    /// (nothing of the repository is in it): pip from its wheel (`/opt/pip/pip.whl`) into
-    /// `/usr/local`, which Python and `PATH` search before Debian's packages; npm into the
-    /// image's `/opt/fixers`, where `prettier`, `eslint` and the ESLint driver find their
-    /// packages. `None` for the tools that come with a toolchain (rustfmt, gofmt, goimports,
-    /// clang-format).
-    pub fn install_command(&self, version: &str) -> Option<String> {
-        let version = exact_version(version)?;
-        let package = format!("{}@{version}", self.name());
-        match self.ecosystem() {
-            Ecosystem::Python => Some(format!(
+    /// The command that installs the version `pin` asks for (exact, or the newest in its
+    /// range, as pip or npm resolve it) of the tool over the image's own, run as root with a
+    /// network in a container of the tool's default image (nothing of the repository is in
+    /// it), then prints [`INSTALLED_MARKER`] and the version installed: pip from its wheel
+    /// (`/opt/pip/pip.whl`) into `/usr/local`, which Python and `PATH` search before Debian's
+    /// packages; npm into the image's `/opt/fixers`, where `prettier`, `eslint` and the ESLint
+    /// driver find their packages. The range is written from what [`Range`] understood, never
+    /// copied from the file. `None` for the tools that come with a toolchain (rustfmt, gofmt,
+    /// goimports, clang-format) and for a range the installer cannot state.
+    pub fn install_command(&self, pin: &Pin) -> Option<String> {
+        let range = pin.range().ok()?;
+        let name = self.name();
+        match (self.ecosystem(), pin.dialect?) {
+            (Ecosystem::Python, Dialect::Pep440 | Dialect::Poetry) => Some(format!(
                 "PIP_CERT={CA_BUNDLE} python3 /opt/pip/pip.whl/pip install --quiet --no-cache-dir \
                  --disable-pip-version-check --root-user-action=ignore --break-system-packages \
-                 --prefix /usr {}",
-                shell_words(&[format!("{}=={version}", self.name())])
+                 --prefix /usr {} && python3 -c {}",
+                shell_words(&[format!("{name}{}", range.for_pip()?)]),
+                shell_words(&[format!(
+                    "import importlib.metadata as m; print('{INSTALLED_MARKER}' + m.version('{name}'))"
+                )])
             )),
-            Ecosystem::Node => Some(format!(
-                "cd /opt/fixers && NODE_EXTRA_CA_CERTS={CA_BUNDLE} node \
-                 node_modules/npm/bin/npm-cli.js install --silent --no-audit --no-fund \
-                 --omit=dev --cache /tmp/npm {}",
-                shell_words(&[package])
-            )),
+            (Ecosystem::Node, Dialect::Npm) => {
+                let wanted = range.exact().map_or_else(|| range.for_npm(), Some)?;
+                Some(format!(
+                    "cd /opt/fixers && NODE_EXTRA_CA_CERTS={CA_BUNDLE} node \
+                     node_modules/npm/bin/npm-cli.js install --silent --no-audit --no-fund \
+                     --omit=dev --cache /tmp/npm {} && node -p {}",
+                    shell_words(&[format!("{name}@{wanted}")]),
+                    shell_words(&[format!(
+                        "'{INSTALLED_MARKER}' + require('/opt/fixers/node_modules/{name}/package.json').version"
+                    )])
+                ))
+            }
             _ => None,
         }
     }
 
-    /// The tag of the cached image holding `version` (exact) of this tool, in the repository
-    /// of the image it was installed into: `pin-black-24.1.1`.
+    /// The tag of the cached image holding `version` of this tool, in the repository of the
+    /// image it was installed into: `pin-black-24.1.1`. `None` for a version a tag cannot
+    /// hold.
     pub fn pin_tag(&self, version: &str) -> Option<String> {
-        exact_version(version).map(|v| format!("pin-{}-{v}", self.name()))
+        tag_version(version).map(|v| format!("pin-{}-{v}", self.name()))
     }
+
+    /// Among the cached images' `tags` (`repo:pin-black-23.12.1`), the newest version of this
+    /// tool in `repo` that `range` holds, with its tag: a range is installed once, then its
+    /// cached version is used.
+    pub fn newest_cached(
+        &self,
+        tags: &[String],
+        repo: &str,
+        range: &Range,
+    ) -> Option<(String, String)> {
+        let prefix = format!("{repo}:pin-{}-", self.name());
+        tags.iter()
+            .filter_map(|t| {
+                let v = t.strip_prefix(&prefix)?;
+                let parsed = Version::parse(v)?;
+                range
+                    .contains(v)
+                    .then(|| (parsed, t.clone(), v.to_string()))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, tag, v)| (tag, v))
+    }
+}
+
+/// `version` when a Docker tag can carry it: a number first, then letters, digits, `.` and
+/// `-` (`24.1.1`, `1.0.0rc1`, `3.0.0-beta.1`).
+fn tag_version(version: &str) -> Option<&str> {
+    let v = version.trim();
+    (v.len() <= 64
+        && v.starts_with(|c: char| c.is_ascii_digit())
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+    .then_some(v)
+}
+
+/// The version the install step printed after [`INSTALLED_MARKER`] (its last such line), when
+/// it is one a tag can carry.
+pub fn installed_version(output: &str) -> Option<String> {
+    output
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(INSTALLED_MARKER))
+        .and_then(tag_version)
+        .map(str::to_string)
 }
 
 /// The repository part of an image reference (`registry:5000/a/b:tag` → `registry:5000/a/b`),
@@ -879,9 +1183,10 @@ fn numbers(v: &str) -> Vec<u64> {
         .collect()
 }
 
-/// Whether `available` satisfies `spec`: an exact version (all the parts it names), npm's
-/// `^x.y.z` (same major, not older) and `~x.y.z` (same major and minor, not older), and `>=`.
-/// A channel name (`stable`) or anything unparsed is not satisfied by a numbered version.
+/// Whether `available` satisfies a toolchain's `spec`: an exact version (all the parts it
+/// names), and the npm-like `^`, `~`, `>=` forms a few files use. A channel name (`stable`) or
+/// anything unparsed is not satisfied by a numbered version. Package ranges are
+/// [`Range`]'s.
 pub fn satisfies(available: &str, spec: &str) -> bool {
     let have = numbers(available);
     let s = spec.trim();
@@ -913,6 +1218,8 @@ pub fn satisfies(available: &str, spec: &str) -> bool {
 
 /// Decides the version from the image's and the project's pin. For rustfmt the pin is a Rust
 /// toolchain and is compared with the image's `rust` entry; for the others, with the tool's.
+/// A package's pin is read as a range ([`Range`]): the image's version is used when the range
+/// holds it.
 pub fn choose_version(
     tool: &FixTool,
     pin: Option<Pin>,
@@ -923,10 +1230,36 @@ pub fn choose_version(
         FixTool::Rustfmt { .. } => image_tools.get("rust").cloned().unwrap_or_default(),
         _ => version.clone(),
     };
-    Some(match pin {
-        None => VersionChoice::Default { version },
-        Some(pin) if satisfies(&compared, &pin.spec) => VersionChoice::Pinned { version, pin },
-        Some(pin) => VersionChoice::PinUnavailable { version, pin },
+    let Some(pin) = pin else {
+        return Some(VersionChoice::Default { version });
+    };
+    let held = match pin.dialect {
+        None => satisfies(&compared, &pin.spec),
+        Some(_) => match pin.range() {
+            Ok(range) => range.contains(&compared),
+            Err(e) => {
+                return Some(VersionChoice::PinNotUnderstood {
+                    version,
+                    pin,
+                    why: e.why,
+                });
+            }
+        },
+    };
+    let language = match tool {
+        FixTool::Rustfmt { .. } | FixTool::Clippy { .. } => Some("Rust"),
+        FixTool::Gofmt { .. } => Some("Go"),
+        _ => None,
+    };
+    Some(match (held, language) {
+        (true, _) => VersionChoice::Pinned { version, pin },
+        (false, Some(language)) if pin.dialect.is_none() => VersionChoice::ToolchainUnavailable {
+            version,
+            language: language.to_string(),
+            toolchain: compared,
+            pin,
+        },
+        (false, _) => VersionChoice::PinUnavailable { version, pin },
     })
 }
 
@@ -1180,7 +1513,7 @@ mod tests {
             c.check_command(&f)
                 .ends_with("'clippy' 'check' 'assign_op_pattern'")
         );
-        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all -W "clippy::$lint""#));
+        assert!(CLIPPY_SCRIPT.contains(r#"-A clippy::all $quiet -W "clippy::$lint""#));
         assert!(!c.is_formatter());
         assert_eq!(
             shell_words(&["echo".into(), "it's $(x)".into()]),
@@ -1188,35 +1521,59 @@ mod tests {
         );
     }
 
+    fn spec_of(tool: &FixTool, f: &BTreeMap<String, String>) -> Option<(String, String)> {
+        pinned_version(tool, f).map(|p| (p.spec, p.source))
+    }
+
     #[test]
-    fn python_pins_are_exact_versions_from_requirements_pyproject_or_pre_commit() {
+    fn python_pins_are_specifiers_from_requirements_pyproject_poetry_or_pre_commit() {
         let f = files(&[
-            ("requirements.txt", "flask>=2\n"),
+            ("requirements.txt", "flask>=2\nblacken-docs==1.16.0\n"),
             (
                 "requirements-dev.txt",
-                "# lint\nBlack[jupyter] == 24.1.1  # formatter\nisort>=5\n",
+                "# lint\nBlack[jupyter] == 24.1.1  # formatter\nisort\nruff>=0.1,<0.2 ; python_version >= \"3.8\" \\\n",
             ),
         ]);
         let p = pinned_version(&FixTool::Black, &f).expect("pinned");
         assert_eq!(
-            (p.spec.as_str(), p.source.as_str()),
-            ("24.1.1", "requirements-dev.txt")
+            (p.spec.as_str(), p.source.as_str(), p.dialect),
+            ("== 24.1.1", "requirements-dev.txt", Some(Dialect::Pep440))
         );
+        assert!(p.is_exact());
+        // Named without a version: no pin.
         assert_eq!(pinned_version(&FixTool::Isort, &f), None);
+        assert_eq!(spec_of(&FixTool::RuffFormat, &f).unwrap().0, ">=0.1,<0.2");
         let py = files(&[(
             "pyproject.toml",
-            "[project.optional-dependencies]\ndev = [\n  \"ruff==0.6.9\",\n]\n",
+            "[project.optional-dependencies]\ndev = [\n  \"ruff-lsp\",\n  \"ruff~=0.6.9\",\n  'black[d]>=23,<24',\n]\n[tool.black]\nline-length = 100\n",
         )]);
+        assert_eq!(spec_of(&FixTool::RuffFormat, &py).unwrap().0, "~=0.6.9");
+        let inline = files(&[(
+            "pyproject.toml",
+            "[project.optional-dependencies]\nlint = [\"flake8\", \"ruff==0.5.0\", 'isort>=5']\n",
+        )]);
+        assert_eq!(spec_of(&FixTool::RuffFormat, &inline).unwrap().0, "==0.5.0");
+        assert_eq!(spec_of(&FixTool::Isort, &inline).unwrap().0, ">=5");
+        assert_eq!(spec_of(&FixTool::Black, &py).unwrap().0, ">=23,<24");
+        let poetry = files(&[(
+            "pyproject.toml",
+            "[tool.poetry.dependencies]\npython = \"^3.9\"\n\n[tool.poetry.group.dev.dependencies]\nblack = \"^23.1\"\nisort = { version = \"~5.12\", extras = [\"colors\"] }\n\n[tool.isort]\nprofile = \"black\"\n",
+        )]);
+        let p = pinned_version(&FixTool::Black, &poetry).unwrap();
         assert_eq!(
-            pinned_version(&FixTool::RuffFormat, &py).unwrap().spec,
-            "0.6.9"
+            (p.spec.as_str(), p.dialect),
+            ("^23.1", Some(Dialect::Poetry))
         );
+        assert_eq!(spec_of(&FixTool::Isort, &poetry).unwrap().0, "~5.12");
+        // A key named like the tool outside a dependency table is not a pin.
+        let settings = files(&[("pyproject.toml", "[tool.something]\nblack = \"23.1\"\n")]);
+        assert_eq!(pinned_version(&FixTool::Black, &settings), None);
         let pc = files(&[(
             ".pre-commit-config.yaml",
             "repos:\n-   repo: https://github.com/psf/black\n    rev: 23.1.0\n    hooks:\n    -   id: black\n-   repo: https://github.com/PyCQA/isort\n    rev: \"5.12.0\"\n",
         )]);
-        assert_eq!(pinned_version(&FixTool::Black, &pc).unwrap().spec, "23.1.0");
-        assert_eq!(pinned_version(&FixTool::Isort, &pc).unwrap().spec, "5.12.0");
+        assert_eq!(spec_of(&FixTool::Black, &pc).unwrap().0, "23.1.0");
+        assert!(pinned_version(&FixTool::Isort, &pc).unwrap().is_exact());
         assert_eq!(pinned_version(&FixTool::RuffFormat, &pc), None);
     }
 
@@ -1227,8 +1584,8 @@ mod tests {
         let both = files(&[("package.json", pkg), ("package-lock.json", lock)]);
         let p = pinned_version(&FixTool::Prettier, &both).unwrap();
         assert_eq!(
-            (p.spec.as_str(), p.source.as_str()),
-            ("3.3.3", "package-lock.json")
+            (p.spec.as_str(), p.source.as_str(), p.dialect),
+            ("3.3.3", "package-lock.json", Some(Dialect::Npm))
         );
         let only = files(&[("package.json", pkg)]);
         assert_eq!(
@@ -1299,20 +1656,57 @@ mod tests {
         assert!(satisfies("5.6.4", ">=5"));
     }
 
+    fn pin(spec: &str, source: &str, dialect: Option<Dialect>) -> Pin {
+        Pin {
+            spec: spec.into(),
+            source: source.into(),
+            dialect,
+        }
+    }
+
     #[test]
     fn the_choice_says_when_a_pin_cannot_be_honoured() {
-        let image = parse_tools_label("black=23.1.0,isort=5.6.4,ruff=0.6.9");
-        let pin = |s: &str| Pin {
-            spec: s.into(),
-            source: "requirements-dev.txt".into(),
-        };
-        let c = choose_version(&FixTool::Black, Some(pin("24.1.1")), &image).unwrap();
+        let image = parse_tools_label("black=23.1.0,isort=5.6.4,ruff=0.6.9,prettier=3.3.3");
+        let req = |s: &str| pin(s, "requirements-dev.txt", Some(Dialect::Pep440));
+        let c = choose_version(&FixTool::Black, Some(req("==24.1.1")), &image).unwrap();
         assert_eq!(
             c.describe("black"),
-            "black 23.1.0 (the configured default: requirements-dev.txt pins 24.1.1, which no fixer image has)"
+            "black 23.1.0 (the configured default: requirements-dev.txt pins `==24.1.1`, which no fixer image has)"
         );
-        let c = choose_version(&FixTool::Black, Some(pin("23.1.0")), &image).unwrap();
+        let c = choose_version(&FixTool::Black, Some(req("==23.1.0")), &image).unwrap();
         assert!(matches!(c, VersionChoice::Pinned { .. }));
+        assert_eq!(
+            c.describe("black"),
+            "black 23.1.0 (pinned in requirements-dev.txt)"
+        );
+        // A range the image's version lies in: used, and said so.
+        let c = choose_version(&FixTool::Black, Some(req(">=23,<24")), &image).unwrap();
+        assert_eq!(
+            c.describe("black"),
+            "black 23.1.0 (requirements-dev.txt pins `>=23,<24`, which the fixer image's version satisfies)"
+        );
+        let poetry = pin("^23.1", "pyproject.toml", Some(Dialect::Poetry));
+        assert!(matches!(
+            choose_version(&FixTool::Black, Some(poetry), &image),
+            Some(VersionChoice::Pinned { .. })
+        ));
+        let c = choose_version(&FixTool::Black, Some(req("~=23.12")), &image).unwrap();
+        assert!(matches!(c, VersionChoice::PinUnavailable { .. }), "{c:?}");
+        let npm = |s: &str| pin(s, "package.json", Some(Dialect::Npm));
+        assert!(matches!(
+            choose_version(&FixTool::Prettier, Some(npm("^3.0.0")), &image),
+            Some(VersionChoice::Pinned { .. })
+        ));
+        assert!(matches!(
+            choose_version(&FixTool::Prettier, Some(npm("~3.0")), &image),
+            Some(VersionChoice::PinUnavailable { .. })
+        ));
+        // A form not read: the default, and the reason says which form and why.
+        let c = choose_version(&FixTool::Prettier, Some(npm("latest")), &image).unwrap();
+        assert_eq!(
+            c.describe("prettier"),
+            "prettier 3.3.3 (the configured default: package.json pins `latest`, a form ci-medic does not read: `latest` is not a version)"
+        );
         assert_eq!(
             choose_version(&FixTool::Isort, None, &image),
             Some(VersionChoice::Default {
@@ -1326,12 +1720,51 @@ mod tests {
         let rust = parse_tools_label("rustfmt=1.5.1,rust=1.63.0");
         let c = choose_version(
             &FixTool::Rustfmt { edition: None },
-            Some(pin("1.63")),
+            Some(pin("1.63", "rust-toolchain", None)),
             &rust,
         )
         .unwrap();
         assert_eq!(c.version(), "1.5.1");
         assert!(matches!(c, VersionChoice::Pinned { .. }));
+        // A toolchain pin other than the image's: both versions named.
+        let toolchain = |s: &str| pin(s, "rust-toolchain.toml", None);
+        let c = choose_version(
+            &FixTool::Rustfmt { edition: None },
+            Some(toolchain("1.70.0")),
+            &rust,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("rustfmt"),
+            "rustfmt 1.5.1 of Rust 1.63.0 (the configured default: rust-toolchain.toml pins Rust `1.70.0`, a toolchain the tool tier cannot install; it used Rust 1.63.0)"
+        );
+        let clippy = parse_tools_label("rustfmt=1.5.1,rust=1.63.0,clippy=1.95.0");
+        let c = choose_version(
+            &FixTool::Clippy { lint: "x".into() },
+            Some(toolchain("nightly-2024-01-01")),
+            &clippy,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("clippy"),
+            "clippy 1.95.0 (the configured default: rust-toolchain.toml pins Rust `nightly-2024-01-01`, a toolchain the tool tier cannot install; it used Rust 1.95.0)"
+        );
+        let go = parse_tools_label("gofmt=1.19.8,goimports=0.5.0");
+        let c = choose_version(
+            &FixTool::Gofmt { simplify: false },
+            Some(pin("1.21.4", "go.mod", None)),
+            &go,
+        )
+        .unwrap();
+        assert_eq!(
+            c.describe("gofmt"),
+            "gofmt 1.19.8 (the configured default: go.mod pins Go `1.21.4`, a toolchain the tool tier cannot install; it used Go 1.19.8)"
+        );
+        // goimports' pin is golang.org/x/tools', not a toolchain.
+        assert!(matches!(
+            choose_version(&FixTool::Goimports, Some(pin("0.6.0", "go.mod", None)), &go),
+            Some(VersionChoice::PinUnavailable { .. })
+        ));
     }
 
     /// A real rustfmt `--check` log (ctest's Travis run, `fixtures/corpus/real/rust/`).
@@ -1380,6 +1813,42 @@ mod tests {
     }
 
     #[test]
+    fn a_formatters_own_change_is_cut_into_diff_s_hunks() {
+        let before: String = (1..=30).map(|i| format!("l{i}\n")).collect();
+        // Line 5 changed, lines 7–8 removed (one hunk: 3 lines of context join them), a line
+        // inserted after 20, and the last line changed (nine equal lines apart: two hunks).
+        let after = before
+            .replace("l5\n", "L5\n")
+            .replace("l7\nl8\n", "")
+            .replace("l20\n", "l20\nnew\n")
+            .replace("l30\n", "l30");
+        let span = |first, last| LineSpan { first, last };
+        assert_eq!(
+            diff_hunks(&before, &after),
+            [
+                CheckHunk {
+                    shown: span(2, 11),
+                    changed: span(5, 8),
+                },
+                CheckHunk {
+                    shown: span(18, 23),
+                    changed: span(20, 20),
+                },
+                CheckHunk {
+                    shown: span(27, 30),
+                    changed: span(30, 30),
+                },
+            ]
+        );
+        assert_eq!(diff_hunks(&before, &before), []);
+        let one = diff_hunks("a\n", "b\n");
+        assert_eq!(one[0].changed, span(1, 1));
+        assert_eq!(one[0].shown, span(1, 1));
+        // An insertion at the very top counts as line 1.
+        assert_eq!(diff_hunks("a\n", "x\na\n")[0].changed, span(1, 1));
+    }
+
+    #[test]
     fn a_formatter_scope_allows_the_reported_hunks_and_nothing_else() {
         let policy = GuardPolicy {
             allowed_paths: vec!["src/lib.rs".into()],
@@ -1423,37 +1892,114 @@ mod tests {
     }
 
     #[test]
-    fn only_exact_pins_of_pypi_and_npm_tools_are_installed_each_in_its_own_tag() {
-        assert_eq!(exact_version("24.1.1"), Some("24.1.1"));
-        assert_eq!(exact_version("1.0.0rc1"), Some("1.0.0rc1"));
-        for not in ["^3.0.0", ">=5", "stable", "1", "3.0.0; rm -rf /", ""] {
-            assert_eq!(exact_version(not), None, "{not}");
-        }
-        let black = FixTool::Black.install_command("24.1.1").unwrap();
-        assert!(black.ends_with("--prefix /usr 'black==24.1.1'"), "{black}");
+    fn pins_of_pypi_and_npm_tools_are_installed_from_what_was_understood() {
+        let req = |s: &str| pin(s, "requirements-dev.txt", Some(Dialect::Pep440));
+        let black = FixTool::Black.install_command(&req("==24.1.1")).unwrap();
+        assert!(
+            black.contains("--prefix /usr 'black==24.1.1' && python3 -c "),
+            "{black}"
+        );
         assert!(black.starts_with(
             "PIP_CERT=/etc/ssl/certs/ca-certificates.crt python3 /opt/pip/pip.whl/pip install"
         ));
+        assert!(black.ends_with("m.version('\\''black'\\''))'"), "{black}");
         let ruff = FixTool::RuffCheck {
             rule: "F401".into(),
         };
         assert!(
-            ruff.install_command("0.5.0")
+            ruff.install_command(&req(" >= 0.5 , <0.6"))
                 .unwrap()
-                .ends_with("'ruff==0.5.0'")
+                .contains("'ruff>=0.5,<0.6'")
         );
-        let prettier = FixTool::Prettier.install_command("3.0.0").unwrap();
+        // Poetry's caret, in pip's words.
+        let poetry = pin("^23.1", "pyproject.toml", Some(Dialect::Poetry));
+        assert!(
+            FixTool::Black
+                .install_command(&poetry)
+                .unwrap()
+                .contains("'black>=23.1,<24'")
+        );
+        let npm = |s: &str| pin(s, "package.json", Some(Dialect::Npm));
+        let prettier = FixTool::Prettier.install_command(&npm("3.0.0")).unwrap();
         assert!(prettier.starts_with("cd /opt/fixers && "), "{prettier}");
-        assert!(prettier.ends_with("'prettier@3.0.0'"), "{prettier}");
-        assert_eq!(FixTool::Prettier.install_command("^3.0.0"), None);
+        assert!(
+            prettier.contains(" 'prettier@3.0.0' && node -p "),
+            "{prettier}"
+        );
+        assert!(
+            prettier.ends_with("prettier/package.json'\\'').version'"),
+            "{prettier}"
+        );
+        assert!(
+            FixTool::Prettier
+                .install_command(&npm("~3.0"))
+                .unwrap()
+                .contains("'prettier@>=3.0.0 <3.1.0-0'")
+        );
+        // What is not understood, or not the installer's, is never installed.
+        for not in [
+            npm("latest"),
+            npm("3.0.0; rm -rf /"),
+            req("^3"),
+            req("$(id)"),
+        ] {
+            assert_eq!(FixTool::Prettier.install_command(&not), None, "{not:?}");
+            assert_eq!(FixTool::Black.install_command(&not), None, "{not:?}");
+        }
+        assert_eq!(FixTool::Black.install_command(&npm("3.0.0")), None);
         assert_eq!(
-            FixTool::Rustfmt { edition: None }.install_command("1.63.0"),
+            FixTool::Black.install_command(&pin(
+                "^22 || ^23",
+                "pyproject.toml",
+                Some(Dialect::Poetry)
+            )),
             None
         );
-        assert_eq!(FixTool::Goimports.install_command("0.5.0"), None);
+        assert_eq!(
+            FixTool::Rustfmt { edition: None }.install_command(&pin(
+                "1.63.0",
+                "rust-toolchain",
+                None
+            )),
+            None
+        );
+        assert_eq!(FixTool::Goimports.install_command(&npm("0.5.0")), None);
         assert_eq!(
             FixTool::Black.pin_tag("24.1.1").as_deref(),
             Some("pin-black-24.1.1")
+        );
+        assert_eq!(
+            FixTool::Eslint { rule: "x".into() }
+                .pin_tag("9.0.0-rc.0")
+                .as_deref(),
+            Some("pin-eslint-9.0.0-rc.0")
+        );
+        assert_eq!(FixTool::Black.pin_tag("24.1.1+local"), None);
+        assert_eq!(
+            installed_version("npm notice\nci-medic-installed=3.0.3\n").as_deref(),
+            Some("3.0.3")
+        );
+        assert_eq!(installed_version("ci-medic-installed=$(x)\n"), None);
+        assert_eq!(installed_version("done\n"), None);
+        // The newest cached version the range holds, of this tool in this repository.
+        let tags: Vec<String> = [
+            "ci-medic-fixer/python:pin-black-23.12.1",
+            "ci-medic-fixer/python:pin-black-23.3.0",
+            "ci-medic-fixer/python:pin-black-24.1.1",
+            "ci-medic-fixer/python:pin-isort-23.99.0",
+            "other/python:pin-black-23.99.0",
+        ]
+        .map(String::from)
+        .to_vec();
+        let range = Range::parse(">=23,<24", Dialect::Pep440).unwrap();
+        assert_eq!(
+            FixTool::Black.newest_cached(&tags, "ci-medic-fixer/python", &range),
+            Some((tags[0].clone(), "23.12.1".into()))
+        );
+        let none = Range::parse(">=25", Dialect::Pep440).unwrap();
+        assert_eq!(
+            FixTool::Black.newest_cached(&tags, "ci-medic-fixer/python", &none),
+            None
         );
         assert_eq!(
             image_repository("ci-medic-fixer/python"),
@@ -1468,27 +2014,71 @@ mod tests {
             image_repository("registry:5000/a/b:1.2"),
             "registry:5000/a/b"
         );
-        let pin = Pin {
-            spec: "24.1.1".into(),
-            source: "requirements-dev.txt".into(),
-        };
         assert_eq!(
             VersionChoice::Installed {
                 version: "24.1.1".into(),
-                pin: pin.clone()
+                pin: req("==24.1.1"),
+                fresh: false,
             }
             .describe("black"),
             "black 24.1.1 (pinned in requirements-dev.txt; installed from PyPI into a cached fixer image)"
         );
         assert_eq!(
+            VersionChoice::Installed {
+                version: "3.0.3".into(),
+                pin: npm("~3.0"),
+                fresh: true,
+            }
+            .describe("prettier"),
+            "prettier 3.0.3 (package.json pins `~3.0`; the newest version satisfying it was installed from npm into a cached fixer image)"
+        );
+        assert_eq!(
+            VersionChoice::Installed {
+                version: "3.0.0".into(),
+                pin: npm("~3.0"),
+                fresh: false,
+            }
+            .describe("prettier"),
+            "prettier 3.0.0 (package.json pins `~3.0`, which this version satisfies; installed from npm earlier, from a cached fixer image)"
+        );
+        assert_eq!(
             VersionChoice::InstallFailed {
                 version: "23.1.0".into(),
-                pin,
+                pin: req("==0.0.1"),
                 why: "pip exited 1".into()
             }
             .describe("black"),
-            "black 23.1.0 (the configured default: requirements-dev.txt pins 24.1.1, which could not be installed: pip exited 1)"
+            "black 23.1.0 (the configured default: requirements-dev.txt pins `==0.0.1`, which could not be installed: pip exited 1)"
         );
+    }
+
+    #[test]
+    fn a_crate_is_fetched_only_when_it_has_dependencies() {
+        let fnv = "[package]\nname = \"fnv\"\n\n[lib]\npath = \"lib.rs\"\n\n[features]\nstd = []\n";
+        assert!(!cargo_needs_fetch(fnv, None));
+        let bitset =
+            "[package]\nname = \"bit-set\"\n\n[dependencies.bit-vec]\nversion = \"0.8.0\"\n";
+        assert!(cargo_needs_fetch(bitset, None));
+        assert!(cargo_needs_fetch(
+            "[dev-dependencies]\nrand = \"0.8\"\n",
+            None
+        ));
+        assert!(cargo_needs_fetch("[workspace]\nmembers = [\"a\"]\n", None));
+        // The lockfile decides: only path packages, or a registry's.
+        let local = "[[package]]\nname = \"a\"\nversion = \"0.1.0\"\n";
+        assert!(!cargo_needs_fetch(bitset, Some(local)));
+        let remote = "[[package]]\nname = \"bit-vec\"\nversion = \"0.8.0\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n";
+        assert!(cargo_needs_fetch(fnv, Some(remote)));
+        assert_eq!(
+            cargo_deps_tag("0123456789ABCDEF0123").as_deref(),
+            Some("pin-cargo-deps-0123456789abcdef")
+        );
+        assert_eq!(cargo_deps_tag("0123"), None);
+        assert_eq!(cargo_deps_tag("0123456789abcdeg"), None);
+        // Nothing of the repository's cargo configuration is read while the network is there.
+        assert!(CARGO_FETCH_SCRIPT.contains("-name .cargo -exec rm -rf {}"));
+        let fetch = CARGO_FETCH_SCRIPT.find("cargo fetch").unwrap();
+        assert!(CARGO_FETCH_SCRIPT.find("rm -rf {}").unwrap() < fetch);
     }
 
     #[test]
