@@ -56,6 +56,7 @@ pub mod actions;
 mod ci;
 mod conditional;
 pub mod git;
+mod hold;
 mod hook_deliveries;
 pub mod json;
 mod oauth;
@@ -71,6 +72,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 pub use actions::{NewJob, NewRun, RerunKind, RerunRequest};
+pub use hold::HeldAnswer;
 pub use hook_deliveries::HookAttempt;
 pub use server::{MAX_ANNOTATIONS_PER_REQUEST, MAX_COMMENT_CHARS};
 pub use state::{CheckRun, Fault, IssueComment, Permission, Reaction, RequestRecord};
@@ -708,6 +710,14 @@ impl FakeGitHub {
             remaining: count,
             after_handling: true,
         });
+    }
+
+    /// The next request matching `method` (`"*"` for any) and `path_prefix` is carried out at
+    /// once, its effects included (a push runs the scripted CI and its webhook), but its answer
+    /// is held until [`HeldAnswer::release`] (or the handle is dropped): the window between
+    /// GitHub doing the work and the client learning it.
+    pub fn hold_answer_next(&self, method: &str, path_prefix: &str) -> HeldAnswer {
+        hold::add(&mut self.st(), method, path_prefix)
     }
 
     /// Drops every pending injected fault.
