@@ -82,7 +82,7 @@ use state::{JobLog, Pull, State, StoredDelivery};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FakeError {
-    #[error("could not bind the fake GitHub on loopback: {0}")]
+    #[error("could not bind the fake GitHub: {0}")]
     Bind(#[from] std::io::Error),
     #[error("unknown repository {0}")]
     UnknownRepo(String),
@@ -103,6 +103,9 @@ pub enum FakeError {
 pub struct Options {
     /// A GHES-style API prefix such as `/api/v3`; empty for github.com layout.
     pub base_path: String,
+    /// The address to listen on (port chosen by the system) and to put in the URLs it
+    /// answers with; loopback when unset. A Docker bridge's gateway lets containers reach it.
+    pub bind: Option<std::net::IpAddr>,
 }
 
 /// A pull request to open with [`FakeGitHub::open_pull_request`].
@@ -177,7 +180,8 @@ impl FakeGitHub {
     }
 
     pub async fn start_with(opts: Options) -> Result<FakeGitHub, FakeError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let ip = opts.bind.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
         let addr = listener.local_addr()?;
         let base_path = opts.base_path.trim_end_matches('/').to_string();
         let web = format!("http://{addr}");

@@ -573,6 +573,7 @@ async fn comments_name_the_app_they_were_made_through() {
 async fn ghes_base_path() {
     let fake = FakeGitHub::start_with(Options {
         base_path: "/api/v3".into(),
+        ..Default::default()
     })
     .await
     .unwrap();
