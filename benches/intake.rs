@@ -1,6 +1,9 @@
 //! Intake benchmark: concurrent clients POST signed, real GitHub payloads to the webhook
 //! endpoint over loopback; every acknowledged delivery is durable on disk (spool fsync, group commit) before
-//! its 2xx. Prints acknowledged deliveries per second and p50/p99/max latency.
+//! its 2xx. Prints acknowledged deliveries per second and p50/p99/max latency, and where the
+//! CPU went per delivery: the service's, the PostgreSQL server's (when it runs on this
+//! machine), and how busy the machine's cores were, so a reader sees whether the cores bound
+//! the figure.
 //!
 //! Run: `cargo bench --bench intake` (env: BENCH_SECONDS=10, BENCH_CLIENTS=16, BENCH_WORKERS=1).
 //! Target on a 2-core machine: >= 5,000 deliveries/s, p99 < 10 ms.
@@ -100,10 +103,10 @@ fn main() {
             }
         };
         rt.block_on(async {
-            let (label, states, _dir, bench_db): Setup = if replicas == 0 {
+            let (label, states, _dir, bench_db, postmaster): Setup = if replicas == 0 {
                 let dir = tempfile::tempdir().unwrap();
                 let store = Store::open(dir.path()).unwrap();
-                ("sled".into(), vec![Arc::new(store)], Some(dir), None)
+                ("sled".into(), vec![Arc::new(store)], Some(dir), None, None)
             } else {
                 let Some(base) = &database else {
                     println!(
@@ -123,9 +126,16 @@ fn main() {
                     states,
                     None,
                     Some((base.clone(), name)),
+                    postmaster(&url).await,
                 )
             };
-            run(&label, payloads.clone(), states, seconds, clients, workers).await;
+            let load = Load {
+                seconds,
+                clients,
+                workers,
+                postmaster,
+            };
+            run(&label, payloads.clone(), states, &load).await;
             // The database goes with the run, or every benchmark leaves one on the cluster.
             if let Some((base, name)) = bench_db {
                 drop_database(&base, &name).await;
@@ -141,6 +151,7 @@ type Setup = (
     Vec<Arc<dyn Backend>>,
     Option<tempfile::TempDir>,
     Option<(String, String)>,
+    Option<u32>,
 );
 
 /// A new, empty database beside the one `base` names: its URL and its name.
@@ -185,14 +196,23 @@ async fn durability(url: &str) -> String {
     out.join(", ")
 }
 
+/// How a run is driven and what it watches besides itself.
+struct Load {
+    seconds: u64,
+    clients: usize,
+    workers: usize,
+    /// The PostgreSQL server's postmaster, when it runs on this machine: its processes' CPU
+    /// is counted beside the service's.
+    postmaster: Option<u32>,
+}
+
 async fn run(
     label: &str,
     payloads: Vec<(&'static str, Vec<u8>)>,
     states: Vec<Arc<dyn Backend>>,
-    seconds: u64,
-    clients: usize,
-    workers: usize,
+    load: &Load,
 ) {
+    let workers = load.workers;
     let mut addrs = Vec::new();
     let mut stops = Vec::new();
     let mut servers = Vec::new();
@@ -203,7 +223,7 @@ async fn run(
         servers.push(server);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    measure(label, payloads, &addrs, seconds, clients, workers).await;
+    measure(label, payloads, &addrs, load).await;
     for stop in stops {
         let _ = stop.send(());
     }
@@ -258,10 +278,9 @@ async fn measure(
     label: &str,
     payloads: Vec<(&'static str, Vec<u8>)>,
     addrs: &[std::net::SocketAddr],
-    seconds: u64,
-    clients: usize,
-    workers: usize,
+    load: &Load,
 ) {
+    let (seconds, clients, workers) = (load.seconds, load.clients, load.workers);
     let addrs = addrs.to_vec();
     let servers = addrs.len();
     let signed: Arc<Vec<(&'static str, bytes::Bytes, String)>> = Arc::new(
@@ -279,7 +298,9 @@ async fn measure(
     // client (reqwest) costs as much CPU per request as the server and would share its 2 cores.
     let started = Instant::now();
     let cpu_start = cpu_secs("/proc/self/stat");
-    let load = std::thread::spawn(move || {
+    let db_start = load.postmaster.and_then(cluster_cpu_secs);
+    let machine_start = machine_cpu_secs();
+    let load_thread = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -300,10 +321,19 @@ async fn measure(
             (all, failures, cpu_secs("/proc/thread-self/stat"))
         })
     });
-    let (mut all, failures, load_cpu) = tokio::task::spawn_blocking(move || load.join().unwrap())
-        .await
-        .unwrap();
+    let (mut all, failures, load_cpu) =
+        tokio::task::spawn_blocking(move || load_thread.join().unwrap())
+            .await
+            .unwrap();
     let elapsed = started.elapsed().as_secs_f64();
+    let db_cpu = load
+        .postmaster
+        .and_then(cluster_cpu_secs)
+        .zip(db_start)
+        .map(|(end, start)| end - start);
+    let machine = machine_cpu_secs()
+        .zip(machine_start)
+        .map(|((busy, all), (busy0, all0))| (busy - busy0, all - all0));
     // CPU the service spent (the whole process minus the load generator's thread).
     let server_cpu = cpu_secs("/proc/self/stat")
         .zip(cpu_start)
@@ -337,11 +367,38 @@ async fn measure(
         "  latency max:             {:.2} ms",
         all.last().unwrap().as_secs_f64() * 1e3
     );
-    if let Some(cpu) = server_cpu.filter(|_| label == "sled") {
-        let per = cpu / all.len() as f64 * 1e6;
+    // Where the CPU went, per acknowledged delivery: whether the machine's cores, not the
+    // design, bound the throughput.
+    let n = all.len() as f64;
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
+    if let Some(cpu) = server_cpu {
         println!(
-            "  service CPU per delivery: {per:.0} µs  (load generator excluded; 2 cores / that = {:.0} deliveries/s of capacity)",
-            2e6 / per
+            "  service CPU per delivery: {:.0} µs  ({cpu:.2} CPU s; load generator excluded; {cores:.0} cores / that = {:.0} deliveries/s of capacity)",
+            cpu / n * 1e6,
+            cores * n / cpu
+        );
+    }
+    match (db_cpu, load.postmaster) {
+        (Some(db), _) => println!(
+            "  database CPU per delivery: {:.0} µs  ({db:.2} CPU s, every process of the cluster: other clients of it count too)",
+            db / n * 1e6
+        ),
+        (None, None) if label != "sled" => {
+            println!("  database CPU: not measured (the server is not on this machine)")
+        }
+        _ => {}
+    }
+    if let (Some(cpu), Some(db)) = (server_cpu, db_cpu) {
+        println!(
+            "  service + database CPU per delivery: {:.0} µs  ({cores:.0} cores / that = {:.0} deliveries/s)",
+            (cpu + db) / n * 1e6,
+            cores * n / (cpu + db)
+        );
+    }
+    if let Some((busy, total)) = machine {
+        println!(
+            "  machine CPU busy during the run: {:.0} % of {cores:.0} cores (everything on it, the load generator included)",
+            busy / total.max(f64::EPSILON) * 100.0
         );
     }
     if label == "sled" {
@@ -355,11 +412,79 @@ async fn measure(
 
 /// User + system CPU seconds from a /proc `stat` file (the process's, or one thread's).
 fn cpu_secs(path: &str) -> Option<f64> {
-    let stat = std::fs::read_to_string(path).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let fields = stat_fields(path)?;
     let utime: f64 = fields.get(11)?.parse().ok()?;
     let stime: f64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) / 100.0)
+}
+
+/// The postmaster of the server `url` names, when that server runs on this machine (its
+/// backend's process is visible here).
+async fn postmaster(url: &str) -> Option<u32> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.ok()?;
+    let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut conn)
+        .await
+        .ok()?;
+    let parent = stat_fields(&format!("/proc/{backend}/stat"))?
+        .get(1)?
+        .parse()
+        .ok()?;
+    // The backend's own name, as a check that the pid is the server's and not a namesake's.
+    let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).ok()?;
+    (comm.trim() == "postgres").then_some(parent)
+}
+
+/// CPU seconds of a PostgreSQL server so far: its live processes' own, and those of the
+/// ones that have exited (the postmaster's waited-for children).
+fn cluster_cpu_secs(postmaster: u32) -> Option<f64> {
+    let own = stat_fields(&format!("/proc/{postmaster}/stat"))?;
+    let field = |f: &[String], i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    let mut ticks = field(&own, 11)? + field(&own, 12)? + field(&own, 13)? + field(&own, 14)?;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(f) = stat_fields(&format!("/proc/{pid}/stat"))
+            && f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(postmaster)
+        {
+            ticks += field(&f, 11).unwrap_or(0.0) + field(&f, 12).unwrap_or(0.0);
+        }
+    }
+    Some(ticks / 100.0)
+}
+
+/// The machine's busy and total CPU seconds so far, from /proc/stat (every core).
+fn machine_cpu_secs() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let cpu: Vec<f64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is inside user already).
+    let total: f64 = cpu.iter().take(8).sum();
+    let idle = cpu.get(3)? + cpu.get(4).unwrap_or(&0.0);
+    Some(((total - idle) / 100.0, total / 100.0))
+}
+
+/// The fields of a /proc `stat` file after the command name (state first, then ppid, …).
+fn stat_fields(path: &str) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    Some(
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// One keep-alive connection sending deliveries back to back until `deadline`; returns the

@@ -11,7 +11,9 @@
 //!   finds them.
 //!
 //! The flow refuses to run once an App is stored: a second App cannot be created by anyone
-//! who reaches the page later. The `state` parameter is random, single-use (for one hour) and
+//! who reaches the page later. Two flows finishing at once (two replicas, two tabs) store
+//! insert-once ([`SharedState::store_first_app`]): the first App stays, and the second
+//! callback says so and serves with it. The `state` parameter is random, single-use (for one hour) and
 //! checked on the callback, so a callback not started from this server's page is refused. It
 //! is kept in the store ([`SharedState::put_once`]), so the callback may reach another
 //! replica than the page did, or the same one after a restart; every replica in setup mode
@@ -37,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::{error, info, warn};
 
-use crate::store::shared_state::SharedState;
+use crate::store::shared_state::{FirstApp, SharedState};
 use crate::store::web_state::{OnceKind, TokenDigest};
 
 /// The manifest template; `{public_url}` and `{name}` are filled in by [`manifest_named`].
@@ -374,6 +376,24 @@ pub fn store_app(data_dir: &Path, app: &StoredApp) -> Result<(), SetupError> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Stores the App unless one is stored already ([`SharedState::store_first_app`] on sled).
+/// One process uses a `DATA_DIR` (sled locks it), so a lock in the process makes the check
+/// and the write one step: the second writer would otherwise overwrite the first one's key
+/// files before finding its `app.json`.
+pub fn store_first_app(
+    data_dir: &Path,
+    app: &StoredApp,
+) -> Result<crate::store::shared_state::FirstApp, SetupError> {
+    use crate::store::shared_state::FirstApp;
+    static STORING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = STORING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(stored) = load_stored_app(data_dir)? {
+        return Ok(FirstApp::AlreadySetUp(stored));
+    }
+    store_app(data_dir, app)?;
+    Ok(FirstApp::Stored)
 }
 
 fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), SetupError> {
@@ -866,17 +886,51 @@ async fn callback(State(s): State<SetupState>, Query(q): Query<CallbackQuery>) -
             );
         }
     };
-    if let Err(e) = s.shared.store_app(&app).await {
-        error!(error = %e, "cannot store the GitHub App credentials");
-        return page(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Could not store the App",
-            &format!(
-                "<p>{}</p><p>The App exists on GitHub but its credentials could not be saved. \
-                 Delete it on GitHub, fix the data directory and start again.</p>",
-                escape(&e.to_string())
-            ),
+    let first = match s.shared.store_first_app(&app).await {
+        Ok(first) => first,
+        Err(e) => {
+            error!(error = %e, "cannot store the GitHub App credentials");
+            return page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Could not store the App",
+                &format!(
+                    "<p>{}</p><p>The App exists on GitHub but its credentials could not be saved. \
+                     Delete it on GitHub, fix the data directory and start again.</p>",
+                    escape(&e.to_string())
+                ),
+            );
+        }
+    };
+    if let FirstApp::AlreadySetUp(stored) = first {
+        // Another setup flow (on another replica, or started from a second tab) stored its
+        // App first: that one stays, this replica serves with it, and the App just created
+        // on GitHub is left for the operator to delete.
+        warn!(
+            app_id = app.app_id,
+            stored_app_id = stored.app_id,
+            "another setup flow stored its GitHub App first; this one was not stored"
         );
+        let body = format!(
+            "<p>This ci-medic is already set up with App <a href=\"{u}\">{slug}</a> (id {id}): \
+             another setup flow finished first, and ci-medic serves with that App.</p>\
+             <p>The App this flow just created on GitHub, <a href=\"{nu}\">{nslug}</a> (id \
+             {nid}), was not stored and is not used: delete it on GitHub (its settings, \
+             Advanced, Delete GitHub App).</p>",
+            u = escape(&stored.html_url),
+            slug = escape(&stored.slug),
+            id = stored.app_id,
+            nu = escape(&app.html_url),
+            nslug = escape(&app.slug),
+            nid = app.app_id,
+        );
+        s.created.send_if_modified(|v| {
+            let first = v.is_none();
+            if first {
+                *v = Some(stored);
+            }
+            first
+        });
+        return page(StatusCode::CONFLICT, "ci-medic is already set up", &body);
     }
     info!(app_id = app.app_id, slug = %app.slug, "GitHub App created and stored");
     let install = format!("{}/installations/new", app.html_url);

@@ -1277,7 +1277,7 @@ mod fix_state {
 use ci_medic::setup::StoredApp;
 use ci_medic::store::pg_shared_state::PgShared;
 use ci_medic::store::sealing::{CredentialsKey, Keys};
-use ci_medic::store::shared_state::{CredentialsError, SharedState, SledShared};
+use ci_medic::store::shared_state::{CredentialsError, FirstApp, SharedState, SledShared};
 use secrecy::{ExposeSecret, SecretString};
 
 /// Two replicas' handles on one shared state.
@@ -1349,6 +1349,7 @@ both_shared!(
     the_last_automatic_rerun_goes_to_exactly_one_replica,
     installation_changes_from_two_replicas_all_land,
     the_app_credentials_round_trip,
+    of_two_apps_stored_at_once_the_first_stays,
     the_redelivery_mark_only_moves_forward,
     a_failed_check_records_at_most_its_bound_of_tests_once,
     a_reply_asked_for_on_one_replica_is_known_on_the_other,
@@ -1800,6 +1801,51 @@ async fn the_app_credentials_round_trip(f: Shared) {
     );
     assert_eq!(back.client_id.as_deref(), Some("Iv1.0123456789abcdef"));
     assert_eq!(back.slug, "ci-medic-test");
+}
+
+/// Two setup flows finishing at once, on two replicas: the App is stored insert-once, the
+/// first stays and the second is told which App is there; a later one changes nothing. A key
+/// rotation (`store_app`) still replaces it.
+async fn of_two_apps_stored_at_once_the_first_stays(f: Shared) {
+    let first = test_app();
+    let second = StoredApp {
+        app_id: 4343,
+        webhook_secret: SecretString::from("second-hook-s3cret".to_string()),
+        slug: "ci-medic-second".into(),
+        html_url: "https://github.com/apps/ci-medic-second".into(),
+        ..test_app()
+    };
+    let (x, y) = tokio::join!(f.a.store_first_app(&first), f.b.store_first_app(&second));
+    let (winner, secret) = match (x.unwrap(), y.unwrap()) {
+        (FirstApp::Stored, FirstApp::AlreadySetUp(s)) => {
+            assert_eq!(s.app_id, 4242, "the second is told the first");
+            (4242, "hook-s3cret-value")
+        }
+        (FirstApp::AlreadySetUp(s), FirstApp::Stored) => {
+            assert_eq!(s.app_id, 4343, "the first is told the second");
+            (4343, "second-hook-s3cret")
+        }
+        other => panic!("exactly one App is stored: {other:?}"),
+    };
+    for side in [&f.a, &f.b] {
+        let stored = side.load_app().await.unwrap().unwrap();
+        assert_eq!(stored.app_id, winner);
+        assert_eq!(
+            stored.webhook_secret.expose_secret(),
+            secret,
+            "not a mix of both"
+        );
+    }
+    let third = StoredApp {
+        app_id: 4444,
+        ..test_app()
+    };
+    match f.b.store_first_app(&third).await.unwrap() {
+        FirstApp::AlreadySetUp(s) => assert_eq!(s.app_id, winner),
+        FirstApp::Stored => panic!("a later App replaced the stored one"),
+    }
+    f.a.store_app(&third).await.unwrap();
+    assert_eq!(f.b.load_app().await.unwrap().unwrap().app_id, 4444);
 }
 
 async fn the_redelivery_mark_only_moves_forward(f: Shared) {

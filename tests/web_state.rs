@@ -276,3 +276,125 @@ async fn on_sled_setup_then_a_sign_in_that_survives_a_restart() {
     let (_again, base) = again.expect("the replica starts again on its DATA_DIR");
     assert_eq!(page(&base, "/status/jobs", &operator).await.0, 200);
 }
+
+/// GitHub's redirect back from two setup flows, each started on its own replica and
+/// finishing at the same moment: both conversions are held by the fake until both callbacks
+/// have passed the "no App stored yet" check, then answered together. The App is stored
+/// insert-once: one callback says the App is created, the other that this ci-medic is
+/// already set up with that App; both replicas serve with it (its webhook secret is the one
+/// both check). Before, both stored an App and the last one won.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_setup_flows_finishing_at_once_on_two_replicas_store_one_app() {
+    let Some(ping) = common::payload("ping/with-app_id.payload.json") else {
+        return;
+    };
+    let Some(url) = common::fresh_database("web_state_two_setups").await else {
+        return;
+    };
+    let fake = FakeGitHub::start().await.unwrap();
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Replica::start(dir_a.path(), Some(&url), &fake);
+    let b = Replica::start(dir_b.path(), Some(&url), &fake);
+    let (setup_a, setup_b) = (a.listening(), b.listening());
+    let state_of = async |base: &str| {
+        let form = http()
+            .get(format!("{base}/setup"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let at = form.find("state=").expect("the form carries a state") + 6;
+        form[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .collect::<String>()
+    };
+    let (state_a, state_b) = (state_of(&setup_a).await, state_of(&setup_b).await);
+    for (code, id, slug, secret) in [
+        ("code-a", 4242, "medic-a", "hook-secret-a"),
+        ("code-b", 4343, "medic-b", "hook-secret-b"),
+    ] {
+        fake.register_manifest_code(
+            code,
+            json!({"id": id, "slug": slug, "html_url": format!("https://github.com/apps/{slug}"),
+                   "pem": KEY, "webhook_secret": secret}),
+        );
+    }
+    let held = [
+        fake.hold_answer_next("POST", "/app-manifests/code-a/conversions"),
+        fake.hold_answer_next("POST", "/app-manifests/code-b/conversions"),
+    ];
+    let finish = |base: String, code: &'static str, state: String| {
+        tokio::spawn(async move {
+            let r = http()
+                .get(format!("{base}/setup/callback?code={code}&state={state}"))
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        })
+    };
+    let on_a = finish(setup_a.clone(), "code-a", state_a);
+    let on_b = finish(setup_b.clone(), "code-b", state_b);
+    let t = std::time::Instant::now();
+    while !held.iter().all(|h| h.caught()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "both callbacks reach GitHub"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for h in &held {
+        h.release();
+    }
+    let (on_a, on_b) = (on_a.await.unwrap(), on_b.await.unwrap());
+    let (winner, loser_secret, second) = match (on_a.0, on_b.0) {
+        (200, 409) => (("medic-a", "hook-secret-a"), "hook-secret-b", on_b.1),
+        (409, 200) => (("medic-b", "hook-secret-b"), "hook-secret-a", on_a.1),
+        other => panic!(
+            "one App stored, one told: {other:?}\nA: {}\nB: {}",
+            on_a.1, on_b.1
+        ),
+    };
+    assert!(
+        second.contains(&format!(
+            "This ci-medic is already set up with App <a href=\"https://github.com/apps/{0}\">{0}</a>",
+            winner.0
+        )),
+        "{second}"
+    );
+    assert!(second.contains("was not stored"), "{second}");
+
+    // Both replicas serve with the stored App: its webhook secret is the one they check.
+    let (base_a, base_b) = (a.listening(), b.listening());
+    for (i, base) in [&base_a, &base_b].into_iter().enumerate() {
+        for (j, (secret, expected)) in [(winner.1, 202), (loser_secret, 401)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = http()
+                .post(format!("{base}/api/github/webhooks"))
+                .header("content-type", "application/json")
+                .header("x-github-event", "ping")
+                .header(
+                    "x-github-delivery",
+                    format!("2d1e4f00-0000-4000-8000-00000000000{}", 2 * i + j),
+                )
+                .header(
+                    "x-hub-signature-256",
+                    ci_medic::intake::sign(secret.as_bytes(), &ping),
+                )
+                .body(ping.clone())
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            assert!(
+                status == expected || (expected == 202 && status == 200),
+                "{base} with the secret {secret}: {status}"
+            );
+        }
+    }
+}

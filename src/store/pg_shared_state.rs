@@ -23,7 +23,7 @@ use sqlx::Row;
 use super::installations::Installation;
 use super::pg::PgStore;
 use super::sealing::{Keys, OpenedWith};
-use super::shared_state::{CredentialsError, SharedState, SledShared};
+use super::shared_state::{CredentialsError, FirstApp, SharedState, SledShared};
 use super::triage::{MAX_HISTORY_PER_TEST, MAX_OUTCOMES, MAX_RERUN_COUNTERS, MAX_TESTS_PER_CHECK};
 use super::web_state::{OnceKind, StoredSession, TokenDigest};
 use super::{Store, StoreError};
@@ -185,6 +185,54 @@ impl PgShared {
             }
         }
         Ok(out)
+    }
+
+    /// Seals the App's secrets with the current key and writes its one row: replacing the
+    /// stored App when `replace`, else only when none is stored. Whether the row was written.
+    async fn insert_app(&self, app: &StoredApp, replace: bool) -> Result<bool, CredentialsError> {
+        let key = &self.keys()?.current;
+        let pem = key.seal(
+            "private_key_pem",
+            app.private_key_pem.expose_secret().as_bytes(),
+        )?;
+        let hook = key.seal(
+            "webhook_secret",
+            app.webhook_secret.expose_secret().as_bytes(),
+        )?;
+        let client = app
+            .client_secret
+            .as_ref()
+            .map(|s| key.seal("client_secret", s.expose_secret().as_bytes()))
+            .transpose()?;
+        let on_conflict = if replace {
+            "DO UPDATE SET app_id = EXCLUDED.app_id, \
+                 slug = EXCLUDED.slug, html_url = EXCLUDED.html_url, \
+                 client_id = EXCLUDED.client_id, private_key_pem = EXCLUDED.private_key_pem, \
+                 webhook_secret = EXCLUDED.webhook_secret, \
+                 client_secret = EXCLUDED.client_secret, key_id = EXCLUDED.key_id, \
+                 updated_at = now()"
+        } else {
+            "DO NOTHING"
+        };
+        let written = sqlx::query(&format!(
+            "INSERT INTO app_credentials (singleton, app_id, slug, html_url, client_id, \
+                 private_key_pem, webhook_secret, client_secret, key_id, updated_at) \
+             VALUES (true, $1, $2, $3, $4, $5, $6, $7, $8, now()) \
+             ON CONFLICT (singleton) {on_conflict}"
+        ))
+        .bind(db_id(app.app_id))
+        .bind(&app.slug)
+        .bind(&app.html_url)
+        .bind(&app.client_id)
+        .bind(pem)
+        .bind(hook)
+        .bind(client)
+        .bind(key.id_hex())
+        .execute(self.pool())
+        .await
+        .map_err(StoreError::from)?
+        .rows_affected();
+        Ok(written == 1)
     }
 
     async fn has_app(&self) -> Result<bool, StoreError> {
@@ -460,43 +508,21 @@ impl SharedState for PgShared {
     }
 
     async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError> {
-        let key = &self.keys()?.current;
-        let pem = key.seal(
-            "private_key_pem",
-            app.private_key_pem.expose_secret().as_bytes(),
-        )?;
-        let hook = key.seal(
-            "webhook_secret",
-            app.webhook_secret.expose_secret().as_bytes(),
-        )?;
-        let client = app
-            .client_secret
-            .as_ref()
-            .map(|s| key.seal("client_secret", s.expose_secret().as_bytes()))
-            .transpose()?;
-        sqlx::query(
-            "INSERT INTO app_credentials (singleton, app_id, slug, html_url, client_id, \
-                 private_key_pem, webhook_secret, client_secret, key_id, updated_at) \
-             VALUES (true, $1, $2, $3, $4, $5, $6, $7, $8, now()) \
-             ON CONFLICT (singleton) DO UPDATE SET app_id = EXCLUDED.app_id, \
-                 slug = EXCLUDED.slug, html_url = EXCLUDED.html_url, \
-                 client_id = EXCLUDED.client_id, private_key_pem = EXCLUDED.private_key_pem, \
-                 webhook_secret = EXCLUDED.webhook_secret, \
-                 client_secret = EXCLUDED.client_secret, key_id = EXCLUDED.key_id, \
-                 updated_at = now()",
-        )
-        .bind(db_id(app.app_id))
-        .bind(&app.slug)
-        .bind(&app.html_url)
-        .bind(&app.client_id)
-        .bind(pem)
-        .bind(hook)
-        .bind(client)
-        .bind(key.id_hex())
-        .execute(self.pool())
-        .await
-        .map_err(StoreError::from)?;
+        self.insert_app(app, true).await?;
         Ok(())
+    }
+
+    async fn store_first_app(&self, app: &StoredApp) -> Result<FirstApp, CredentialsError> {
+        loop {
+            if self.insert_app(app, false).await? {
+                return Ok(FirstApp::Stored);
+            }
+            // The conflicting row was committed before the insert gave up on it, so it is
+            // readable, unless an operator removed it in between: then this App is first.
+            if let Some(stored) = self.load_app().await? {
+                return Ok(FirstApp::AlreadySetUp(stored));
+            }
+        }
     }
 
     async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError> {

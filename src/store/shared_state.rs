@@ -44,6 +44,15 @@ pub enum CredentialsError {
     NoCredentialsDir,
 }
 
+/// What [`SharedState::store_first_app`] did.
+#[derive(Debug)]
+pub enum FirstApp {
+    /// The App given is now the stored one.
+    Stored,
+    /// Another App was stored first; it stays, and this is it.
+    AlreadySetUp(StoredApp),
+}
+
 /// State shared by every replica beside the queue. Cheap to clone behind an `Arc`.
 #[async_trait]
 pub trait SharedState: Send + Sync + 'static {
@@ -112,8 +121,13 @@ pub trait SharedState: Send + Sync + 'static {
     /// Every installation, by id.
     async fn installations(&self) -> Result<Vec<Installation>, StoreError>;
 
-    /// Stores the App's credentials (replacing any).
+    /// Stores the App's credentials (replacing any): a key rotation, a migration.
     async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError>;
+
+    /// Stores the App's credentials unless an App is stored already, atomically: of two setup
+    /// flows finishing at once, on one replica or two, the first wins and the second is told
+    /// which App is there.
+    async fn store_first_app(&self, app: &StoredApp) -> Result<FirstApp, CredentialsError>;
 
     /// The stored App, `None` when none is stored.
     async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError>;
@@ -372,6 +386,12 @@ impl SharedState for SledShared {
     async fn store_app(&self, app: &StoredApp) -> Result<(), CredentialsError> {
         let (dir, app) = (self.credentials_dir()?, app.clone());
         blocking(move || crate::setup::store_app(&dir, &app).map_err(CredentialsError::from)).await
+    }
+
+    async fn store_first_app(&self, app: &StoredApp) -> Result<FirstApp, CredentialsError> {
+        let (dir, app) = (self.credentials_dir()?, app.clone());
+        blocking(move || crate::setup::store_first_app(&dir, &app).map_err(CredentialsError::from))
+            .await
     }
 
     async fn load_app(&self) -> Result<Option<StoredApp>, CredentialsError> {

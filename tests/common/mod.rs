@@ -2,6 +2,7 @@
 //! signed deliveries, and real payloads read from `../shared/github/webhooks`.
 #![allow(dead_code)]
 
+pub mod image;
 pub mod pg;
 pub mod test_db;
 pub mod world;

@@ -93,6 +93,16 @@ pub async fn seeded_fake(
     feature_files: &[FileEntry<'_>],
 ) -> (FakeGitHub, String, String) {
     let fake = FakeGitHub::start().await.unwrap();
+    let (base, head) = seed(&fake, main_files, feature_files);
+    (fake, base, head)
+}
+
+/// [`seeded_fake`] on a fake started elsewhere (another address); returns the base and head.
+pub fn seed(
+    fake: &FakeGitHub,
+    main_files: &[(&str, &str)],
+    feature_files: &[FileEntry<'_>],
+) -> (String, String) {
     fake.set_app(4242, "ci-medic");
     let pubkey =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pub.pem"))
@@ -125,8 +135,7 @@ pub async fn seeded_fake(
         .unwrap();
     fake.set_permission(REPO, "reader", Permission::Read)
         .unwrap();
-
-    (fake, base, head)
+    (base, head)
 }
 
 /// Kills the server (SIGKILL: no shutdown, nothing flushed), clears the faults injected into

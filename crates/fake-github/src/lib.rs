@@ -56,6 +56,7 @@ pub mod actions;
 mod ci;
 mod conditional;
 pub mod git;
+mod hold;
 mod hook_deliveries;
 pub mod json;
 mod oauth;
@@ -71,6 +72,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 pub use actions::{NewJob, NewRun, RerunKind, RerunRequest};
+pub use hold::HeldAnswer;
 pub use hook_deliveries::HookAttempt;
 pub use server::{MAX_ANNOTATIONS_PER_REQUEST, MAX_COMMENT_CHARS};
 pub use state::{CheckRun, Fault, IssueComment, Permission, Reaction, RequestRecord};
@@ -80,7 +82,7 @@ use state::{JobLog, Pull, State, StoredDelivery};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FakeError {
-    #[error("could not bind the fake GitHub on loopback: {0}")]
+    #[error("could not bind the fake GitHub: {0}")]
     Bind(#[from] std::io::Error),
     #[error("unknown repository {0}")]
     UnknownRepo(String),
@@ -101,6 +103,9 @@ pub enum FakeError {
 pub struct Options {
     /// A GHES-style API prefix such as `/api/v3`; empty for github.com layout.
     pub base_path: String,
+    /// The address to listen on (port chosen by the system) and to put in the URLs it
+    /// answers with; loopback when unset. A Docker bridge's gateway lets containers reach it.
+    pub bind: Option<std::net::IpAddr>,
 }
 
 /// A pull request to open with [`FakeGitHub::open_pull_request`].
@@ -175,7 +180,8 @@ impl FakeGitHub {
     }
 
     pub async fn start_with(opts: Options) -> Result<FakeGitHub, FakeError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let ip = opts.bind.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
         let addr = listener.local_addr()?;
         let base_path = opts.base_path.trim_end_matches('/').to_string();
         let web = format!("http://{addr}");
@@ -708,6 +714,14 @@ impl FakeGitHub {
             remaining: count,
             after_handling: true,
         });
+    }
+
+    /// The next request matching `method` (`"*"` for any) and `path_prefix` is carried out at
+    /// once, its effects included (a push runs the scripted CI and its webhook), but its answer
+    /// is held until [`HeldAnswer::release`] (or the handle is dropped): the window between
+    /// GitHub doing the work and the client learning it.
+    pub fn hold_answer_next(&self, method: &str, path_prefix: &str) -> HeldAnswer {
+        hold::add(&mut self.st(), method, path_prefix)
     }
 
     /// Drops every pending injected fault.

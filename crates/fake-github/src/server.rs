@@ -193,6 +193,7 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
     let had_auth = auth_header.is_some();
     let raw_path = uri.path().to_string();
 
+    let mut held = None;
     let (resp, pushes, rate) = {
         let mut st = match sh.state.lock() {
             Ok(g) => g,
@@ -232,6 +233,7 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
                 rel: &rel,
             };
             let handled = route(&mut st, &ctx, &mut pushes);
+            held = crate::hold::take(&mut st, method.as_str(), &rel);
             take_fault(&mut st, method.as_str(), &rel, true).unwrap_or(handled)
         };
         let mut resp = resp;
@@ -264,6 +266,9 @@ pub async fn handle(AxState(sh): AxState<Arc<Shared>>, req: Request) -> Response
         crate::ci::on_push(&sh, p);
     }
     crate::hook_deliveries::dispatch(&sh);
+    if let Some(gate) = held {
+        gate.wait().await;
+    }
     into_response(resp, rate)
 }
 

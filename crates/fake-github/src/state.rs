@@ -201,6 +201,8 @@ pub struct State {
     pub manifest_codes: HashMap<String, Value>,
     pub requests: Vec<RequestRecord>,
     pub faults: Vec<Fault>,
+    /// Requests whose answers are held until the test releases them.
+    pub holds: Vec<crate::hold::Hold>,
     pub webhook: Option<(String, String)>,
     pub deliveries: HashMap<String, StoredDelivery>,
     pub delivery_order: Vec<String>,
@@ -240,6 +242,7 @@ impl State {
             manifest_codes: HashMap::new(),
             requests: Vec::new(),
             faults: Vec::new(),
+            holds: Vec::new(),
             webhook: None,
             deliveries: HashMap::new(),
             delivery_order: Vec::new(),

@@ -424,6 +424,39 @@ async fn faults_are_injected_then_cleared() {
     assert_eq!(get(&url, &token).await.status(), 200);
 }
 
+/// A held answer: the request is carried out at once (the comment exists), its answer comes
+/// only when the test releases it.
+#[tokio::test]
+async fn a_held_answer_comes_after_its_effect_and_only_once_released() {
+    let (fake, token) = seeded().await;
+    let held = fake.hold_answer_next("POST", "/repos/octo/widget/issues/7/comments");
+    let url = format!("{}/repos/{REPO}/issues/7/comments", fake.base_url());
+    let post = tokio::spawn(async move {
+        client()
+            .post(url)
+            .header("authorization", format!("token {token}"))
+            .json(&json!({"body": "held"}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    });
+    let made = fake
+        .wait_for(std::time::Duration::from_secs(10), |f| {
+            f.comments(REPO, 7).into_iter().find(|c| c.body == "held")
+        })
+        .await;
+    assert!(
+        made.is_some(),
+        "the request is carried out before its answer"
+    );
+    assert!(held.caught());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!post.is_finished(), "the answer is held");
+    held.release();
+    assert_eq!(post.await.unwrap(), 201);
+}
+
 #[tokio::test]
 async fn check_run_limits() {
     let (fake, token) = seeded().await;
@@ -540,6 +573,7 @@ async fn comments_name_the_app_they_were_made_through() {
 async fn ghes_base_path() {
     let fake = FakeGitHub::start_with(Options {
         base_path: "/api/v3".into(),
+        ..Default::default()
     })
     .await
     .unwrap();

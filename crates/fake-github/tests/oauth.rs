@@ -55,6 +55,7 @@ async fn exchange(fake: &FakeGitHub, secret: &str, code: &str) -> Value {
 async fn the_web_flow_and_the_user_token_endpoints_in_the_ghes_layout() {
     let fake = FakeGitHub::start_with(Options {
         base_path: "/api/v3".into(),
+        ..Default::default()
     })
     .await
     .unwrap();
