@@ -358,30 +358,41 @@ fn read_small(path: &Path) -> Option<String> {
 }
 
 /// The SHA-256 (hex) of what decides a crate's dependencies: `Cargo.lock`, and every
-/// `Cargo.toml` within three directories of the root (a workspace's members), by path.
+/// `Cargo.toml` of the tree (a workspace's members at any depth), by path. A member's manifest
+/// matters when there is no lockfile: `cargo fetch` then resolves from the manifests.
 fn cargo_deps_key(root: &Path) -> String {
     use sha2::{Digest, Sha256};
-    fn manifests(dir: &Path, rel: &str, depth: u32, out: &mut Vec<String>) {
+    /// Directory entries looked at, at most: a tree is the pull request's, and a hostile one
+    /// could be deep or wide; past the budget the key is what was seen (a stale key only
+    /// costs clippy its offline build, never a wrong fix).
+    const BUDGET: usize = 50_000;
+    fn manifests(dir: &Path, rel: &str, seen: &mut usize, out: &mut Vec<String>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for entry in entries.flatten() {
+            *seen += 1;
+            if *seen > BUDGET {
+                return;
+            }
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = if rel.is_empty() {
                 name.clone()
             } else {
                 format!("{rel}/{name}")
             };
+            // `file_type` does not follow links, so a link cannot lead the walk out of the tree
+            // or round in a loop.
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir && depth > 0 && !name.starts_with('.') && name != "target" {
-                manifests(&entry.path(), &path, depth - 1, out);
+            if is_dir && !name.starts_with('.') && name != "target" && name != "node_modules" {
+                manifests(&entry.path(), &path, seen, out);
             } else if name == "Cargo.toml" || (name == "Cargo.lock" && rel.is_empty()) {
                 out.push(path);
             }
         }
     }
     let mut files = Vec::new();
-    manifests(root, "", 3, &mut files);
+    manifests(root, "", &mut 0, &mut files);
     files.sort();
     let mut hash = Sha256::new();
     for f in files {
@@ -399,4 +410,40 @@ fn version_files(root: &Path) -> BTreeMap<String, String> {
         .iter()
         .filter_map(|f| read_small(&root.join(f)).map(|t| (f.to_string(), t)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cargo_deps_key;
+
+    #[test]
+    fn the_dependency_key_follows_every_manifest_and_ignores_build_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"crates/a/b/c/d\"]\n",
+        );
+        write("crates/a/b/c/d/Cargo.toml", "[package]\nname = \"d\"\n");
+        let first = cargo_deps_key(root);
+        // A member four directories down adds a dependency: without a lockfile, cargo fetch
+        // resolves it, so the cached dependencies must not be reused.
+        write(
+            "crates/a/b/c/d/Cargo.toml",
+            "[package]\nname = \"d\"\n[dependencies]\nfnv = \"1\"\n",
+        );
+        let second = cargo_deps_key(root);
+        assert_ne!(first, second);
+        write(
+            "target/debug/build/x/Cargo.toml",
+            "[package]\nname = \"x\"\n",
+        );
+        write("node_modules/y/Cargo.toml", "[package]\nname = \"y\"\n");
+        assert_eq!(cargo_deps_key(root), second);
+    }
 }
