@@ -350,6 +350,11 @@ pub struct Parser {
     gh_columns: bool,
     /// A GitHub Actions `##[error]` line was seen: a step failed (or a tool annotated an error).
     actions_error: bool,
+    /// The `with:` inputs of the current `actions/checkout` step: `repository:` given, and
+    /// `path:` (see [`Parser::checkout_input`]).
+    checkout_with: (bool, Option<String>),
+    /// `actions/checkout` steps already ended.
+    checkouts: u32,
 }
 
 impl Parser {
@@ -370,6 +375,8 @@ impl Parser {
             docker_summary: false,
             gh_columns: false,
             actions_error: false,
+            checkout_with: (false, None),
+            checkouts: 0,
         }
     }
 
@@ -521,8 +528,39 @@ impl Parser {
         self.sink.set_cwd(None);
     }
 
+    /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
+    fn checkout_input(&mut self, text: &str) {
+        let t = text.trim_start();
+        if t.starts_with("repository: ") {
+            self.checkout_with.0 = true;
+        } else if let Some(dir) = t.strip_prefix("path: ") {
+            self.checkout_with.1 = Some(dir.trim().to_string());
+        }
+    }
+
+    /// The `actions/checkout` step whose inputs were read ends. With a `path:` input the
+    /// repository sits in that directory of the workspace, and tools run from the workspace
+    /// print paths through it (golangci-lint's `--path-prefix`). The job's own repository is
+    /// the checkout that names no other `repository:`, else the job's first checkout (later
+    /// ones bring tools or configuration).
+    fn end_checkout(&mut self) {
+        let (named, dir) = std::mem::take(&mut self.checkout_with);
+        let Some(dir) = dir else { return };
+        let first = self.checkouts == 0;
+        self.checkouts = self.checkouts.saturating_add(1);
+        if named && !first {
+            return;
+        }
+        if let Some(d) = path::normalize_dir(&dir, None).filter(|d| !d.is_empty() && d != ".") {
+            self.sink.set_checkout_dir(&d);
+        }
+    }
+
     fn process_text(&mut self, text: &str) {
         let (mut text, prefix) = normalize::strip_prefixes(text);
+        if text.starts_with("  ") && self.ctx.step.starts_with("actions/checkout@") {
+            self.checkout_input(text);
+        }
         if prefix.package_dir != self.package_dir.as_deref() {
             self.package_dir = prefix.package_dir.map(str::to_string);
             self.update_cwd();
@@ -543,6 +581,7 @@ impl Parser {
                         "group" | "section" => {
                             marker = Marker::Group;
                             text = body;
+                            self.end_checkout();
                             self.ctx.step.clear();
                             if let Some(cmd) = body.strip_prefix("Run ") {
                                 let cmd = sink::truncate_chars(cmd, 200);
@@ -921,6 +960,17 @@ mod wrapper_tests {
 #[cfg(test)]
 mod cap_tests {
     use super::*;
+
+    #[test]
+    fn a_checkout_path_input_is_the_repository_root() {
+        // bubbletea's Windows lint job (LogSage): the repository is checked out into
+        // `charmbracelet/bubbletea`, a second checkout brings shared configuration, and
+        // golangci-lint runs with `--path-prefix=charmbracelet/bubbletea`.
+        let log = "2025-04-14T09:20:04.9440092Z ##[group]Run actions/checkout@v4\n2025-04-14T09:20:04.9440092Z with:\n2025-04-14T09:20:04.9440092Z   path: charmbracelet/bubbletea\n2025-04-14T09:20:04.9440092Z   repository: charmbracelet/bubbletea\n2025-04-14T09:20:04.9440092Z ##[endgroup]\n2025-04-14T09:20:04.9440092Z ##[group]Run actions/checkout@v4\n2025-04-14T09:20:04.9440092Z with:\n2025-04-14T09:20:04.9440092Z   repository: charmbracelet/meta\n2025-04-14T09:20:04.9440092Z   path: charmbracelet/meta\n2025-04-14T09:20:04.9440092Z ##[endgroup]\n2025-04-14T09:20:39.8585544Z ##[group]Run golangci/golangci-lint-action@v7\n2025-04-14T09:21:13.6745112Z ##[error]charmbracelet\\bubbletea\\tty_windows.go:59:12: G302: Expect file permissions to be 0600 or less (gosec)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "tty_windows.go");
+    }
 
     #[test]
     fn findings_past_the_cap_are_counted_not_kept() {

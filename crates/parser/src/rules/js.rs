@@ -395,6 +395,19 @@ pub(crate) struct Js {
     tap_test: Option<String>,
     tap_failed: Option<(String, u64)>,
     webpack: Option<WebpackErr>,
+    /// Reports of bare Node stack traces in this CI step since mocha last summed up a run
+    /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
+    /// caught error) and mocha lists its real failures under `N failing` itself.
+    bare_traces: Vec<(u32, (String, u32, BugType))>,
+}
+
+/// Bound on the bare-trace reports remembered for mocha's summary.
+const BARE_TRACES: usize = 256;
+
+/// Mocha's summary line: `58 passing (444ms)`.
+fn is_mocha_passing(t: &str) -> bool {
+    let d = ascii_digits(t);
+    d > 0 && t[d..].starts_with(" passing (")
 }
 
 impl Js {
@@ -411,6 +424,7 @@ impl Js {
             || self.numbered.is_some()
             || self.tap
             || self.webpack.is_some()
+            || (!self.bare_traces.is_empty() && l.first.is_ascii_digit())
         {
             return false;
         }
@@ -467,6 +481,15 @@ impl Js {
         if t.is_empty() {
             self.eslint_file = None;
             return false;
+        }
+        if !self.bare_traces.is_empty() && l.first.is_ascii_digit() && is_mocha_passing(t) {
+            let step = sink.step();
+            let keys: Vec<_> = std::mem::take(&mut self.bare_traces)
+                .into_iter()
+                .filter(|(s, _)| *s == step)
+                .map(|(_, k)| k)
+                .collect();
+            sink.retract(&keys);
         }
         // npm names the directory a failed script ran in; JS tools printed paths relative to it.
         if let Some(dir) = t
@@ -1185,6 +1208,8 @@ impl Js {
                         let path = frame_path(&c[1]);
                         if own_frame(path, sink) {
                             let e = self.node_err.take().expect("checked");
+                            let before = sink.len();
+                            let vitest = t.starts_with("❯ ");
                             sink.emit(
                                 e.seq,
                                 Finding::new(
@@ -1197,12 +1222,19 @@ impl Js {
                                 .conf(0.85)
                                 // Vitest's `❯` frames are its own rendering, relative to the
                                 // project root; Node's internals never come out that way.
-                                .tool(if t.starts_with("❯ ") {
+                                .tool(if vitest {
                                     "vitest"
                                 } else {
                                     "node"
                                 }),
                             );
+                            if !vitest
+                                && sink.len() > before
+                                && self.bare_traces.len() < BARE_TRACES
+                                && let Some(k) = sink.last_key()
+                            {
+                                self.bare_traces.push((sink.step(), k));
+                            }
                         }
                     }
                     return true;
@@ -1294,6 +1326,7 @@ impl Js {
         self.jest_file = None;
         self.node_loc = None;
         self.node_err = None;
+        self.bare_traces.clear();
         self.numbered = None;
         self.tap = false;
         self.tap_test = None;
@@ -1465,6 +1498,21 @@ mod tests {
         assert_eq!(r[0].file_path, "src/index.js");
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[1].file_path, "src/app.js");
+    }
+
+    #[test]
+    fn traces_a_passing_mocha_run_logged_are_taken_back_by_its_summary() {
+        // Ghost's logger prints a caught error with its stack while mocha's dot reporter runs;
+        // the run's real failure is the one under `N failing`.
+        let log = "..[2025-04-15 04:32:57] ERROR Fail to fetch tier\n\nError: Fail to fetch tier\n    at Context.<anonymous> (/home/runner/work/G/G/ghost/members-api/test/router.test.js:232:52)\n    at callFn (/home/runner/work/G/G/node_modules/mocha/lib/runnable.js:364:21)\n\n  58 passing (444ms)\n  1 failing\n\n  1) Helpers\n       should load:\n     AssertionError: expected 1 to equal 0\n      at Context.<anonymous> (test/unit/helpers.test.js:33:57)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "test/unit/helpers.test.js");
+        // Without mocha's summary the trace is an uncaught error: it stays.
+        let crash = "Error: Fail to fetch tier\n    at main (/home/runner/work/G/G/scripts/build.js:9:5)\n\nNode.js v20.1.0\n";
+        let r = parse_str(crash, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "scripts/build.js");
     }
 
     // The lines below are copied from real Travis logs of the corpus (fixtures/corpus/real/

@@ -55,12 +55,24 @@ static ARROW: LazyLock<Regex> =
 /// pytest prints a location outside any checkout the parser knows as an absolute path under its
 /// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
 /// project's own file.
+///
+/// A rootdir that is a directory inside the checkout (`cd packages/x; hatch test` prints
+/// `rootdir: /home/runner/work/R/R/packages/x`) is where pytest ran: its relative paths are
+/// relative to that directory, so they get its repo-relative prefix.
 fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
     if let Some(root) = rootdir
         && let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
         && sink.repo_path(p).is_none()
     {
         return rest.to_string();
+    }
+    if let Some(root) = rootdir
+        && !p.starts_with(['/', '\\', '~', '.'])
+        && p.as_bytes().get(1) != Some(&b':')
+        && let Some(prefix) = sink.repo_path(root).filter(|d| !d.is_empty() && d != ".")
+        && !p.starts_with(&format!("{prefix}/"))
+    {
+        return format!("{prefix}/{p}");
     }
     p.to_string()
 }
@@ -229,7 +241,9 @@ impl Python {
                 if self.summary_line(t, sink) {
                     return true;
                 }
-                if !t.is_empty() {
+                // A failure's message spans lines (`assert a in b` then `+  where b = …`): its
+                // continuation lines are indented, and more `FAILED` lines follow.
+                if !t.is_empty() && l.indent() <= self.section_indent {
                     self.section = Section::None;
                 }
             }
@@ -906,6 +920,26 @@ mod tests {
     }
 
     // pytest's documentation (pytest-dev/pytest doc/en), output indented under rst directives.
+    #[test]
+    fn a_rootdir_inside_the_checkout_prefixes_relative_paths_and_long_summaries_go_on() {
+        // markitdown's `cd packages/markitdown; hatch test` (LogSage, shortened).
+        let log = "rootdir: /home/runner/work/markitdown/markitdown/packages/markitdown\n=================================== FAILURES ===================================\n____________________ test_output_to_stdout[test_vector6] _____________________\n\n    def test_output_to_stdout(shared_tmp_dir, test_vector) -> None:\n>       assert 0\nE       assert 0\n\ntests/test_cli_vectors.py:67: AssertionError\n_____________________ test_convert_local[test_vector9] ______________________\n\n>       assert 1 == 2\nE       AssertionError: assert 1 == 2\n\ntests/test_module_vectors.py:69: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_cli_vectors.py::test_output_to_stdout[test_vector6] - assert 'a' in 'b'\n +  where 'b' = f()\nFAILED tests/test_module_vectors.py::test_convert_local[test_vector9] - AssertionError: assert 1 == 2\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "packages/markitdown/tests/test_cli_vectors.py"
+        );
+        assert_eq!(
+            r[1].file_path,
+            "packages/markitdown/tests/test_module_vectors.py"
+        );
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("tests/test_module_vectors.py::test_convert_local[test_vector9]")
+        );
+    }
+
     #[test]
     fn indented_output_rootdir_and_other_outcomes_in_the_summary() {
         let log = "    $ pytest\n    rootdir: /home/sweet/project\n    ==================================== ERRORS ====================================\n    _______________________ ERROR at setup of test_root ________________________\n    file /home/sweet/project/b/test_error.py, line 1\n      def test_root(db):  # no db here, will error out\n    E       fixture 'db' not found\n\n    /home/sweet/project/b/test_error.py:1\n    ================================= FAILURES =================================\n    _______________________________ test_fail __________________________________\n\n        def test_fail():\n    >       assert 0\n    E       assert 0\n\n    test_example.py:14: AssertionError\n    ========================= short test summary info ==========================\n    SKIPPED [1] test_example.py:22: skipping this test\n    XFAIL test_example.py::test_xfail - xfailing this test\n    FAILED test_example.py::test_fail - assert 0\n    ERROR b/test_error.py::test_root\n";
