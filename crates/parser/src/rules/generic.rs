@@ -172,6 +172,12 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     };
     let rest = c[4].trim();
+    if col.is_none() && codespell(path, line, rest, l.no, sink) {
+        return;
+    }
+    if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
+        return;
+    }
     let handled = match ext.as_str() {
         "py" | "pyi" => super::python::colon(path, line, col, rest, &ctx.step, l.no, sink),
         "go" if l.indent() == 0 => {
@@ -296,6 +302,49 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     }
 }
 
+/// codespell (also behind its problem matcher's `##[error]`): `./src/x.cpp:149: unexpect ==>
+/// unexpected`, for a file of any kind. The step fails on it.
+fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some((word, fix)) = rest.split_once(" ==> ") else {
+        return false;
+    };
+    if word.is_empty() || word.contains(' ') || fix.trim().is_empty() {
+        return false;
+    }
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, rest)
+            .conf(0.9)
+            .tool("codespell"),
+    );
+    true
+}
+
+/// numpydoc's docstring validation as pandas' and scipy's scripts print it:
+/// `pandas/core/x.py:3806:PR09:pandas.core.X.f:Parameter "**kwargs" description should finish
+/// with "."` (the code's two letters name the numpydoc check family).
+fn numpydoc(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    let b = rest.as_bytes();
+    let family = [b"GL", b"SS", b"ES", b"PR", b"RT", b"YD", b"SA", b"EX"];
+    if b.len() < 6
+        || !family.iter().any(|f| b.starts_with(*f))
+        || !b[2].is_ascii_digit()
+        || !b[3].is_ascii_digit()
+        || b[4] != b':'
+    {
+        return false;
+    }
+    let msg = rest[5..].split_once(':').map_or(&rest[5..], |(_, m)| m);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.85)
+            .tool("numpydoc")
+            .rule(Some(&rest[..4])),
+    );
+    true
+}
+
 /// Jenkins names the checkout before the build: `Building in workspace /var/lib/jenkins/workspace/job`
 /// or `Building remotely on agent (labels) in workspace /builds/workspace/job`. Tools then print
 /// absolute paths under it, which are repo paths once it is stripped.
@@ -385,6 +434,19 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn codespell_and_numpydoc_validation() {
+        // gpt4all's codespell job and pandas' docstring validation (LogSage), shortened.
+        let log = "##[error]./gpt4all-chat/src/store_base.cpp:149: unexpect ==> unexpected\n##[error]/home/runner/work/pandas/pandas/pandas/core/groupby/groupby.py:3806:PR09:pandas.core.groupby.DataFrameGroupBy.expanding:Parameter \"**kwargs\" description should finish with \".\"\nsrc/a.py:12: note ==> not a word\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].file_path, "gpt4all-chat/src/store_base.cpp");
+        assert_eq!(r[0].tool.as_deref(), Some("codespell"));
+        assert_eq!(r[1].file_path, "pandas/core/groupby/groupby.py");
+        assert_eq!(r[1].rule.as_deref(), Some("PR09"));
+        assert_eq!(r[1].error_type, BugType::Linting);
     }
 
     #[test]
