@@ -360,6 +360,9 @@ struct TestBlock {
     tool: &'static str,
     /// Mocha prints a test's title over several lines; open until the line ending in `:`.
     title_open: bool,
+    /// A frame inside a dependency (not the test runner's own) came before any repository
+    /// frame: the error was raised while loading or running that dependency.
+    dep_frame: bool,
 }
 
 #[derive(Debug)]
@@ -399,6 +402,15 @@ pub(crate) struct Js {
     /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
     /// caught error) and mocha lists its real failures under `N failing` itself.
     bare_traces: Vec<(u32, (String, u32, BugType))>,
+}
+
+/// A frame in `node_modules` that is not a test runner's own machinery.
+fn is_dependency_frame(path: &str) -> bool {
+    let Some(at) = memchr::memmem::find(path.as_bytes(), b"node_modules/") else {
+        return false;
+    };
+    let pkg = &path[at + 13..];
+    !(pkg.starts_with("jest-") || pkg.starts_with("@jest/") || pkg.starts_with("babel-jest"))
 }
 
 /// Bound on the bare-trace reports remembered for mocha's summary.
@@ -853,6 +865,7 @@ impl Js {
                     "jasmine"
                 },
                 title_open: open,
+                dep_frame: false,
             });
             return true;
         }
@@ -1015,6 +1028,7 @@ impl Js {
                     done: false,
                     tool: "vitest",
                     title_open: false,
+                    dep_frame: false,
                 });
                 return true;
             }
@@ -1035,6 +1049,7 @@ impl Js {
                         done: false,
                         tool: "vitest",
                         title_open: false,
+                        dep_frame: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
@@ -1061,6 +1076,7 @@ impl Js {
                 done: false,
                 tool: "jest",
                 title_open: false,
+                dep_frame: false,
             });
             return true;
         }
@@ -1085,7 +1101,15 @@ impl Js {
                 let path = frame_path(&c[1]);
                 if own_frame(path, sink) {
                     let msg = b.message.as_deref().unwrap_or("test failed");
-                    let ty = message_type(msg, BugType::Logic);
+                    let mut ty = message_type(msg, BugType::Logic);
+                    // Jest could not parse a dependency (an ESM package left untransformed):
+                    // the repository's frame is the import that loads it.
+                    if b.dep_frame
+                        && ty == BugType::Syntax
+                        && msg.contains("Jest encountered an unexpected token")
+                    {
+                        ty = BugType::Import;
+                    }
                     sink.emit(
                         b.seq,
                         Finding::new(path, super::num(&c[2]).unwrap_or(0), ty, msg)
@@ -1095,6 +1119,8 @@ impl Js {
                             .tool(b.tool),
                     );
                     b.done = true;
+                } else if is_dependency_frame(path) {
+                    b.dep_frame = true;
                 }
             }
             return true;
@@ -1476,6 +1502,23 @@ mod tests {
         assert_eq!(r[0].file_path, "src/a.js");
         assert_eq!(r[0].rule.as_deref(), Some("no-unused-vars"));
         assert_eq!(r[1].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn jest_parse_failure_in_a_dependency_is_the_import_that_loads_it() {
+        // grafana's Jest suites (LogSage), shortened: an ESM package left untransformed.
+        let log = "FAIL public/app/ShareLink.test.tsx\n  ● Test suite failed to run\n\n    Jest encountered an unexpected token\n\n    Details:\n\n    /home/runner/work/grafana/grafana/node_modules/pbf/index.js:15\n    export default class Pbf {\n    ^^^^^^\n\n    SyntaxError: Unexpected token 'export'\n\n    > 2 | import { WKT } from 'ol/format';\n        | ^\n\n      at Runtime.createScriptFromCode (node_modules/jest-runtime/build/index.js:1505:14)\n      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n      at Object.<anonymous> (packages/grafana-ui/src/TableCellNG.tsx:2:1)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "packages/grafana-ui/src/TableCellNG.tsx");
+        assert_eq!(r[0].error_type, BugType::Import);
+        // The repository's own file Jest could not parse stays a syntax error.
+        let own = log.replace(
+            "      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n",
+            "",
+        );
+        let r = parse_str(&own, &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Syntax, "{r:?}");
     }
 
     #[test]
