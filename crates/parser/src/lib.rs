@@ -321,6 +321,24 @@ pub(crate) struct Ctx {
     pub step: String,
 }
 
+/// `cd docs`, `cd packages/x; hatch test`, `cd web && npm test`: the repo-relative directory an
+/// Actions step's script changes into on its first line, when it names one plainly (no
+/// variable, no `..`, not absolute).
+fn step_cd(cmd: &str) -> Option<String> {
+    let rest = cmd.strip_prefix("cd ")?;
+    let dir = rest.split([';', '&', '|']).next()?.trim();
+    let dir = dir.trim_matches(['"', '\'']).trim_start_matches("./");
+    if dir.is_empty()
+        || dir.contains([' ', '$', '~', '`', '*'])
+        || dir.starts_with('/')
+        || dir.starts_with('-')
+        || dir.split('/').any(|seg| seg == "..")
+    {
+        return None;
+    }
+    path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".")
+}
+
 /// Streaming parser: feed it bytes in any chunking, then [`finish`](Parser::finish).
 ///
 /// Memory is bounded: the partial line carried between chunks is capped at [`MAX_LINE`], the
@@ -355,6 +373,8 @@ pub struct Parser {
     checkout_with: (bool, Option<String>),
     /// `actions/checkout` steps already ended.
     checkouts: u32,
+    /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
+    step_dir: Option<String>,
 }
 
 impl Parser {
@@ -377,6 +397,7 @@ impl Parser {
             actions_error: false,
             checkout_with: (false, None),
             checkouts: 0,
+            step_dir: None,
         }
     }
 
@@ -525,6 +546,7 @@ impl Parser {
         self.rules.step_boundary(&mut self.sink);
         self.dirs.reset();
         self.package_dir = None;
+        self.step_dir = None;
         self.sink.set_cwd(None);
     }
 
@@ -588,6 +610,10 @@ impl Parser {
                                 self.ctx.step.push_str(&cmd.to_ascii_lowercase());
                             }
                             self.step_boundary();
+                            if let Some(cmd) = body.strip_prefix("Run ") {
+                                self.step_dir = step_cd(cmd);
+                                self.update_cwd();
+                            }
                         }
                         // Warnings, notices, debug output and echoed commands are never
                         // errors.
@@ -698,7 +724,7 @@ impl Parser {
         let cwd = match &self.package_dir {
             Some(dir) => path::normalize_dir(dir, None).map(path::Dir::Repo),
             None => match self.dirs.current() {
-                path::Dir::Unknown => None,
+                path::Dir::Unknown => self.step_dir.clone().map(path::Dir::Repo),
                 d => Some(d),
             },
         };
@@ -960,6 +986,19 @@ mod wrapper_tests {
 #[cfg(test)]
 mod cap_tests {
     use super::*;
+
+    #[test]
+    fn a_step_that_cds_first_roots_its_relative_paths() {
+        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
+        assert_eq!(paths, ["web/src/m.py", "web/src/n.py", "src/o.py"]);
+        assert_eq!(
+            step_cd("cd packages/markitdown; hatch test").as_deref(),
+            Some("packages/markitdown")
+        );
+        assert_eq!(step_cd("cd ../other && make"), None);
+    }
 
     #[test]
     fn a_checkout_path_input_is_the_repository_root() {

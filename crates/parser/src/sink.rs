@@ -117,6 +117,15 @@ fn installed_package(raw: &str) -> Option<(&str, &str)> {
     raw[at + 10..].split_once('/')
 }
 
+/// True when the relative path `raw` starts with the directory `dir` (repo-relative).
+fn under_dir(raw: &str, dir: &str) -> bool {
+    let raw = raw.trim();
+    let raw = raw.strip_prefix("./").unwrap_or(raw);
+    raw.len() > dir.len()
+        && raw.as_bytes()[dir.len()] == b'/'
+        && raw[..dir.len()].replace('\\', "/") == dir
+}
+
 /// True when a printed path is relative to the tool's working directory.
 fn is_relative(raw: &str) -> bool {
     let b = raw.trim_start().as_bytes();
@@ -163,7 +172,9 @@ impl Sink {
             }
         }
         let (p, joined) = match &self.cwd {
-            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) => {
+            // A path already through the directory was printed from the repository root
+            // (pytest's rootdir-relative ids once re-rooted, a tool run from the root).
+            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) && !under_dir(raw, dir) => {
                 (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
             }
             Some(Dir::Outside) if is_relative(raw) => return None,

@@ -24,6 +24,80 @@ static TITLE_RULE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([\w.-]+)(?: \(([\w/-]+)\))?").unwrap());
 
 static SH_LINE: crate::Needle = crate::needle!("sh: line ");
+static COMMA_COLUMN: crate::Needle = crate::needle!(", column ");
+
+/// expat's messages (Python's `xml.etree`, `xml.dom`, and every tool built on them).
+const EXPAT: [&str; 8] = [
+    "mismatched tag",
+    "not well-formed",
+    "unclosed token",
+    "junk after document element",
+    "no element found",
+    "undefined entity",
+    "duplicate attribute",
+    "unbound prefix",
+];
+
+/// glibc's `assert()` failing in the repository's C code: `python: Python/qsbr.c:164: _Bool
+/// _Py_qsbr_poll(…): Assertion `expr' failed.` (the program name first).
+fn glibc_assert(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some(at) = t.find(": Assertion `") else {
+        return false;
+    };
+    let head = &t[..at];
+    let Some((_, loc)) = head.split_once(": ") else {
+        return false;
+    };
+    let mut parts = loc.splitn(3, ':');
+    let (Some(path), Some(line)) = (parts.next(), parts.next().and_then(super::num)) else {
+        return false;
+    };
+    if path.contains(' ') || !crate::path::has_extension(path) {
+        return false;
+    }
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Logic, &t[at + 2..])
+            .conf(0.85)
+            .tool("assert"),
+    );
+    true
+}
+
+/// A tool naming the XML file it could not read, with expat's position at the end: godot's
+/// `ERROR: doc/classes/X.xml: Parse error while reading the file: mismatched tag: line 2524,
+/// column 3`.
+fn expat_error(t: &str, seq: u64, sink: &mut Sink) {
+    let Some((before, pos)) = t.rsplit_once(": line ") else {
+        return;
+    };
+    let Some((line, col)) = pos.split_once(", column ") else {
+        return;
+    };
+    let (Some(line), Some(col)) = (super::num(line), super::num(col)) else {
+        return;
+    };
+    if !EXPAT
+        .iter()
+        .any(|m| before.ends_with(m) || before.contains(&format!("{m}:")))
+    {
+        return;
+    }
+    let Some(path) = before
+        .split(": ")
+        .find(|seg| !seg.contains(' ') && crate::path::has_extension(seg) && seg.contains('.'))
+    else {
+        return;
+    };
+    let msg = before.rsplit(": ").next().unwrap_or(before);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Syntax, msg)
+            .col(Some(col))
+            .conf(0.8)
+            .tool("expat"),
+    );
+}
 
 /// bash's own runtime errors in a script of the repository: `./scripts/ci.sh: line 117: cd:
 /// ./scripts/travis: No such file or directory`. Only the messages that are the script's bug
@@ -144,8 +218,14 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 super::c::iar(t, l.no, sink);
             }
             _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
+            _ if l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
+                expat_error(t, l.no, sink);
+            }
             _ => {}
         }
+        return;
+    }
+    if l.last == b'.' && t.ends_with("' failed.") && glibc_assert(t, l.no, sink) {
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
@@ -434,6 +514,29 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn a_failed_c_assert() {
+        // CPython's TSAN job (LogSage).
+        let log = "python: Python/qsbr.c:164: _Bool _Py_qsbr_poll(struct _qsbr_thread_state *, uint64_t): Assertion `((_PyThreadStateImpl *)_PyThreadState_GET())->qsbr == qsbr' failed.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "Python/qsbr.c");
+        assert_eq!(r[0].line_number, 164);
+        assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn a_tool_naming_the_xml_file_expat_could_not_read() {
+        // godot's make_rst (LogSage), then the traceback of the script that parsed the same
+        // file: the file is reported, the script's line is not.
+        let log = "ERROR: doc/classes/DisplayServer.xml: Parse error while reading the file: mismatched tag: line 2524, column 3\nTraceback (most recent call last):\n  File \"/home/runner/work/godot/godot/doc/tools/doc_status.py\", line 379, in <module>\n    tree = ET.parse(file)\nxml.etree.ElementTree.ParseError: mismatched tag: line 2524, column 3\nERROR: the build took 3 minutes: line 12, column 4\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "doc/classes/DisplayServer.xml");
+        assert_eq!(r[0].line_number, 2524);
+        assert_eq!(r[0].error_type, BugType::Syntax);
     }
 
     #[test]

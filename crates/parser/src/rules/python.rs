@@ -52,6 +52,16 @@ static GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^--> (\S+\.pyi?):(\d+):(\d+)$").unwrap());
 
+/// Exceptions of the standard library's data parsers: raised on a malformed input file.
+const DATA_ERRORS: [&str; 6] = [
+    "xml.etree.ElementTree.ParseError",
+    "xml.parsers.expat.ExpatError",
+    "xml.dom.expatbuilder.ExpatError",
+    "json.decoder.JSONDecodeError",
+    "tomllib.TOMLDecodeError",
+    "plistlib.InvalidFileException",
+];
+
 /// pytest prints a location outside any checkout the parser knows as an absolute path under its
 /// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
 /// project's own file.
@@ -416,7 +426,11 @@ impl Python {
             // failed: its frames are the driver's `run`/`check_call` helper, and the failure is
             // in the child's own output above (an `apt-get`, a compiler, a test runner).
             let child_failed = tb.test.is_none() && name.ends_with("CalledProcessError");
-            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed) {
+            // Likewise a parser's error about the data a script read (`ParseError: mismatched
+            // tag: line 2524, column 3`): the fault is in that XML/JSON/TOML file, not in the
+            // script's line that parsed it.
+            let bad_input = tb.test.is_none() && DATA_ERRORS.contains(&name);
+            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed && !bad_input) {
                 let ty = exception_type(name);
                 sink.emit(
                     tb.seq,
