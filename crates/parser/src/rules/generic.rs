@@ -38,6 +38,47 @@ const EXPAT: [&str; 8] = [
     "unbound prefix",
 ];
 
+/// Checkstyle's plain format, as Gradle's Ant task (`[ant:checkstyle] [ERROR] /…/X.java:2: Line
+/// does not match expected header line … [SpringHeader]`) and the command line print it. `[WARN]`
+/// rows do not fail the build.
+fn checkstyle(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let rest = t.strip_prefix("[ant:checkstyle] ").unwrap_or(t);
+    let Some(rest) = rest.strip_prefix("[ERROR] ") else {
+        return false;
+    };
+    let Some((body, check)) = rest.strip_suffix(']').and_then(|r| r.rsplit_once(" [")) else {
+        return false;
+    };
+    if !check.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        || !check.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return false;
+    }
+    let Some(c) = COLON.captures(body) else {
+        return false;
+    };
+    let path = c.get(1).map_or("", |m| m.as_str());
+    if !matches!(
+        super::ext(path),
+        "java" | "kt" | "groovy" | "scala" | "xml" | "properties"
+    ) {
+        return false;
+    }
+    let Some(line) = super::num(&c[2]) else {
+        return false;
+    };
+    let col = c.get(3).and_then(|m| super::num(m.as_str()));
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, c[4].trim())
+            .col(col)
+            .conf(0.9)
+            .tool("checkstyle")
+            .rule(Some(check)),
+    );
+    true
+}
+
 /// glibc's `assert()` failing in the repository's C code: `python: Python/qsbr.c:164: _Bool
 /// _Py_qsbr_poll(…): Assertion `expr' failed.` (the program name first).
 fn glibc_assert(t: &str, seq: u64, sink: &mut Sink) -> bool {
@@ -226,6 +267,9 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     }
     if l.last == b'.' && t.ends_with("' failed.") && glibc_assert(t, l.no, sink) {
+        return;
+    }
+    if l.first == b'[' && l.last == b']' && checkstyle(t, l.no, sink) {
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
@@ -514,6 +558,20 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn checkstyle_errors_not_warnings() {
+        // spring-boot's Gradle build (LogSage) and RxJava's warnings (LogChunks).
+        let log = "[ant:checkstyle] [ERROR] /home/runner/work/spring-boot/spring-boot/spring-boot-project/x/src/main/java/org/x/Phase.java:2: Line does not match expected header line of '^\\Q * Copyright \\E20\\d\\d(-20\\d\\d)?\\Q the original author or authors.\\E$'. [SpringHeader]\n[ant:checkstyle] [WARN] /home/travis/build/ReactiveX/RxJava/src/main/java/io/reactivex/Flowable.java:92: Line has trailing spaces. [RegexpSinglelineJava]\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "spring-boot-project/x/src/main/java/org/x/Phase.java"
+        );
+        assert_eq!(r[0].rule.as_deref(), Some("SpringHeader"));
+        assert_eq!(r[0].error_type, BugType::Linting);
     }
 
     #[test]

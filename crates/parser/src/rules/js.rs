@@ -323,6 +323,7 @@ fn ts_type(code: &str) -> BugType {
 
 fn message_type(msg: &str, default: BugType) -> BugType {
     if msg.contains("Cannot find module")
+        || msg.contains("Could not resolve \"")
         || msg.contains("Cannot find package")
         || msg.contains("ERR_MODULE_NOT_FOUND")
         || msg.contains("Failed to resolve import")
@@ -373,6 +374,8 @@ struct NodeErr {
     budget: u32,
     /// No `at` frame seen yet.
     first_frame: bool,
+    /// An esbuild `✘ [ERROR]` block: its location line (`    path:l:c:`) comes first.
+    esbuild: bool,
 }
 
 /// A frame that names a file but not a real position: CoffeeScript code run without source
@@ -402,6 +405,16 @@ pub(crate) struct Js {
     /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
     /// caught error) and mocha lists its real failures under `N failing` itself.
     bare_traces: Vec<(u32, (String, u32, BugType))>,
+}
+
+/// `path:line:col` (no spaces in the path).
+fn split_lc(loc: &str) -> Option<(&str, u64, u64)> {
+    let (rest, col) = loc.rsplit_once(':')?;
+    let (path, line) = rest.rsplit_once(':')?;
+    if path.is_empty() || path.contains(' ') {
+        return None;
+    }
+    Some((path, super::num(line)?, super::num(col)?))
 }
 
 /// A frame in `node_modules` that is not a test runner's own machinery.
@@ -1198,6 +1211,26 @@ impl Js {
                 self.node_err = None;
             } else {
                 e.budget -= 1;
+                // esbuild's location line under its `✘ [ERROR]`: the source position, when it
+                // is the repository's; esbuild's own `main.js` (an API misuse) is followed by
+                // the caller's stack.
+                if e.esbuild
+                    && l.colon_digit
+                    && let Some(loc) = t.strip_suffix(':')
+                    && let Some((path, line, col)) = split_lc(loc)
+                {
+                    if own_frame(frame_path(path), sink) {
+                        let e = self.node_err.take().expect("checked");
+                        sink.emit(
+                            e.seq,
+                            Finding::new(frame_path(path), line, e.ty, &e.message)
+                                .col(Some(col))
+                                .conf(0.9)
+                                .tool("esbuild"),
+                        );
+                    }
+                    return true;
+                }
                 if t.starts_with("on line ")
                     && let Some(c) = SASS_LOC.captures(t)
                 {
@@ -1278,6 +1311,17 @@ impl Js {
             self.node_loc = Some((path.to_string(), n, 8));
             return true;
         }
+        if let Some(msg) = t.strip_prefix("✘ [ERROR] ") {
+            self.node_err = Some(NodeErr {
+                message: msg.to_string(),
+                ty: message_type(msg, BugType::Logic),
+                seq: l.no,
+                budget: NODE_BUDGET,
+                first_frame: false,
+                esbuild: true,
+            });
+            return true;
+        }
         // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon. A
         // quoted block (snapshot files, quoted log records) opens with `"`.
         let t = t.strip_prefix('"').unwrap_or(t);
@@ -1339,6 +1383,7 @@ impl Js {
                 seq: l.no,
                 budget: NODE_BUDGET,
                 first_frame: true,
+                esbuild: false,
             });
             // Not claimed: the same line may be a Python exception line or another tool's.
             return false;
@@ -1519,6 +1564,25 @@ mod tests {
         );
         let r = parse_str(&own, &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Syntax, "{r:?}");
+    }
+
+    #[test]
+    fn esbuild_errors_at_their_source_or_the_callers_frame() {
+        // alpine's build script misusing esbuild's API (LogSage), and esbuild's own message
+        // for a source file.
+        let log = "> node ./scripts/build.js\n\n\u{2718} [ERROR] Invalid option in build() call: \"watch\"\n\n    /home/runner/work/alpine/alpine/node_modules/esbuild/lib/main.js:254:12:\n      254 \u{2502}       throw new Error(`Invalid option ${where}: ${quote(key)}`);\n          \u{2575}             ^\n\n    at checkForInvalidFlags (/home/runner/work/alpine/alpine/node_modules/esbuild/lib/main.js:254:13)\n    at new Promise (<anonymous>)\n    at build (/home/runner/work/alpine/alpine/scripts/build.js:91:31)\n\n\u{2718} [ERROR] Could not resolve \"lodash\"\n\n    src/index.ts:1:7:\n      1 \u{2502} import x from \"lodash\"\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("scripts/build.js", 91)
+        );
+        assert_eq!(r[0].error_type, BugType::Logic);
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("src/index.ts", 1)
+        );
+        assert_eq!(r[1].error_type, BugType::Import);
     }
 
     #[test]
