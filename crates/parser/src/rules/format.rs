@@ -63,6 +63,9 @@ struct GitDiff {
     confirmed: bool,
     /// Lines carry nix's build-log prefix (`       > `).
     nix: bool,
+    /// The indentation of the `diff --git` line: output re-indented as a whole (a harness, a
+    /// snapshot) keeps the diff's shape under it.
+    base: usize,
     /// The `a/` file of the current `diff --git`.
     file: Option<String>,
     /// Inside a hunk: the committed file's line the next line is at, and whether the hunk's
@@ -91,7 +94,7 @@ impl GitDiff {
             }
             return t.strip_prefix("> ");
         }
-        Some(l.text)
+        Some(l.text.get(self.base..).unwrap_or(""))
     }
 
     fn confirm(&mut self, sink: &mut Sink) {
@@ -134,10 +137,17 @@ impl GitDiff {
         let Some(tool) = self.armed else {
             return false;
         };
+        if !self.nix && t.starts_with("diff --git a/") {
+            self.base = l.indent();
+        }
         let Some(b) = self.body(l) else {
             self.end_diff();
             return false;
         };
+        if l.indent() < self.base && !t.is_empty() {
+            self.end_diff();
+            return false;
+        }
         if let Some(rest) = b.strip_prefix("diff --git a/") {
             let path = rest.split(" b/").next().unwrap_or(rest);
             self.file = Some(path.to_string());
