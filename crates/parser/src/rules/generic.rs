@@ -302,6 +302,17 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
         return;
     }
+    // ruff (and nbQA-style tools) on a notebook that is not valid JSON.
+    if ext == "ipynb" && rest.starts_with("Expected a Jupyter Notebook") {
+        sink.emit(
+            l.no,
+            Finding::new(path, line, BugType::Syntax, rest)
+                .col(col)
+                .conf(0.9)
+                .tool("ruff"),
+        );
+        return;
+    }
     let handled = match ext.as_str() {
         "py" | "pyi" => super::python::colon(path, line, col, rest, &ctx.step, l.no, sink),
         "go" if l.indent() == 0 => {
@@ -607,6 +618,10 @@ mod tests {
         assert_eq!(r[0].tool.as_deref(), Some("codespell"));
         assert_eq!(r[1].file_path, "pandas/core/groupby/groupby.py");
         assert_eq!(r[1].rule.as_deref(), Some("PR09"));
+        let nb = "ch05/01_main-chapter-code/exercise-solutions.ipynb:1:1: Expected a Jupyter Notebook, which must be internally stored as JSON, but this file isn't valid JSON: expected `,` or `]` at line 272 column 5\n";
+        let rn = parse_str(nb, &ParseOptions::default());
+        assert_eq!(rn.len(), 1, "{rn:?}");
+        assert_eq!(rn[0].error_type, BugType::Syntax);
         assert_eq!(r[1].error_type, BugType::Linting);
     }
 
