@@ -454,7 +454,13 @@ impl Python {
 
     fn pytest_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
         // `____ test_name ____` starts a failure or error block.
-        if t.len() >= 8 && t.starts_with("__") && t.ends_with("__") {
+        // A name too long for the terminal's width is padded with a single `_` each side; the
+        // `_ _ _ _` line between a traceback's frames is no header.
+        let padded = (t.starts_with("__") && t.ends_with("__"))
+            || (t.starts_with("_ ")
+                && t.ends_with(" _")
+                && t.bytes().any(|b| b != b'_' && b != b' '));
+        if t.len() >= 8 && padded {
             let name = t.trim_matches('_').trim();
             if !name.is_empty() {
                 self.finish_block(sink);
@@ -951,6 +957,24 @@ mod tests {
         assert_eq!(
             r[1].test_name.as_deref(),
             Some("tests/test_module_vectors.py::test_convert_local[test_vector9]")
+        );
+    }
+
+    #[test]
+    fn a_long_test_name_has_a_single_underscore_each_side() {
+        // pandas' numba test (LogSage), shortened: the innermost repository frame of pytest's
+        // short middle entries, not each entry.
+        let log = "=================================== FAILURES ===================================\n_ TestEngine.test_numba_vs_cython_rolling_methods[False-True-True-arithmetic_numba_supported_operators3-1-data0] _\n\n>       result = getattr(roll, method)(\n\npandas/tests/window/test_numba.py:186: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \npandas/core/window/rolling.py:2286: in max\n    return super().max(\npandas/core/_numba/executor.py:236: in looper_wrapper\n    for i, na_pos in na_positions.items():\n<frozen _collections_abc>:894: in __iter__\n    ???\n../../../micromamba/envs/test/lib/python3.12/site-packages/numba/typed/typeddict.py:180: in __getitem__\n    return _getitem(self, key)\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>   raise KeyError()\nE   KeyError\n\n../../../micromamba/envs/test/lib/python3.12/site-packages/numba/typed/dictobject.py:778: KeyError\n=========================== short test summary info ============================\nFAILED pandas/tests/window/test_numba.py::TestEngine::test_numba_vs_cython_rolling_methods[False-True-True-arithmetic_numba_supported_operators3-1-data0] - KeyError\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("pandas/core/_numba/executor.py", 236)
+        );
+        assert!(
+            r[0].test_name
+                .as_deref()
+                .is_some_and(|t| t.starts_with("pandas/tests/window/test_numba.py::TestEngine::"))
         );
     }
 
