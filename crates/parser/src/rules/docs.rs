@@ -58,7 +58,14 @@ impl Docs {
         if l.marker == Marker::Error {
             return self.pending.is_empty();
         }
-        !l.colon_digit && l.first != b'W'
+        if l.first == b'W' {
+            return false;
+        }
+        // Only a path with a documentation extension before the first colon can be read.
+        let t = l.trimmed();
+        !l.colon_digit
+            || memchr::memchr(b':', t.as_bytes())
+                .is_none_or(|i| !DOC_EXTS.contains(&super::ext(&t[..i])))
     }
 
     /// Returns true when the line was claimed.

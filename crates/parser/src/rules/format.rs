@@ -264,8 +264,8 @@ impl Format {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.hunk.is_none()
             && !self.diff.active()
-            && l.marker != Marker::Error
-            && !matches!(l.first, b'r' | b'e' | b'A')
+            && (l.marker != Marker::Error || self.diff.pending.is_empty())
+            && !(l.first == b'r' && l.trimmed().starts_with("reformatted "))
             && !self.prettier_block
             && self.gofmt_step.is_none()
             && self.ruff_header == 0

@@ -259,7 +259,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 super::c::iar(t, l.no, sink);
             }
             _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
-            _ if l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
+            _ if l.colon && l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
                 expat_error(t, l.no, sink);
             }
             _ => {}

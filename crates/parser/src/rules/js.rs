@@ -449,7 +449,7 @@ impl Js {
             || self.numbered.is_some()
             || self.tap
             || self.webpack.is_some()
-            || (!self.bare_traces.is_empty() && l.first.is_ascii_digit())
+            || (!self.bare_traces.is_empty() && l.first.is_ascii_digit() && l.last == b')')
         {
             return false;
         }
