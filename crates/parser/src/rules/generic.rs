@@ -440,7 +440,12 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
 /// codespell (also behind its problem matcher's `##[error]`): `./src/x.cpp:149: unexpect ==>
 /// unexpected`, for a file of any kind. The step fails on it.
 fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
-    let Some((word, fix)) = rest.split_once(" ==> ") else {
+    // The misspelt word is one token: look for the arrow right after it, not along the line.
+    let Some(end) = memchr::memchr(b' ', rest.as_bytes()) else {
+        return false;
+    };
+    let (word, fix) = (&rest[..end], &rest[end..]);
+    let Some(fix) = fix.strip_prefix(" ==> ") else {
         return false;
     };
     if word.is_empty() || word.contains(' ') || fix.trim().is_empty() {
