@@ -17,9 +17,16 @@ pub(crate) mod comment;
 mod rerun;
 mod retry;
 
-use ci_medic_core::repo_config::{ApproversConfig, Permission};
+use tracing::info;
 
-use crate::github::{GitHubApi, GitHubError, InstallationId, RepoRef};
+use ci_medic_core::comment as text;
+use ci_medic_core::repo_config::{ApproversConfig, Permission, RepoConfig};
+
+use crate::events::PrCommentCreated;
+use crate::github::{GitHubApi, GitHubError, InstallationId, PullRequest, RepoRef};
+use crate::jobs::JobError;
+use crate::orchestrator::{Context, gh_err};
+use comment::Outcome;
 
 /// Why a commenter may not decide on a proposal (each maps to a `*_reply` builder).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +82,57 @@ pub async fn authorize(
         Err(e) => return Err(e),
     };
     Ok(decide(approvers, login, permission, pr_author))
+}
+
+/// Whether `approvers.allow_author` applies to a command: to those that decide a proposal or
+/// spend the repository's CI, not to `/retry`, which only reads again what CI already said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AuthorRule {
+    Applies,
+    Exempt,
+}
+
+/// The one door every command that acts goes through: reads the pull request and checks the
+/// commenter may give `command` on it. `Ok(Err(outcome))` is a refusal, already counted and
+/// logged, whose reply is the handler's answer.
+async fn admit(
+    ctx: &Context,
+    inst: InstallationId,
+    repo: &RepoRef,
+    c: &PrCommentCreated,
+    config: &RepoConfig,
+    command: &'static str,
+    author_rule: AuthorRule,
+) -> Result<Result<PullRequest, Outcome>, JobError> {
+    let gh = ctx.github.as_ref();
+    let pr = gh
+        .get_pull_request(inst, repo, c.pr_number)
+        .await
+        .map_err(|e| gh_err("reading the pull request", e))?;
+    let pr_author = match author_rule {
+        AuthorRule::Applies => pr.user.as_ref().map(|u| u.login.as_str()),
+        AuthorRule::Exempt => None,
+    };
+    match authorize(gh, inst, repo, &config.approvers, &c.author, pr_author)
+        .await
+        .map_err(|e| gh_err("reading the commenter's permission", e))?
+    {
+        Ok(()) => Ok(Ok(pr)),
+        Err(r) => {
+            ctx.metrics.stage(command, "refused_permission");
+            info!(user = %c.author, refusal = ?r, command, "command refused");
+            Ok(Err(Outcome::Refused(refusal_reply(&c.author, r))))
+        }
+    }
+}
+
+/// The reply to a command from someone who may not give it.
+fn refusal_reply(author: &str, r: Refusal) -> String {
+    match r {
+        Refusal::Permission { has, needs } => text::not_permitted_reply(author, has, needs),
+        Refusal::NotListed => text::not_an_approver_reply(author),
+        Refusal::Author => text::author_not_allowed_reply(),
+    }
 }
 
 #[cfg(test)]

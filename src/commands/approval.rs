@@ -16,13 +16,13 @@ use ci_medic_core::proposal::machine::{Effect, Event, MachineError, Stage, decid
 use ci_medic_core::repo_config::RepoConfig;
 
 use super::comment::Outcome;
-use crate::commands::{Refusal, authorize};
+use crate::commands::{AuthorRule, admit};
 use crate::events::PrCommentCreated;
 use crate::fix_agent::write::queue_fix;
 use crate::git_agent::push::push_plan;
 use crate::github::{InstallationId, RepoRef};
 use crate::jobs::JobError;
-use crate::orchestrator::{Context, Replay, apply, gh_err, publish, store_err};
+use crate::orchestrator::{Context, Replay, apply, publish, store_err};
 use crate::store::runs::{FixRun, Phase};
 
 /// `/approve`, of the proposal named or the newest open one on the pull request.
@@ -61,31 +61,11 @@ async fn decide(
     id: Option<String>,
     reject_reason: Option<Option<String>>,
 ) -> Result<Outcome, JobError> {
-    let gh = ctx.github.as_ref();
     let project = repo.full_name();
-    let pr = gh
-        .get_pull_request(inst, repo, c.pr_number)
-        .await
-        .map_err(|e| gh_err("reading the pull request", e))?;
-
-    match authorize(
-        gh,
-        inst,
-        repo,
-        &config.approvers,
-        &c.author,
-        pr.user.as_ref().map(|u| u.login.as_str()),
-    )
-    .await
-    .map_err(|e| gh_err("reading the commenter's permission", e))?
-    {
-        Ok(()) => {}
-        Err(r) => {
-            ctx.metrics.stage("approval", "refused_permission");
-            info!(user = %c.author, refusal = ?r, "command refused");
-            return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
-        }
-    }
+    let pr = match admit(ctx, inst, repo, c, config, "approval", AuthorRule::Applies).await? {
+        Ok(pr) => pr,
+        Err(refused) => return Ok(refused),
+    };
 
     let runs = ctx
         .runs
@@ -244,15 +224,6 @@ fn decided(ctx: &Context, run: &FixRun, fix_id: &str, c: &PrCommentCreated) {
     };
     ctx.metrics.stage("approval", what);
     info!(fix = %fix_id, user = %c.author, phase = ?run.phase(), "proposal decided");
-}
-
-/// The reply to a command from someone who may not give it.
-pub(super) fn refusal_reply(author: &str, r: Refusal) -> String {
-    match r {
-        Refusal::Permission { has, needs } => text::not_permitted_reply(author, has, needs),
-        Refusal::NotListed => text::not_an_approver_reply(author),
-        Refusal::Author => text::author_not_allowed_reply(),
-    }
 }
 
 /// The machine's event for `/approve` (`reject_reason` `None`) or `/reject`.

@@ -12,9 +12,8 @@ use ci_medic_core::comment as text;
 use ci_medic_core::proposal::machine::{Event, step};
 use ci_medic_core::repo_config::RepoConfig;
 
-use super::approval::refusal_reply;
 use super::comment::Outcome;
-use crate::commands::authorize;
+use crate::commands::{AuthorRule, admit};
 use crate::events::PrCommentCreated;
 use crate::github::{GitHubError, InstallationId, RepoRef};
 use crate::jobs::JobError;
@@ -31,26 +30,11 @@ pub(super) async fn rerun(
     config: &RepoConfig,
 ) -> Result<Outcome, JobError> {
     let gh = ctx.github.as_ref();
-    let pr = gh
-        .get_pull_request(inst, repo, c.pr_number)
-        .await
-        .map_err(|e| gh_err("reading the pull request", e))?;
     // The same rule as `/approve`: a re-run spends the repository's CI.
-    if let Err(r) = authorize(
-        gh,
-        inst,
-        repo,
-        &config.approvers,
-        &c.author,
-        pr.user.as_ref().map(|u| u.login.as_str()),
-    )
-    .await
-    .map_err(|e| gh_err("reading the commenter's permission", e))?
-    {
-        ctx.metrics.stage("rerun", "refused_permission");
-        info!(user = %c.author, refusal = ?r, "/rerun refused");
-        return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
-    }
+    let pr = match admit(ctx, inst, repo, c, config, "rerun", AuthorRule::Applies).await? {
+        Ok(pr) => pr,
+        Err(refused) => return Ok(refused),
+    };
     let runs: Vec<FixRun> = ctx
         .runs
         .for_pull_request(&repo.full_name(), c.pr_number)

@@ -7,9 +7,8 @@
 use ci_medic_core::comment as text;
 use ci_medic_core::repo_config::RepoConfig;
 
-use super::approval::refusal_reply;
 use super::comment::Outcome;
-use crate::commands::authorize;
+use crate::commands::{AuthorRule, admit};
 use crate::events::analysis::analyse;
 use crate::events::{CheckRunCompleted, PrCommentCreated};
 use crate::github::{InstallationId, RepoRef};
@@ -26,16 +25,11 @@ pub(super) async fn retry(
     config: &RepoConfig,
 ) -> Result<Outcome, JobError> {
     let gh = ctx.github.as_ref();
-    let pr = gh
-        .get_pull_request(inst, repo, c.pr_number)
-        .await
-        .map_err(|e| gh_err("reading the pull request", e))?;
-    if let Err(r) = authorize(gh, inst, repo, &config.approvers, &c.author, None)
-        .await
-        .map_err(|e| gh_err("reading the commenter's permission", e))?
-    {
-        return Ok(Outcome::Refused(refusal_reply(&c.author, r)));
-    }
+    // The pull request's author may ask for a new reading of their own failure.
+    let pr = match admit(ctx, inst, repo, c, config, "retry", AuthorRule::Exempt).await? {
+        Ok(pr) => pr,
+        Err(refused) => return Ok(refused),
+    };
     let runs = ctx
         .runs
         .for_pull_request(&repo.full_name(), c.pr_number)

@@ -66,13 +66,13 @@
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, webpack `Module not found`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, IAR `Error[Pe…]`, `go build`) | `TYPE_ERROR` |
 //! | Linter rule violations: flake8, ruff, pylint, ESLint, clippy (lint named by `-D` or `#[deny]`), `go vet`, javadoc / `-Xdoclint` comment errors (`bad use of '>'`, `malformed HTML`), golangci-lint (`(linter)`; `(compile)`/`(typecheck)` are `TYPE_ERROR`), staticcheck (`(SA4006)`), an untagged finding of a step running a Go linter, warnings denied by `-D warnings` / `-Werror` | `LINTING` |
-//! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
+//! | JS toolchains: mocha / Jasmine / tape failures → `LOGIC`; `next lint` rows (`12:5  Error: msg  rule`) as ESLint; TSLint, stylelint, `path:line message (rule)` lint scripts → `LINTING`; Sass, PostCSS `CssSyntaxError`, CoffeeScript compile errors → `SYNTAX` (Sass `Undefined variable` → `TYPE_ERROR`) | as listed |
 //! | Scala (`rules/scala.rs`): scalac/sbt/Scala 3 errors `TYPE_ERROR`, `… expected but … found`/Scala 3 `Syntax Error` `SYNTAX`, `is not a member of package` on an `import` line `IMPORT`, warnings made fatal (`-Xfatal-warnings`, `-Werror`, deprecations and unused code printed as errors) `LINTING`; ScalaTest/MUnit failures `LOGIC` | as stated |
 //! | Elixir / Erlang (`rules/beam.rs`): `CompileError`, Elixir ≥ 1.15 `error:`, erlc errors `TYPE_ERROR`; `SyntaxError`/`TokenMissingError`/`MismatchedDelimiterError`, erlc `syntax error` `SYNTAX`; `module … is not loaded and could not be found`, erlc `can't find include` `IMPORT`; `--warnings-as-errors` / `warnings_as_errors` warnings, Credo `LINTING`; ExUnit, EUnit, Common Test failures, `mix run` script exceptions `LOGIC` | as stated |
 //! | Dart / Flutter (`rules/dart.rs`): `dart analyze` / `flutter analyze` / machine-format `error`s and front-end `Error:`s `TYPE_ERROR`, parser codes (`expected_token`…) and `Expected …` `SYNTAX`, `uri_does_not_exist` / `Error when reading` / `Not found: 'package:…'` `IMPORT`; `dart test`/`flutter test` failures `LOGIC` | as stated |
 //! | Formatter checks (`rules/format.rs`, `tool` = the formatter, `rule` = `format`): rustfmt `Diff in` (the hunk's first changed line), `ruff format --check`, black, prettier `--check`, `gofmt -l`/`goimports -l`, `prettier --list-different` and `terraform fmt -check` listings in a failed step, `clang-format -Werror`, `isort --check-only` | `LINTING` |
-//! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning`, yamllint `error`, actionlint, markdownlint, tldr-lint, tflint `Error`/`Warning`, shellcheck checkstyle `error`; terraform `Error:` (not in `.terraform/modules`) and Actions workflow-file errors are `TYPE_ERROR` (`SYNTAX` for parse errors, `IMPORT` for missing modules) | `LINTING` |
-//! | Ruby: RuboCop/standardrb offenses (not `I:`, not `[Corrected]`) `LINTING`, `Lint/Syntax` and `ruby -c` syntax errors `SYNTAX`; RSpec, minitest and uncaught exceptions `LOGIC` (`SyntaxError`/`LoadError` while loading: `SYNTAX`/`IMPORT`) | by evidence |
+//! | CI-side linters (`rules/infra.rs`): hadolint `error`/`warning` (on stdin: the file the echoed command redirected), yamllint `error`, PyYAML marked errors (the problem's mark) `SYNTAX`, actionlint, markdownlint, tldr-lint, tflint `Error`/`Warning`, shellcheck checkstyle `error`; terraform `Error:` (not in `.terraform/modules`) and Actions workflow-file errors are `TYPE_ERROR` (`SYNTAX` for parse errors, `IMPORT` for missing modules) | `LINTING` |
+//! | Ruby: RuboCop/standardrb offenses (not `I:`, not `[Corrected]`) `LINTING`, `Lint/Syntax` and `ruby -c` syntax errors `SYNTAX`; RSpec, minitest, cucumber failed steps (the repository's step definition, else the feature's step) and uncaught exceptions `LOGIC` (`SyntaxError`/`LoadError` while loading: `SYNTAX`/`IMPORT`) | by evidence |
 //! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
 //! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
@@ -661,6 +661,14 @@ impl Parser {
             // before it, so without one the job passed and tolerated what it printed.
             // The same verdict as a log copied from the web page shows it (`##[error]` rendered
             // as `Error: `).
+            // A log copied from the Actions web page renders `##[error]` as `Error: `; a line a
+            // problem matcher marked keeps its own indentation after it (`Error:   16:12  error
+            // …`, `Error:      ^--^ SC2086: …`), which no tool's own `Error: msg` has.
+            Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
+                marker = Marker::Error;
+                self.actions_error = true;
+                text = &text[7..];
+            }
             Some(b'E')
                 if text.starts_with("Error: Process completed with exit code")
                     || (text.starts_with("Error: The process '")

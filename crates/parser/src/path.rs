@@ -35,7 +35,11 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
             p = rest.to_string();
         }
     }
-    if let Some(rest) = strip_runner_prefix(&p).or_else(|| strip_zip_download(&p)) {
+    if let Some(rest) = strip_rebar3_build(&p) {
+        p = rest.to_string();
+    } else if let Some(rest) = strip_runner_prefix(&p) {
+        p = strip_gopath(rest).unwrap_or(rest).to_string();
+    } else if let Some(rest) = strip_zip_download(&p) {
         p = rest.to_string();
     }
     // Still absolute (or a drive path, or home-relative): outside the repository.
@@ -204,6 +208,32 @@ fn strip_zip_download(p: &str) -> Option<&str> {
     None
 }
 
+/// rebar3 builds every application under `<root>/_build/<profile>/lib/<app>/`, the project's own
+/// top-level application as links to its sources (`/Users/evan/scrc/ghash/_build/test/lib/ghash/
+/// src/gset.erl` is `src/gset.erl` of the checkout `ghash`): when `<app>` is the name of the
+/// directory holding `_build`, the rest is repo-relative, wherever that directory is. Another
+/// name there is a dependency (or an umbrella's app, whose `apps/<app>/` the path cannot tell).
+fn strip_rebar3_build(p: &str) -> Option<&str> {
+    let at = memchr::memmem::find(p.as_bytes(), b"/_build/")?;
+    let root = p[..at].rsplit('/').next()?;
+    let mut rest = p[at + 8..].splitn(4, '/');
+    let (_profile, lib, app, tail) = (rest.next()?, rest.next()?, rest.next()?, rest.next()?);
+    (!root.is_empty() && lib == "lib" && app == root).then_some(tail)
+}
+
+/// A CI workspace used as a GOPATH (Jenkins' `$WORKSPACE/src/github.com/elastic/beats/`, a
+/// workflow checking out into `go/src/github.com/o/r/`): the repository is at
+/// `src/<code host>/<owner>/<repo>/` below the checkout.
+fn strip_gopath(rest: &str) -> Option<&str> {
+    let src = rest
+        .strip_prefix("src/")
+        .or_else(|| rest.strip_prefix("go/src/"))
+        .or_else(|| rest.strip_prefix("gopath/src/"))?;
+    const HOSTS: [&str; 3] = ["github.com/", "gitlab.com/", "bitbucket.org/"];
+    let repo = HOSTS.iter().find_map(|h| src.strip_prefix(h))?;
+    strip_segments(repo, 2)
+}
+
 /// Jenkins (and Hudson) workspaces wherever the Jenkins home is: the old layout
 /// `<home>/jobs/<job>/workspace/` (folders nest as `jobs/<a>/jobs/<b>/workspace/`) is the checkout
 /// itself, and `<home>/workspace/<job>/` when a directory above it is named after Jenkins or
@@ -270,6 +300,10 @@ pub fn is_generated(path: &str) -> bool {
     if name == "_testmain.go" {
         return true;
     }
+    // Build directories of rebar3, mix, dune and Sphinx: dependencies and outputs.
+    if path.starts_with("_build/") {
+        return true;
+    }
     // CMake's try-compile scratch (`CMakeFiles/CMakeScratch/`, `CMakeFiles/CMakeTmp/`) and
     // everything else it generates under `CMakeFiles/`.
     if path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/") {
@@ -297,7 +331,13 @@ pub fn is_toolchain(path: &str) -> bool {
         "src/libtest/",
         "src/libpanic_unwind/",
     ];
-    RUST.iter().any(|r| path.starts_with(r))
+    // Version managers and tool caches in a home directory, which a Jenkins agent whose `HOME` is
+    // the job's workspace puts inside it (`.gvm/versions/go1.14.7.linux.amd64/src/testing/…`).
+    const HOMES: [&str; 12] = [
+        ".gvm/", ".goenv/", ".rustup/", ".pyenv/", ".rbenv/", ".rvm/", ".nvm/", ".sdkman/", ".m2/",
+        ".gradle/", ".cache/", ".npm/",
+    ];
+    RUST.iter().any(|r| path.starts_with(r)) || HOMES.iter().any(|h| path.starts_with(h))
 }
 
 /// True for paths inside the repository that are not the project's own code (dependencies and

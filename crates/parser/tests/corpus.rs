@@ -441,15 +441,15 @@ fn heldout_fresh_set() {
     );
 }
 
-/// `heldout/fresh2/`: built like `fresh/`, from other sources, once `fresh/` was tuned on. It is
-/// held out: one row, not gated, and no per-log differences (looking at its misses would make
-/// it one more dev set).
+/// `heldout/fresh2/`: built like `fresh/`, from other sources, once `fresh/` was tuned on. Its
+/// misses were then examined and fixed as families (issue 15, second recall work), so it is no
+/// longer held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh2_set() {
     fresh_set(
         "fresh2",
-        "**fresh2** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh2** (examined for recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -467,7 +467,10 @@ fn heldout_fresh3_set() {
 }
 
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
+/// Every fresh set in this tree is tuned on now; `Hidden` is for the next held-out set, whose
+/// test is added with its logs.
 #[derive(PartialEq)]
+#[allow(dead_code)]
 enum Differences {
     Shown,
     Hidden,

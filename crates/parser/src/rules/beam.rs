@@ -393,8 +393,17 @@ impl Beam {
         }
         if l.last == b'*' && t.ends_with("*failed*") {
             let name = t.trim_end_matches("*failed*").trim_end_matches('.').trim();
+            // Verbose EUnit prints `gset: basic_props_test`; the function is `gset:basic_props_test/0`,
+            // as its stack and rebar3's failure list name it.
+            let word = |w: &str| {
+                !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+            };
+            let test = match name.split_once(": ") {
+                Some((m, f)) if word(m) && word(f) && f.ends_with("_test") => format!("{m}:{f}/0"),
+                _ => crate::sink::truncate_chars(name, 200).to_string(),
+            };
             self.eunit = Some(EunitBlock {
-                test: crate::sink::truncate_chars(name, 200).to_string(),
+                test,
                 seq: l.no,
                 budget: 40,
             });
@@ -843,10 +852,20 @@ mod tests {
             ("test/topic_SUITE.erl", 27)
         );
         assert_eq!(r[0].test_name.as_deref(), Some("topic_SUITE:creation"));
-        // erlang/rebar3#328: the frame is in a checkout outside the runner's, and the crash
-        // term rebar3 prints after the run names rebar3's own sources: nothing.
+        // erlang/rebar3#328: the frame is in the project's own application under its
+        // `_build/test/lib/ghash/` (the checkout is `ghash/`); the crash term rebar3 prints after
+        // the run names rebar3's own sources, not the project's.
         let log = "===> Files to compile first: []\ngset: basic_props_test...*failed*\nin function code:load/1\n  called as load(\"../test/\")\nin call from gset:basic_props_test/0 (/Users/evan/scrc/ghash/_build/test/lib/ghash/src/gset.erl, line 186)\nin call from gset:basic_props_test/0\n**error:undef\n\n\n=======================================================\n  Failed: 1.  Skipped: 0.  Passed: 1.\n===> Uncaught error in rebar_core. Run with DEBUG=1 to see stacktrace\n===> Uncaught error: {'EXIT',\n                                {{badmatch,\n                                     {error,{rebar_prv_eunit,unknown_error}}},\n                                 [{rebar_prv_eunit,do,1,\n                                      [{file,\"src/rebar_prv_eunit.erl\"},\n                                       {line,47}]},\n                                  {rebar_core,do,2,\n                                      [{file,\"src/rebar_core.erl\"},\n                                       {line,122}]},\n                                  {rebar3,main,1,\n                                      [{file,\"src/rebar3.erl\"},{line,46}]},\n";
-        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/gset.erl", 186)
+        );
+        assert_eq!(r[0].test_name.as_deref(), Some("gset:basic_props_test/0"));
+        // A dependency's copy under `_build/` is not the project's.
+        let log = log.replace("_build/test/lib/ghash/", "_build/test/lib/edown/");
+        assert!(parse_str(&log, &ParseOptions::default()).is_empty());
     }
 
     #[test]

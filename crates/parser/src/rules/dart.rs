@@ -22,14 +22,22 @@ static DART: crate::Needle = crate::needle!(".dart");
 
 /// `error - lib/x.dart:12:5 - message - code`.
 static ANALYZE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(error|warning|info|hint) - (.+?\.dart):(\d+):(\d+) - (.+?)(?: - ([a-z0-9_]+))?$")
-        .unwrap()
+    Regex::new(
+        r"^(error|warning|info|hint) - (\S+?\.dart):(\d+):(\d+) - (.+?)(?: - ([a-z0-9_]+))?$",
+    )
+    .unwrap()
 });
-/// `error • message • lib/x.dart:12:5 • code`.
+/// `error • message • lib/x.dart:12:5 • code` (`-` for `•` on Windows consoles before Flutter
+/// 1.20, whose padding may leave spaces before a separator).
 static FLUTTER_ANALYZE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(error|warning|info|hint) • (.+?) • (.+?\.dart):(\d+):(\d+) • ([a-z0-9_]+)$")
-        .unwrap()
+    Regex::new(
+        r"^(error|warning|info|hint) [•-] (.+?)\s+[•-] (\S+?\.dart):(\d+):(\d+)\s+[•-]\s+([a-z0-9_]+)$",
+    )
+    .unwrap()
 });
+/// Continuation lines `flutter analyze` may wrap one diagnostic onto (it wraps at the
+/// terminal's width, up to the location and the code on lines of their own).
+const WRAP_LINES: u8 = 4;
 /// `dart analyze` of Dart 2.12–2.18: `error • lib/x.dart:12:5 • message • code`, the message
 /// often wrapped onto the next lines (the code then follows alone).
 static ANALYZE_BULLET: LazyLock<Regex> = LazyLock::new(|| {
@@ -80,6 +88,17 @@ struct FlutterBlock {
 pub(crate) struct Dart {
     block: Option<TestBlock>,
     flutter: Option<FlutterBlock>,
+    /// An analyzer diagnostic wrapped onto the next lines: the text so far, its line and how
+    /// many more lines it may take.
+    wrapped: Option<(String, u64, u8)>,
+}
+
+/// `error • …` / `error - …`: the start of an analyzer diagnostic.
+fn analyzer_start(t: &str) -> bool {
+    ["error ", "warning ", "info ", "hint "].iter().any(|sev| {
+        t.strip_prefix(sev)
+            .is_some_and(|r| r.starts_with("• ") || r.starts_with("- "))
+    })
 }
 
 /// A repository frame of a Dart stack (`#4 f (file:///…/x_test.dart:27:5)`, `x_test.dart 27:5
@@ -153,6 +172,7 @@ impl Dart {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         !(self.block.is_some()
             || self.flutter.is_some()
+            || self.wrapped.is_some()
             || l.first == 0xE2
             || l.colon_digit
             || matches!(l.first, b'e' | b'E')
@@ -175,6 +195,22 @@ impl Dart {
         if self.block.is_some() && self.block_line(t, sink) {
             return true;
         }
+        if let Some((text, seq, left)) = &mut self.wrapped {
+            if t.is_empty() || analyzer_start(t) || *left == 0 {
+                self.wrapped = None;
+            } else {
+                text.push(' ');
+                text.push_str(t);
+                *left -= 1;
+                let (text, seq) = (text.clone(), *seq);
+                if self.analyzer_line(&text, seq, sink) {
+                    self.wrapped = None;
+                    return true;
+                }
+                // Left to the other matchers: it may be no continuation at all.
+                return false;
+            }
+        }
         if l.first.is_ascii_digit()
             && l.last == b']'
             && let Some(c) = TEST_ERR.captures(t)
@@ -191,33 +227,19 @@ impl Dart {
             });
             return true;
         }
+        if matches!(l.first, b'e' | b'w' | b'i' | b'h') && analyzer_start(t) {
+            if self.analyzer_line(t, l.no, sink) {
+                return true;
+            }
+            // Not whole: `flutter analyze` wrapped it at the terminal's width (or it is another
+            // tool's `error - …`, which the other matchers still see).
+            self.wrapped = Some((t.to_string(), l.no, WRAP_LINES));
+            return false;
+        }
         if !crate::has(&DART, t) {
             return false;
         }
         match l.first {
-            b'e' | b'w' | b'i' | b'h' => {
-                if let Some(c) = ANALYZE.captures(t) {
-                    if &c[1] == "error" {
-                        let code = c.get(6).map(|m| m.as_str());
-                        self.analyzer(&c[2], &c[3], &c[4], &c[5], code, l.no, sink);
-                    }
-                    return true;
-                }
-                if let Some(c) = ANALYZE_BULLET.captures(t) {
-                    if &c[1] == "error" {
-                        let code = c.get(6).map(|m| m.as_str());
-                        let msg = c[5].trim_end_matches(" •").trim();
-                        self.analyzer(&c[2], &c[3], &c[4], msg, code, l.no, sink);
-                    }
-                    return true;
-                }
-                if let Some(c) = FLUTTER_ANALYZE.captures(t) {
-                    if &c[1] == "error" {
-                        self.analyzer(&c[3], &c[4], &c[5], &c[2], Some(&c[6]), l.no, sink);
-                    }
-                    return true;
-                }
-            }
             b'E' if t.starts_with("ERROR|") => {
                 let f: Vec<&str> = t.splitn(8, '|').collect();
                 if f.len() == 8 {
@@ -238,6 +260,35 @@ impl Dart {
                     .conf(0.95)
                     .tool("dart"),
             );
+            return true;
+        }
+        false
+    }
+
+    /// One whole analyzer diagnostic in any of its formats; false when `t` is none (yet).
+    fn analyzer_line(&self, t: &str, seq: u64, sink: &mut Sink) -> bool {
+        if !crate::has(&DART, t) {
+            return false;
+        }
+        if let Some(c) = ANALYZE.captures(t) {
+            if &c[1] == "error" {
+                let code = c.get(6).map(|m| m.as_str());
+                self.analyzer(&c[2], &c[3], &c[4], &c[5], code, seq, sink);
+            }
+            return true;
+        }
+        if let Some(c) = ANALYZE_BULLET.captures(t) {
+            if &c[1] == "error" {
+                let code = c.get(6).map(|m| m.as_str());
+                let msg = c[5].trim_end_matches(" •").trim();
+                self.analyzer(&c[2], &c[3], &c[4], msg, code, seq, sink);
+            }
+            return true;
+        }
+        if let Some(c) = FLUTTER_ANALYZE.captures(t) {
+            if &c[1] == "error" {
+                self.analyzer(&c[3], &c[4], &c[5], &c[2], Some(&c[6]), seq, sink);
+            }
             return true;
         }
         false
@@ -349,12 +400,37 @@ impl Dart {
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish_flutter(sink);
         self.block = None;
+        self.wrapped = None;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn flutter_analyze_wrapped_at_the_terminal_width() {
+        // flutter/flutter#103895 and #36581: the location and the code wrap onto the next lines.
+        let log = "Analyzing bug_test...\n\n  error • Target of URI doesn't exist: 'package:flutter/material.dart' •\n         lib/main.dart:1:8 • uri_does_not_exist\n  error • The function 'runApp' isn't defined • lib/main.dart:4:3 •\n         undefined_function\n   info • The method doesn't override an inherited method • lib/main.dart:12:10\n          • override_on_non_overriding_member\n  error • Undefined class 'Widget' • lib/main.dart:12:3 • undefined_class\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|r| (r.line_number, r.error_type)).collect();
+        assert_eq!(
+            got,
+            [
+                (1, BugType::Import),
+                (4, BugType::TypeError),
+                (12, BugType::TypeError)
+            ]
+        );
+        // Windows consoles before Flutter 1.20: `-` separators, backslashes, padding.
+        let log = "  error - Expected an identifier - lib\\constant.dart:4:36 -       \n         missing_identifier\n  error - Target of URI doesn't exist:\n         'package:app/fab.dart' - lib\\empty.dart:5:8 \n         - uri_does_not_exist\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(got, [("lib/constant.dart", 4), ("lib/empty.dart", 5)]);
+    }
 
     #[test]
     fn analyzer_formats() {

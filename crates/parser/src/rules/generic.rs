@@ -195,8 +195,9 @@ fn keyword_type(msg: &str) -> BugType {
     }
 }
 
+/// `^-- SC2086 (info): msg`; shellcheck before 0.7 printed no severity (`^-- SC2086: msg`).
 static SHELLCHECK_TTY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\^[-^]*\^?\s+(SC\d+) \((error|warning|info|style)\): (.+)$").unwrap()
+    Regex::new(r"^\^[-^]*\^?\s+(SC\d+)(?: \((error|warning|info|style)\))?: (.+)$").unwrap()
 });
 
 /// Location announced by shellcheck's default (tty) format: `In path line N:`.
@@ -228,7 +229,13 @@ impl Shellcheck {
         if t.starts_with('^')
             && let Some(c) = SHELLCHECK_TTY.captures(t)
         {
-            if &c[2] == "error" {
+            // Without a severity (shellcheck < 0.7) only the runner can tell: a line a problem
+            // matcher marked as an error (`##[error]`, `Error: ` when copied from the page).
+            let error = match c.get(2) {
+                Some(sev) => sev.as_str() == "error",
+                None => l.marker == crate::Marker::Error,
+            };
+            if error {
                 sink.emit(
                     l.no,
                     Finding::new(path, *line, BugType::Linting, &c[3])
@@ -564,6 +571,20 @@ fn workflow_error(seq: u64, rest: &str, sink: &mut Sink) {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn shellcheck_without_severity_needs_the_runners_error_mark() {
+        // ludeeus/action-shellcheck copied from the Actions page: its problem matcher marked the
+        // finding of an old shellcheck, which prints no severity.
+        let log = "In ./.github/bin/publish-release line 3:\nVERSION=$(echo $REF | cut -d \"/\" -f3)\nError:                ^--^ SC2086: Double quote to prevent globbing and word splitting.\n\nIn ./bin/x.sh line 5:\ngh release create $VERSION\n                  ^------^ SC2086: Double quote to prevent globbing and word splitting.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (".github/bin/publish-release", 3)
+        );
+        assert_eq!(r[0].rule.as_deref(), Some("SC2086"));
+    }
 
     #[test]
     fn fallback_and_workflow_commands() {

@@ -68,6 +68,22 @@ pub(crate) struct Go {
 /// Lines of a quicktest `stack:` section read for a test-file frame.
 const QT_STACK: u8 = 24;
 
+/// `path.go:12 +0x76`: a goroutine stack frame (trimmed), path and line. The `+0x` offset is only
+/// ever printed in a Go stack trace, never by a compiler or a test's own output.
+fn goroutine_frame(t: &str) -> Option<(&str, &str)> {
+    let sp = memchr::memrchr(b' ', t.as_bytes())?;
+    let off = t[sp + 1..].strip_prefix("+0x")?;
+    if off.is_empty() || !off.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (path, line) = t[..sp].rsplit_once(':')?;
+    (path.ends_with(".go")
+        && !path.contains(' ')
+        && !line.is_empty()
+        && line.bytes().all(|c| c.is_ascii_digit()))
+    .then_some((path, line))
+}
+
 /// The first whitespace-separated word of `rest` (the test name of a verdict line).
 fn test_name_of(rest: &str) -> &str {
     // ASCII fast path; `char::is_whitespace` on ASCII is exactly these six bytes. Non-ASCII
@@ -151,6 +167,10 @@ impl Go {
                 b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W'
             )
             && !(l.indent() > 0 && l.colon_digit)
+            && !(l.colon_digit
+                && l.indent() == 0
+                && l.last.is_ascii_hexdigit()
+                && goroutine_frame(l.trimmed()).is_some())
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -160,6 +180,28 @@ impl Go {
         }
         if t == "stack:" && l.indent() > 0 && (!self.ready.is_empty() || !self.pending.is_empty()) {
             self.qt_stack = QT_STACK;
+            return true;
+        }
+        // A goroutine frame whose tab a log's framing replaced (a Jenkins timestamper's prefix),
+        // or in a trace whose `panic:` header the log does not hold: the innermost frame in the
+        // repository is the site, as in a panic.
+        if l.colon_digit
+            && l.indent() == 0
+            && l.last.is_ascii_hexdigit()
+            && !self.panic.as_ref().is_some_and(|p| p.race)
+            && let Some((path, line)) = goroutine_frame(t)
+        {
+            if self.panic.is_none() {
+                let test = self.failed.clone().or_else(|| self.running.clone());
+                self.panic = Some(GoPanic {
+                    msg: "goroutine stack trace".to_string(),
+                    test,
+                    seq: l.no,
+                    budget: PANIC_BUDGET,
+                    race: false,
+                });
+            }
+            self.panic_at(path, line, "go test", sink);
             return true;
         }
         if let Some(p) = &mut self.panic {
@@ -664,6 +706,19 @@ pub(crate) fn colon(
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn goroutine_frames_without_their_tab_in_a_jenkins_gopath() {
+        // elastic/beats#22541: a Jenkins timestamper replaced each frame's tab, the workspace is
+        // the GOPATH and the agent's HOME (gvm's Go is in it).
+        let log = "[2020-11-11T14:33:13.939Z] /var/lib/jenkins/workspace/Beats_PR-1/.gvm/versions/go1.14.7.linux.amd64/src/testing/testing.go:654 +0x11a\n\n[2020-11-11T14:33:13.939Z] /var/lib/jenkins/workspace/Beats_PR-1/src/github.com/elastic/beats/filebeat/x/run_test.go:12 +0x76\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("filebeat/x/run_test.go", 12, BugType::Logic)
+        );
+    }
 
     #[test]
     fn test_line_agrees_with_the_regex() {

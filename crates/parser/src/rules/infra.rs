@@ -1,7 +1,9 @@
 //! CI-side linters: hadolint (tty `Dockerfile:12 DL3008 warning: …`, its pre-2.0 form without a
 //! severity, and `--format gnu`), yamllint's standard format and `--format github`, actionlint
 //! (`.github/workflows/ci.yml:12:5: msg [rule]`), `terraform validate` and tflint (`Error: …` then
-//! `on main.tf line 12`), tflint's compact format, and shellcheck's checkstyle XML. (yamllint's
+//! `on main.tf line 12`), tflint's compact format, shellcheck's checkstyle XML, and PyYAML's marked
+//! errors (`  in "x.yml", line 25, column 2` under the problem; docker-compose v1, pre-commit's
+//! `check-yaml`, any Python tool that loads YAML). (yamllint's
 //! parsable format and shellcheck's gcc and tty formats are in `generic.rs`.)
 //!
 //! Severities reported, by what fails the step by default: hadolint `error` and `warning`
@@ -25,6 +27,58 @@ pub(crate) struct Infra {
     tf: Option<TfHeader>,
     /// shellcheck checkstyle: the current `<file name='…'>`.
     checkstyle_file: Option<String>,
+    /// PyYAML: the last mark, which a problem and its own mark may still follow.
+    yaml_mark: Option<YamlMark>,
+    /// The file an echoed hadolint command fed on its standard input (`hadolint - < Dockerfile`,
+    /// `docker run --rm -i hadolint/hadolint < Dockerfile`), which it names `-` or `/dev/stdin`.
+    hadolint_stdin: Option<String>,
+}
+
+static HADOLINT: crate::Needle = crate::needle!("hadolint");
+
+/// The file redirected into an echoed hadolint command (`$ …`, `+ …` of `set -x`, an Actions
+/// `Run …` header): the word after `<`, or after `cat` before a pipe.
+fn hadolint_stdin(t: &str) -> Option<&str> {
+    let cmd = t
+        .strip_prefix("$ ")
+        .or_else(|| t.strip_prefix("+ "))
+        .or_else(|| t.strip_prefix("Run "))?;
+    if !crate::has(&HADOLINT, cmd) {
+        return None;
+    }
+    let file = match cmd.split_once(" < ") {
+        Some((_, rest)) => rest.split_whitespace().next()?,
+        None => {
+            let (before, _) = cmd.split_once(" | ")?;
+            before.strip_prefix("cat ")?.trim()
+        }
+    };
+    (!file.is_empty() && !file.contains(['$', '`', '(', '&', ';'])).then_some(file)
+}
+
+/// PyYAML prints a context and its mark, then the problem and its mark (`while parsing a block
+/// mapping` / `  in "x.yml", line 1, column 1` / `did not find expected key` / `  in "x.yml",
+/// line 25, column 2`), or only a problem and one mark: the problem's mark is the location.
+#[derive(Debug)]
+struct YamlMark {
+    file: String,
+    line: u64,
+    seq: u64,
+    /// Lines since the mark, and the one right after it (the problem, when a mark follows).
+    since: u8,
+    problem: Option<String>,
+}
+
+/// `in "x.yml", line 25, column 2` (trimmed): the file and line of a PyYAML mark, for YAML files
+/// only (`<unicode string>`, `<stdin>` name none).
+fn yaml_mark(t: &str) -> Option<(&str, u64)> {
+    let rest = t.strip_prefix("in \"")?;
+    let (file, rest) = rest.split_once("\", line ")?;
+    let (line, col) = rest.split_once(", column ")?;
+    if !is_yaml(file) || col.is_empty() || !col.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((file, super::num(line)?))
 }
 
 #[derive(Debug)]
@@ -73,6 +127,9 @@ impl Infra {
         self.yaml_file.is_none()
             && self.tf.is_none()
             && self.checkstyle_file.is_none()
+            && self.yaml_mark.is_none()
+            && !(l.first == b'i' && l.indent() > 0 && l.last.is_ascii_digit())
+            && !(matches!(l.first, b'$' | b'+' | b'R') && crate::has(&HADOLINT, l.trimmed()))
             && !matches!(l.first, b'E' | b'W' | 0xE2 | b'<' | b':' | b'h')
             && l.last != b'l'
             && !(l.colon_digit && matches!(l.last, b']' | b')' | b':'))
@@ -83,6 +140,15 @@ impl Infra {
     /// Returns true when the line was claimed.
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if (self.yaml_mark.is_some() || l.first == b'i') && self.pyyaml(l, t, sink) {
+            return true;
+        }
+        if matches!(l.first, b'$' | b'+' | b'R')
+            && let Some(file) = hadolint_stdin(t)
+        {
+            self.hadolint_stdin = Some(file.to_string());
+            return false;
+        }
         if self.tf.is_some() && self.terraform_location(t, sink) {
             return true;
         }
@@ -118,7 +184,7 @@ impl Infra {
         if !l.colon_digit {
             return false;
         }
-        if hadolint(l.no, t, sink) {
+        if hadolint(l.no, t, self.hadolint_stdin.as_deref(), sink) {
             return true;
         }
         if l.last == b']' {
@@ -128,6 +194,58 @@ impl Infra {
             return tflint_compact(l.no, t, sink);
         }
         false
+    }
+
+    /// PyYAML's marks: returns true for a mark line.
+    fn pyyaml(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        let mark = if l.indent() > 0 { yaml_mark(t) } else { None };
+        let Some((file, line)) = mark else {
+            if let Some(m) = &mut self.yaml_mark {
+                m.since += 1;
+                if m.since == 1 && !t.is_empty() {
+                    m.problem = Some(crate::sink::truncate_chars(t, 300).to_string());
+                } else {
+                    self.flush(sink);
+                }
+            }
+            return false;
+        };
+        match &mut self.yaml_mark {
+            // The problem's mark, one line after the context's.
+            Some(m) if m.since == 1 && m.file == file => {
+                m.line = line;
+                self.flush(sink);
+            }
+            _ => {
+                self.flush(sink);
+                self.yaml_mark = Some(YamlMark {
+                    file: file.to_string(),
+                    line,
+                    seq: l.no,
+                    since: 0,
+                    problem: None,
+                });
+            }
+        }
+        true
+    }
+
+    /// Reports the pending PyYAML mark.
+    pub fn flush(&mut self, sink: &mut Sink) {
+        let Some(m) = self.yaml_mark.take() else {
+            return;
+        };
+        // A lone mark's problem was printed above it; the line after it is something else.
+        let msg = match (&m.problem, m.since) {
+            (Some(p), 1) => p.as_str(),
+            _ => "YAML syntax error",
+        };
+        sink.emit(
+            m.seq,
+            Finding::new(&m.file, m.line, BugType::Syntax, msg)
+                .conf(0.85)
+                .tool("yaml"),
+        );
     }
 
     /// `Error: summary` (terraform, optionally inside its `│ ` box) or tflint's `Warning: … (rule)`.
@@ -368,7 +486,7 @@ fn hadolint_shape(t: &str) -> bool {
 
 /// hadolint tty `Dockerfile:12 DL3008 warning: msg` (`Dockerfile:12 DL3008 msg` before 2.0) and
 /// gnu `hadolint:Dockerfile:12: DL3008 warning: msg`.
-fn hadolint(seq: u64, t: &str, sink: &mut Sink) -> bool {
+fn hadolint(seq: u64, t: &str, stdin: Option<&str>, sink: &mut Sink) -> bool {
     let t = t.strip_prefix("hadolint:").unwrap_or(t);
     let Some((loc, rest)) = t.split_once(' ') else {
         return false;
@@ -387,9 +505,18 @@ fn hadolint(seq: u64, t: &str, sink: &mut Sink) -> bool {
     if b.len() != 6 || !(code.starts_with("DL") || code.starts_with("SC")) {
         return false;
     }
-    if !b[2..].iter().all(u8::is_ascii_digit) || path.is_empty() || path == "-" {
+    if !b[2..].iter().all(u8::is_ascii_digit) || path.is_empty() {
         return false;
     }
+    // Standard input: the file is the one the echoed command redirected, else unknown.
+    let path = if path == "-" || path == "/dev/stdin" {
+        match stdin {
+            Some(file) => file,
+            None => return true,
+        }
+    } else {
+        path
+    };
     let (severity, msg) = match msg.split_once(": ") {
         Some((s @ ("error" | "warning" | "info" | "style"), m)) => (Some(s), m),
         _ => (None, msg),
@@ -629,6 +756,44 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn pyyaml_marks_and_hadolint_on_stdin() {
+        // pre-commit's check-yaml: the problem's mark, not the context's.
+        let log = "Check Yaml...............................................................Failed\nWhile parsing a block mapping\n  in \"docs/config.yml\", line 1, column 1\ndid not find expected key\n  in \"docs/config.yml\", line 25, column 2\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("docs/config.yml", 25)
+        );
+        assert_eq!(r[0].error_type, BugType::Syntax);
+        assert_eq!(r[0].message, "did not find expected key");
+        // docker-compose v1 with a single mark; a mark in a string names no file.
+        let log = "ERROR: yaml.scanner.ScannerError: mapping values are not allowed here\n  in \"./docker-compose.yml\", line 4, column 22\n\n  in \"<unicode string>\", line 3, column 1\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("docker-compose.yml", 4)
+        );
+        // hadolint reading its standard input names the file `-` or `/dev/stdin`: the echoed
+        // command's redirection says which; without one, nothing.
+        let log = "$ docker run --rm -i hadolint/hadolint < docker/Dockerfile\n/dev/stdin:8 DL3008 Pin versions in apt get install.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("docker/Dockerfile", 8)
+        );
+        assert!(
+            parse_str(
+                "-:8 DL3008 warning: Pin versions\n",
+                &ParseOptions::default()
+            )
+            .is_empty()
+        );
+    }
 
     fn parse(log: &str) -> Vec<(String, u32, BugType, Option<String>)> {
         parse_str(log, &ParseOptions::default())

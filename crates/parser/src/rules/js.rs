@@ -310,6 +310,30 @@ fn eslint_row_fast(s: &str) -> Option<(&str, &str, &str, &str, Option<&str>)> {
     Some((&s[i..j], &s[j + 1..k], level, &s[msg_start..msg_end], rule))
 }
 
+/// A row of Next.js's own ESLint formatter (`next lint`, and `next build`'s lint step) under its
+/// `./app/x.ts` file line: `58:14  Error: message.  rule` (or `Warning:`), not indented.
+/// Returns line, column, whether it is an error, the message and the rule.
+fn next_lint_row(t: &str) -> Option<(u64, u64, bool, &str, Option<&str>)> {
+    let (line, rest) = t.split_at(ascii_digits(t));
+    let rest = rest.strip_prefix(':')?;
+    let (col, rest) = rest.split_at(ascii_digits(rest));
+    let rest = rest.strip_prefix("  ")?.trim_start();
+    let (error, rest) = if let Some(r) = rest.strip_prefix("Error: ") {
+        (true, r)
+    } else {
+        (false, rest.strip_prefix("Warning: ")?)
+    };
+    let (line, col) = (super::num(line)?, super::num(col)?);
+    let rest = rest.trim_end();
+    let (msg, rule) = match rest.rsplit_once("  ") {
+        Some((m, r)) if !r.trim().is_empty() && !r.trim().contains(' ') => {
+            (m.trim(), Some(r.trim()))
+        }
+        _ => (rest, None),
+    };
+    Some((line, col, error, msg, rule))
+}
+
 /// TypeScript diagnostic codes that mean an unresolved module or import.
 fn ts_type(code: &str) -> BugType {
     match code {
@@ -387,6 +411,8 @@ fn is_placeholder_frame(path: &str, line: &str, col: &str) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct Js {
     eslint_file: Option<String>,
+    /// A blank line came inside the ESLint file block: the next line decides whether it ended.
+    eslint_blank: bool,
     jest_file: Option<String>,
     block: Option<TestBlock>,
     /// `/path/file.js:3` printed by Node above a `SyntaxError`.
@@ -504,7 +530,10 @@ impl Js {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if t.is_empty() {
-            self.eslint_file = None;
+            // A blank line ends an ESLint file block, unless the log is double-spaced (a blank
+            // line after every line: a Jenkins console copied from the browser), which only the
+            // next line can tell: a stylish row then still belongs to the block.
+            self.eslint_blank = self.eslint_file.is_some();
             return false;
         }
         if !self.bare_traces.is_empty() && l.first.is_ascii_digit() && is_mocha_passing(t) {
@@ -515,6 +544,12 @@ impl Js {
                 .map(|(_, k)| k)
                 .collect();
             sink.retract(&keys);
+        }
+        if std::mem::take(&mut self.eslint_blank)
+            && !(l.indent() > 0
+                && (eslint_row_fast(l.text).is_some() || ESLINT_ROW.is_match(l.text)))
+        {
+            self.eslint_file = None;
         }
         // npm names the directory a failed script ran in; JS tools printed paths relative to it.
         if let Some(dir) = t
@@ -738,6 +773,28 @@ impl Js {
         if !t.contains(' ') && JS_EXTS.contains(&super::ext(t)) && t.len() < 512 {
             self.eslint_file = Some(t.to_string());
             return false;
+        }
+        if l.first.is_ascii_digit()
+            && let Some(file) = &self.eslint_file
+            && let Some((line, col, error, msg, rule)) = next_lint_row(t)
+        {
+            if error {
+                let ty = if msg.starts_with("Parsing error") || rule.is_none() {
+                    BugType::Syntax
+                } else {
+                    BugType::Linting
+                };
+                let file = file.clone();
+                sink.emit(
+                    l.no,
+                    Finding::new(&file, line, ty, msg)
+                        .col(Some(col))
+                        .conf(0.95)
+                        .tool("eslint")
+                        .rule(rule),
+                );
+            }
+            return true;
         }
         if let Some(file) = &self.eslint_file
             && l.first.is_ascii_digit()
@@ -1394,6 +1451,7 @@ impl Js {
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish_block(sink);
         self.eslint_file = None;
+        self.eslint_blank = false;
         self.jest_file = None;
         self.node_loc = None;
         self.node_err = None;
@@ -1537,6 +1595,35 @@ mod tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
         assert_eq!(r[1].file_path, "src/b.ts");
+    }
+
+    #[test]
+    fn next_lint_rows_and_double_spaced_stylish() {
+        // vercel/next-learn#893 (`next lint`) and a build's warnings-only lint step.
+        let log = "> next lint\n\n\n./app/lib/actions.ts\n58:14  Error: 'error' is defined but never used.  @typescript-eslint/no-unused-vars\n93:14  Error: 'error' is defined but never used.  @typescript-eslint/no-unused-vars\n\n./app/ui/a.tsx\n17:26  Warning: 'variable' is defined but never used.  no-unused-vars\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("app/lib/actions.ts", 93)
+        );
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("@typescript-eslint/no-unused-vars")
+        );
+        // A Jenkins console copied from the browser: a blank line after every line.
+        let log = "/var/jenkins_home/workspace/job_PR-4/src/a.spec.js\n\n  9:7  error  'x' is assigned a value but never used  no-unused-vars\n\n  12:1  error  'y' is assigned a value but never used  no-unused-vars\n\n✖ 2 problems (2 errors, 0 warnings)\n\n  3:1  error  not a row of the file above  no-undef\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("src/a.spec.js", 12)
+        );
+        // A row an Actions problem matcher marked, copied from the web page.
+        let log = "/home/runner/work/F/F/src/components/Carousel.jsx\nError:   16:12  error  'goToPrevious' is defined but never used  no-unused-vars\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/components/Carousel.jsx");
     }
 
     #[test]

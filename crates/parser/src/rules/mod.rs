@@ -128,6 +128,7 @@ impl Rules {
         self.dotnet.flush(sink);
         self.swift.flush(sink);
         self.gtest.flush(sink);
+        self.infra.flush(sink);
         sink.next_step();
     }
 }

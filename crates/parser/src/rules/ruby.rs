@@ -3,7 +3,9 @@
 //! (`== path ==` then `C: 12:  5: …`), RSpec failure blocks (`  1) desc` … `# ./lib/x.rb:5:in
 //! 'm'`) and its `rspec ./spec/x_spec.rb:12 # desc` summary, minitest `Failure:` / `Error:`
 //! blocks (`Klass#test_x [test/x_test.rb:12]:`, old `test_x(Klass) [...]`), and uncaught
-//! exceptions (`x.rb:5:in 'm': msg (NameError)`).
+//! exceptions (`x.rb:5:in 'm': msg (NameError)`), and cucumber's `(::) failed steps (::)` list
+//! (each failure's message, ` (ExceptionClass)`, then its backtrace down to the `.feature` step:
+//! the first step definition of the repository, else the step's line in the feature file).
 //!
 //! RuboCop fails the step for every offense at its default `--fail-level` except `I:` (info) and
 //! offenses it corrected itself (`[Corrected]`); those two are never reported. It must never
@@ -82,6 +84,9 @@ struct Block {
     framed: bool,
     /// minitest `Failure:`: the location, reported with the next line as its message.
     located: Option<(String, String)>,
+    /// RSpec: the exception class line after `Failure/Error:` came without its message, which
+    /// the next line holds.
+    detail: bool,
     seq: u64,
 }
 
@@ -94,6 +99,34 @@ pub(crate) struct Ruby {
     reported: Vec<String>,
     /// Inside RSpec's `Pending:` list, whose `Failure/Error:` blocks are expected failures.
     pending: bool,
+    /// Inside cucumber's `(::) failed steps (::)` list.
+    cucumber: Option<Cuke>,
+}
+
+/// Lines cucumber's failed-steps list may span before it is given up.
+const CUKE_BUDGET: u32 = 5000;
+
+/// One failure of cucumber's failed-steps list: its message (first line), whether its exception
+/// class ended the message, and whether a frame was reported.
+#[derive(Debug, Default)]
+struct Cuke {
+    message: Option<String>,
+    backtrace: bool,
+    reported: bool,
+    lines: u32,
+}
+
+/// A message line ending with the exception's class: ` (RSpec::Expectations::ExpectationNotMetError)`
+/// alone, or after the message's last words.
+fn ends_with_exception_class(t: &str) -> bool {
+    let Some(inner) = t.strip_suffix(')') else {
+        return false;
+    };
+    let class = inner.rsplit_once('(').map_or("", |(_, c)| c);
+    class.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        && class
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b':' || c == b'_')
 }
 
 /// Installed gems and the interpreter's own files: never the project's code.
@@ -176,6 +209,8 @@ impl Ruby {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.block.is_none()
             && self.simple_file.is_none()
+            && self.cucumber.is_none()
+            && l.first != b'('
             && !l.colon_digit
             && !matches!(l.first, b'F' | b'E' | b'A' | b'0'..=b'9')
             && !(l.first == b'P' && self.pending_start(l))
@@ -189,6 +224,13 @@ impl Ruby {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'(' && t == "(::) failed steps (::)" {
+            self.cucumber = Some(Cuke::default());
+            return true;
+        }
+        if self.cucumber.is_some() {
+            return self.cucumber_line(t, l.no, sink);
+        }
         if self.pending && l.first == b'F' && t.starts_with("Finished in ") {
             self.pending = false;
         }
@@ -277,6 +319,55 @@ impl Ruby {
         self.colon(t, l.no, sink)
     }
 
+    /// A line of cucumber's failed-steps list; everything up to `Failing Scenarios:` is its own
+    /// (the message may quote another program's backtrace, which is not the failure's).
+    fn cucumber_line(&mut self, t: &str, seq: u64, sink: &mut Sink) -> bool {
+        let Some(c) = &mut self.cucumber else {
+            return false;
+        };
+        c.lines += 1;
+        if c.lines > CUKE_BUDGET || t == "Failing Scenarios:" || t.ends_with(" scenarios)") {
+            self.cucumber = None;
+            return false;
+        }
+        if t.is_empty() {
+            return true;
+        }
+        if c.message.is_none() {
+            c.message = Some(crate::sink::truncate_chars(t, 300).to_string());
+        }
+        if !c.backtrace {
+            c.backtrace = ends_with_exception_class(t);
+            return true;
+        }
+        let Some(path) = lead_path(t) else {
+            return true;
+        };
+        let line = t[path.len() + 1..]
+            .split(':')
+            .next()
+            .and_then(super::num)
+            .unwrap_or(0);
+        let feature = path.ends_with(".feature");
+        if !c.reported && (feature || (!is_dependency(path) && sink.is_own_frame(path))) {
+            let msg = c.message.clone().unwrap_or_default();
+            c.reported = sink.emit(
+                seq,
+                Finding::new(path, line, BugType::Logic, &msg)
+                    .conf(0.85)
+                    .tool("cucumber"),
+            );
+        }
+        if feature {
+            // The step's line ends this failure's backtrace; the next failure follows.
+            *c = Cuke {
+                lines: c.lines,
+                ..Cuke::default()
+            };
+        }
+        true
+    }
+
     fn colon(&mut self, t: &str, seq: u64, sink: &mut Sink) -> bool {
         // Every shape below starts with `path:N`; most `:N` lines (times, counters) do not.
         let Some(path) = lead_path(t) else {
@@ -323,6 +414,7 @@ impl Ruby {
                 confirmed: true,
                 framed: true,
                 located: None,
+                detail: false,
                 seq,
             });
             return true;
@@ -377,6 +469,7 @@ impl Ruby {
             confirmed: kind != Kind::Rspec,
             framed: false,
             located: None,
+            detail: false,
             seq,
         });
     }
@@ -514,6 +607,29 @@ impl Ruby {
                     if ty != BugType::Logic {
                         b.ty = ty;
                     }
+                    // An error, not a failed expectation: `Failure/Error:` quoted the code, the
+                    // exception's message says what went wrong.
+                    if ty == BugType::Logic
+                        && b.message.starts_with("Failure/Error:")
+                        && !b.message.contains(" — ")
+                    {
+                        match c.get(2).filter(|m| !m.as_str().is_empty()) {
+                            Some(m) => {
+                                b.message = format!("{} — {}: {}", b.message, &c[1], m.as_str());
+                            }
+                            None => {
+                                b.message = format!("{} — {}:", b.message, &c[1]);
+                                b.detail = true;
+                            }
+                        }
+                    }
+                    return true;
+                }
+                if b.detail && !t.is_empty() && !t.starts_with("# ") {
+                    b.detail = false;
+                    b.message.push(' ');
+                    b.message.push_str(crate::sink::truncate_chars(t, 300));
+                    return true;
                 }
                 if t.starts_with("# ") && l.colon_digit {
                     return self.frames(t, sink);
@@ -564,6 +680,7 @@ impl Ruby {
     }
 
     pub fn flush(&mut self, sink: &mut Sink) {
+        self.cucumber = None;
         if let Some(mut b) = self.block.take()
             && let Some((path, line)) = b.located.take()
         {
@@ -686,6 +803,37 @@ mod tests {
         assert_eq!(
             r[1].test_name.as_deref(),
             Some("ClientTest#test_unsubscribe_client")
+        );
+    }
+
+    #[test]
+    fn cucumber_failed_steps() {
+        // cucumber-ruby's own CI: the repository's step definition; shoulda's: aruba's steps are
+        // filtered out, so the feature's step line; the quoted app's backtrace is not the site.
+        let log = "(::) failed steps (::)\n\nexpected: [\"a\", \"b\"]\n     got: [\"a\"]\n\n(compared using ==)\n (RSpec::Expectations::ExpectationNotMetError)\n./features/lib/step_definitions/wire_steps.rb:21:in `/^the wire server$/'\nfeatures/docs/invoke.feature:209:in `And the wire server'\n\nExit status was 1 but expected it to be 0. Output:\n\tfrom /home/travis/build/t/shoulda/tmp/aruba/app/config/boot.rb:6:in `<top (required)>'\n (RSpec::Expectations::ExpectationNotMetError)\nfeatures/rails_integration.feature:57:in `When I run it'\n\nFailing Scenarios:\ncucumber features/docs/invoke.feature:182 # Scenario: x\n";
+        let r = parse(log);
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("features/lib/step_definitions/wire_steps.rb", 21),
+                ("features/rails_integration.feature", 57)
+            ]
+        );
+        assert!(r[0].message.starts_with("expected:"), "{r:?}");
+    }
+
+    #[test]
+    fn rspec_error_message_follows_its_class() {
+        let log = "  1) Wraith captures\n     Failure/Error: When(:size) { ImageSize.path(img).size }\n     Errno::ENOENT:\n       No such file or directory - shots/test1.png\n     # ./spec/wraith_spec.rb:39:in `block (3 levels)'\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(
+            r[0].message.contains("Errno::ENOENT: No such file"),
+            "{r:?}"
         );
     }
 
