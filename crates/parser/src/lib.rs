@@ -76,6 +76,7 @@
 //! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
 //! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
+//! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -321,6 +322,24 @@ pub(crate) struct Ctx {
     pub step: String,
 }
 
+/// `cd docs`, `cd packages/x; hatch test`, `cd web && npm test`: the repo-relative directory an
+/// Actions step's script changes into on its first line, when it names one plainly (no
+/// variable, no `..`, not absolute).
+fn step_cd(cmd: &str) -> Option<String> {
+    let rest = cmd.strip_prefix("cd ")?;
+    let dir = rest.split([';', '&', '|']).next()?.trim();
+    let dir = dir.trim_matches(['"', '\'']).trim_start_matches("./");
+    if dir.is_empty()
+        || dir.contains([' ', '$', '~', '`', '*'])
+        || dir.starts_with('/')
+        || dir.starts_with('-')
+        || dir.split('/').any(|seg| seg == "..")
+    {
+        return None;
+    }
+    path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".")
+}
+
 /// Streaming parser: feed it bytes in any chunking, then [`finish`](Parser::finish).
 ///
 /// Memory is bounded: the partial line carried between chunks is capped at [`MAX_LINE`], the
@@ -350,6 +369,13 @@ pub struct Parser {
     gh_columns: bool,
     /// A GitHub Actions `##[error]` line was seen: a step failed (or a tool annotated an error).
     actions_error: bool,
+    /// The `with:` inputs of the current `actions/checkout` step: `repository:` given, and
+    /// `path:` (see [`Parser::checkout_input`]).
+    checkout_with: (bool, Option<String>),
+    /// `actions/checkout` steps already ended.
+    checkouts: u32,
+    /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
+    step_dir: Option<String>,
 }
 
 impl Parser {
@@ -370,6 +396,9 @@ impl Parser {
             docker_summary: false,
             gh_columns: false,
             actions_error: false,
+            checkout_with: (false, None),
+            checkouts: 0,
+            step_dir: None,
         }
     }
 
@@ -518,11 +547,43 @@ impl Parser {
         self.rules.step_boundary(&mut self.sink);
         self.dirs.reset();
         self.package_dir = None;
+        self.step_dir = None;
         self.sink.set_cwd(None);
+    }
+
+    /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
+    fn checkout_input(&mut self, text: &str) {
+        let t = text.trim_start();
+        if t.starts_with("repository: ") {
+            self.checkout_with.0 = true;
+        } else if let Some(dir) = t.strip_prefix("path: ") {
+            self.checkout_with.1 = Some(dir.trim().to_string());
+        }
+    }
+
+    /// The `actions/checkout` step whose inputs were read ends. With a `path:` input the
+    /// repository sits in that directory of the workspace, and tools run from the workspace
+    /// print paths through it (golangci-lint's `--path-prefix`). The job's own repository is
+    /// the checkout that names no other `repository:`, else the job's first checkout (later
+    /// ones bring tools or configuration).
+    fn end_checkout(&mut self) {
+        let (named, dir) = std::mem::take(&mut self.checkout_with);
+        let Some(dir) = dir else { return };
+        let first = self.checkouts == 0;
+        self.checkouts = self.checkouts.saturating_add(1);
+        if named && !first {
+            return;
+        }
+        if let Some(d) = path::normalize_dir(&dir, None).filter(|d| !d.is_empty() && d != ".") {
+            self.sink.set_checkout_dir(&d);
+        }
     }
 
     fn process_text(&mut self, text: &str) {
         let (mut text, prefix) = normalize::strip_prefixes(text);
+        if text.starts_with("  ") && self.ctx.step.starts_with("actions/checkout@") {
+            self.checkout_input(text);
+        }
         if prefix.package_dir != self.package_dir.as_deref() {
             self.package_dir = prefix.package_dir.map(str::to_string);
             self.update_cwd();
@@ -543,12 +604,17 @@ impl Parser {
                         "group" | "section" => {
                             marker = Marker::Group;
                             text = body;
+                            self.end_checkout();
                             self.ctx.step.clear();
                             if let Some(cmd) = body.strip_prefix("Run ") {
                                 let cmd = sink::truncate_chars(cmd, 200);
                                 self.ctx.step.push_str(&cmd.to_ascii_lowercase());
                             }
                             self.step_boundary();
+                            if let Some(cmd) = body.strip_prefix("Run ") {
+                                self.step_dir = step_cd(cmd);
+                                self.update_cwd();
+                            }
                         }
                         // Warnings, notices, debug output and echoed commands are never
                         // errors.
@@ -667,7 +733,7 @@ impl Parser {
         let cwd = match &self.package_dir {
             Some(dir) => path::normalize_dir(dir, None).map(path::Dir::Repo),
             None => match self.dirs.current() {
-                path::Dir::Unknown => None,
+                path::Dir::Unknown => self.step_dir.clone().map(path::Dir::Repo),
                 d => Some(d),
             },
         };
@@ -929,6 +995,30 @@ mod wrapper_tests {
 #[cfg(test)]
 mod cap_tests {
     use super::*;
+
+    #[test]
+    fn a_step_that_cds_first_roots_its_relative_paths() {
+        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
+        assert_eq!(paths, ["web/src/m.py", "web/src/n.py", "src/o.py"]);
+        assert_eq!(
+            step_cd("cd packages/markitdown; hatch test").as_deref(),
+            Some("packages/markitdown")
+        );
+        assert_eq!(step_cd("cd ../other && make"), None);
+    }
+
+    #[test]
+    fn a_checkout_path_input_is_the_repository_root() {
+        // bubbletea's Windows lint job (LogSage): the repository is checked out into
+        // `charmbracelet/bubbletea`, a second checkout brings shared configuration, and
+        // golangci-lint runs with `--path-prefix=charmbracelet/bubbletea`.
+        let log = "2025-04-14T09:20:04.9440092Z ##[group]Run actions/checkout@v4\n2025-04-14T09:20:04.9440092Z with:\n2025-04-14T09:20:04.9440092Z   path: charmbracelet/bubbletea\n2025-04-14T09:20:04.9440092Z   repository: charmbracelet/bubbletea\n2025-04-14T09:20:04.9440092Z ##[endgroup]\n2025-04-14T09:20:04.9440092Z ##[group]Run actions/checkout@v4\n2025-04-14T09:20:04.9440092Z with:\n2025-04-14T09:20:04.9440092Z   repository: charmbracelet/meta\n2025-04-14T09:20:04.9440092Z   path: charmbracelet/meta\n2025-04-14T09:20:04.9440092Z ##[endgroup]\n2025-04-14T09:20:39.8585544Z ##[group]Run golangci/golangci-lint-action@v7\n2025-04-14T09:21:13.6745112Z ##[error]charmbracelet\\bubbletea\\tty_windows.go:59:12: G302: Expect file permissions to be 0600 or less (gosec)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "tty_windows.go");
+    }
 
     #[test]
     fn findings_past_the_cap_are_counted_not_kept() {

@@ -93,6 +93,9 @@ pub struct Sink {
     own_packages: Vec<(String, String)>,
     /// Findings of new locations refused because [`MAX_REPORTS`] were already kept.
     left_out: u64,
+    /// The workspace directory the repository was checked out into (`actions/checkout`'s
+    /// `path:`): a workspace-relative path through it is repo-relative without it.
+    checkout_dir: Option<String>,
 }
 
 /// Bound on the learned package directories.
@@ -112,6 +115,15 @@ fn installed_package(raw: &str) -> Option<(&str, &str)> {
         return None;
     }
     raw[at + 10..].split_once('/')
+}
+
+/// True when the relative path `raw` starts with the directory `dir` (repo-relative).
+fn under_dir(raw: &str, dir: &str) -> bool {
+    let raw = raw.trim();
+    let raw = raw.strip_prefix("./").unwrap_or(raw);
+    raw.len() > dir.len()
+        && raw.as_bytes()[dir.len()] == b'/'
+        && raw[..dir.len()].replace('\\', "/") == dir
 }
 
 /// True when a printed path is relative to the tool's working directory.
@@ -160,7 +172,9 @@ impl Sink {
             }
         }
         let (p, joined) = match &self.cwd {
-            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) => {
+            // A path already through the directory was printed from the repository root
+            // (pytest's rootdir-relative ids once re-rooted, a tool run from the root).
+            Some(Dir::Repo(dir)) if !dir.is_empty() && is_relative(raw) && !under_dir(raw, dir) => {
                 (normalize_path(&format!("{dir}/{}", raw.trim()), ws)?, true)
             }
             Some(Dir::Outside) if is_relative(raw) => return None,
@@ -188,6 +202,13 @@ impl Sink {
                 }
             },
         };
+        let p = match &self.checkout_dir {
+            Some(d) => match p.strip_prefix(d.as_str()).and_then(|r| r.strip_prefix('/')) {
+                Some(rest) if !rest.is_empty() => rest.to_string(),
+                _ => p,
+            },
+            None => p,
+        };
         if is_generated(&p) || is_vendored(&p) || is_toolchain(&p) {
             return None;
         }
@@ -198,6 +219,12 @@ impl Sink {
     /// unknown).
     pub fn set_cwd(&mut self, cwd: Option<Dir>) {
         self.cwd = cwd;
+    }
+
+    /// The repository was checked out into `dir` (repo-relative form of a workspace
+    /// subdirectory).
+    pub fn set_checkout_dir(&mut self, dir: &str) {
+        self.checkout_dir = Some(dir.to_string());
     }
 
     /// Sets the guessed repository root (an absolute directory).
@@ -330,6 +357,43 @@ impl Sink {
         self.seen.clear();
         self.package_mark = 0;
         self.left_out = 0;
+    }
+
+    /// The current CI step's number (see [`Sink::next_step`]).
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+
+    /// The key (path, line, type) of the report added last, if any.
+    pub fn last_key(&self) -> Option<(String, u32, BugType)> {
+        self.reports
+            .last()
+            .map(|(_, r)| (r.file_path.clone(), r.line_number, r.error_type))
+    }
+
+    /// Takes back reports found earlier that later output showed were not failures (a stack
+    /// trace a passing test logged, once its runner summed up the run). Keys no longer present
+    /// are ignored.
+    pub fn retract(&mut self, keys: &[(String, u32, BugType)]) {
+        let mut gone: Vec<usize> = keys
+            .iter()
+            .filter_map(|k| self.seen.get(k).copied())
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        gone.sort_unstable();
+        gone.dedup();
+        for &i in gone.iter().rev() {
+            self.reports.remove(i);
+            self.origin.remove(i);
+        }
+        self.package_mark -= gone.iter().filter(|&&i| i < self.package_mark).count();
+        self.seen.clear();
+        for (i, (_, r)) in self.reports.iter().enumerate() {
+            self.seen
+                .insert((r.file_path.clone(), r.line_number, r.error_type), i);
+        }
     }
 
     /// A new CI step starts.

@@ -454,19 +454,23 @@ fn heldout_fresh2_set() {
 }
 
 /// `heldout/fresh3/`: built once `fresh2/` was taken for tuning, from failed and successful
-/// GitHub Actions jobs of projects no other set names. Held out like `fresh2/`: one row, not
-/// gated, no per-log differences.
+/// GitHub Actions jobs of projects no other set names. Its misses and false reports were then
+/// examined and fixed as families (issue 15, precision and recall work), so it is no longer held
+/// out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh3_set() {
     fresh_set(
         "fresh3",
-        "**fresh3** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh3** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
+/// Every fresh set in this tree is tuned on now; `Hidden` is for the next held-out set, whose
+/// test is added with its logs.
 #[derive(PartialEq)]
+#[allow(dead_code)]
 enum Differences {
     Shown,
     Hidden,

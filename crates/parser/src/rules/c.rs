@@ -11,6 +11,50 @@ pub(crate) const EXTS: [&str; 12] = [
 ];
 
 /// Classifies a gcc/clang error message.
+/// clang-tidy's check families (the part of a check name before its first `-`).
+const TIDY_FAMILIES: [&str; 21] = [
+    "abseil",
+    "altera",
+    "android",
+    "boost",
+    "bugprone",
+    "cert",
+    "clang-analyzer",
+    "concurrency",
+    "cppcoreguidelines",
+    "darwin",
+    "fuchsia",
+    "google",
+    "hicpp",
+    "linuxkernel",
+    "llvm",
+    "llvmlibc",
+    "misc",
+    "modernize",
+    "performance",
+    "portability",
+    "readability",
+];
+
+/// The clang-tidy check a diagnostic ends with: `… [bugprone-narrowing-conversions]` or
+/// `… [bugprone-narrowing-conversions,-warnings-as-errors]`.
+fn clang_tidy_check(msg: &str) -> Option<&str> {
+    let inner = msg.strip_suffix(']')?;
+    let start = inner.rfind('[')?;
+    let checks = &inner[start + 1..];
+    let check = checks.split(',').next()?;
+    let known = TIDY_FAMILIES.iter().any(|f| {
+        check
+            .strip_prefix(f)
+            .is_some_and(|r| r.starts_with('-') && r.len() > 1)
+    });
+    (known
+        && check
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'.' || b.is_ascii_digit()))
+    .then_some(check)
+}
+
 pub(crate) fn classify(msg: &str, fatal: bool) -> (BugType, Option<&str>) {
     // `[-Werror=unused-variable]` (gcc) or `[-Werror,-Wunused-variable]` (clang).
     if let Some(start) = msg.rfind("[-W") {
@@ -18,6 +62,11 @@ pub(crate) fn classify(msg: &str, fatal: bool) -> (BugType, Option<&str>) {
         if flag.starts_with("-Werror") {
             return (BugType::Linting, Some(flag));
         }
+    }
+    // clang-tidy names its check in brackets (`[bugprone-narrowing-conversions]`, and with
+    // `-warnings-as-errors` `[bugprone-…,-warnings-as-errors]`): a lint, whatever its wording.
+    if let Some(check) = clang_tidy_check(msg) {
+        return (BugType::Linting, Some(check));
     }
     let m = msg.to_ascii_lowercase();
     if (fatal || m.contains(".h"))
@@ -113,6 +162,18 @@ pub(crate) fn iar(t: &str, seq: u64, sink: &mut Sink) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn clang_tidy_checks_are_lints_whatever_their_wording() {
+        // duckdb's clang-tidy job (LogSage).
+        let log = "/home/runner/work/duckdb/duckdb/extension/parquet/parquet_reader.cpp:1229:23: error: narrowing conversion from 'idx_t' (aka 'unsigned long') to signed type 'row_t' (aka 'long') is implementation-defined [bugprone-narrowing-conversions,-warnings-as-errors]\nsrc/a.cpp:3:1: error: unknown type name 'foo' [clang-diagnostic-error]\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[0].rule.as_deref(), Some("bugprone-narrowing-conversions"));
+        // A compiler error clang-tidy passes on is still the compiler's.
+        assert_eq!(r[1].error_type, BugType::TypeError);
+    }
 
     #[test]
     fn meson_build_dir_paths() {

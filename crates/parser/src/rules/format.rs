@@ -8,6 +8,12 @@
 //! context line; clang-format's diagnostic). Tools that name only a file are reported at line 1
 //! with a lower confidence.
 //!
+//! Unified diffs a check prints when it fails (`git diff --exit-code` in a step that runs it,
+//! pre-commit's `All changes made by hooks:` under `--show-diff-on-failure`, a nix formatter
+//! check's build log behind `> `) give one report per hunk, at its first changed line of the
+//! committed (`a/`) file; black's `reformatted x` lines of a step that failed give line 1 of
+//! each file no such diff shows.
+//!
 //! It must never report a file from a summary line (`2 files would be reformatted`, `[warn] Code
 //! style issues found…`), a prettier `[warn]` line that no prettier summary confirms (sbt and
 //! others print `[warn]` too), a bare `.go` line outside a `gofmt -l`/`goimports -l` step that
@@ -42,6 +48,207 @@ pub(crate) struct Format {
     ruff_header: u8,
     /// ruff's grouped format: the `path.py:` line its indented `L:C code: msg` lines follow.
     grouped_file: Option<String>,
+    diff: GitDiff,
+}
+
+/// Most hunks and `reformatted` files kept per step while waiting for the step to fail.
+const MAX_DIFF_PENDING: usize = 200;
+
+/// Unified diffs of a failed check (see the module docs), and black's `reformatted` lines.
+#[derive(Debug, Default)]
+struct GitDiff {
+    /// Where a diff is a check's verdict in this step: which tool printed it.
+    armed: Option<&'static str>,
+    /// The step failed (its `##[error]`, or a header that is printed only on failure).
+    confirmed: bool,
+    /// Lines carry nix's build-log prefix (`       > `).
+    nix: bool,
+    /// The indentation of the `diff --git` line: output re-indented as a whole (a harness, a
+    /// snapshot) keeps the diff's shape under it.
+    base: usize,
+    /// The `a/` file of the current `diff --git`.
+    file: Option<String>,
+    /// Inside a hunk: the committed file's line the next line is at, and whether the hunk's
+    /// first change was seen.
+    hunk: Option<(u64, bool)>,
+    /// Hunks waiting for the step to fail: (log line, path, line, tool).
+    pending: Vec<(u64, String, u64, &'static str)>,
+    /// Files a diff of this step showed.
+    shown: Vec<String>,
+    /// black's `reformatted x` (log line, path), reported at the step's end when it failed and
+    /// no diff showed the file.
+    reformatted: Vec<(u64, String)>,
+}
+
+impl GitDiff {
+    fn active(&self) -> bool {
+        self.armed.is_some() || !self.reformatted.is_empty()
+    }
+
+    /// The diff line of `l` (nix's `> ` prefix taken off), `None` when `l` cannot be one.
+    fn body<'a>(&self, l: &Line<'a>) -> Option<&'a str> {
+        if self.nix {
+            let t = l.text.trim_start();
+            if t == ">" {
+                return Some("");
+            }
+            return t.strip_prefix("> ");
+        }
+        Some(l.text.get(self.base..).unwrap_or(""))
+    }
+
+    fn confirm(&mut self, sink: &mut Sink) {
+        self.confirmed = true;
+        for (seq, path, line, tool) in self.pending.drain(..) {
+            emit_diff(seq, &path, line, tool, sink);
+        }
+    }
+
+    /// Returns true when the line was part of a diff.
+    fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let t = l.trimmed();
+        if l.marker == Marker::Error {
+            self.confirm(sink);
+            return false;
+        }
+        if t == "All changes made by hooks:" {
+            self.armed = Some("pre-commit");
+            self.nix = false;
+            self.confirm(sink);
+            return true;
+        }
+        if let Some(rest) = t.strip_prefix("error: builder for '")
+            && let Some((drv, _)) = rest.split_once('\'')
+            && let Some(name) = drv.rsplit('/').next()
+            && (name.contains("fmt") || name.contains("format"))
+        {
+            self.armed = Some("treefmt");
+            self.nix = true;
+            self.confirm(sink);
+            return true;
+        }
+        if let Some(path) = t.strip_prefix("reformatted ")
+            && is_path(path)
+            && self.reformatted.len() < MAX_DIFF_PENDING
+        {
+            self.reformatted.push((l.no, path.to_string()));
+            return true;
+        }
+        let Some(tool) = self.armed else {
+            return false;
+        };
+        if !self.nix && t.starts_with("diff --git a/") {
+            self.base = l.indent();
+        }
+        let Some(b) = self.body(l) else {
+            self.end_diff();
+            return false;
+        };
+        if l.indent() < self.base && !t.is_empty() {
+            self.end_diff();
+            return false;
+        }
+        if let Some(rest) = b.strip_prefix("diff --git a/") {
+            let path = rest.split(" b/").next().unwrap_or(rest);
+            self.file = Some(path.to_string());
+            if self.shown.len() < MAX_DIFF_PENDING {
+                self.shown.push(path.to_string());
+            }
+            self.hunk = None;
+            return true;
+        }
+        let Some(file) = &self.file else {
+            return false;
+        };
+        if let Some(rest) = b.strip_prefix("@@ -") {
+            let start = rest.split([',', ' ']).next().and_then(super::num);
+            self.hunk = start.map(|n| (n, false));
+            return true;
+        }
+        let Some((at, changed)) = &mut self.hunk else {
+            // The header lines between `diff --git` and the first hunk.
+            let header = [
+                "index ",
+                "--- ",
+                "+++ ",
+                "new file",
+                "deleted file",
+                "old mode",
+            ]
+            .iter()
+            .any(|p| b.starts_with(p))
+                || b.starts_with("new mode")
+                || b.starts_with("similarity")
+                || b.starts_with("rename ");
+            if !header {
+                self.end_diff();
+            }
+            return header;
+        };
+        match b.as_bytes().first() {
+            None | Some(b' ') => {
+                if !*changed {
+                    *at += 1;
+                }
+            }
+            Some(b'-' | b'+') => {
+                if !*changed {
+                    *changed = true;
+                    let (seq, path, line) = (l.no, file.clone(), (*at).max(1));
+                    if self.confirmed {
+                        emit_diff(seq, &path, line, tool, sink);
+                    } else if self.pending.len() < MAX_DIFF_PENDING {
+                        self.pending.push((seq, path, line, tool));
+                    }
+                }
+            }
+            Some(b'\\') => {}
+            _ => {
+                self.end_diff();
+                return false;
+            }
+        }
+        true
+    }
+
+    fn end_diff(&mut self) {
+        self.file = None;
+        self.hunk = None;
+    }
+
+    /// The step ends: what it confirmed is reported, the rest forgotten.
+    fn end_step(&mut self, sink: &mut Sink) {
+        if self.confirmed {
+            for (seq, path) in std::mem::take(&mut self.reformatted) {
+                if !self.shown.contains(&path) {
+                    file_only(seq, &path, "black", "reformatted", sink);
+                }
+            }
+        }
+        *self = GitDiff::default();
+    }
+
+    /// A new step that runs `git diff` itself: its diff is the check.
+    fn start_step(&mut self, cmd: &str) {
+        if crate::contains(cmd, "git diff") {
+            self.armed = Some("git diff");
+        }
+    }
+}
+
+fn emit_diff(seq: u64, path: &str, line: u64, tool: &'static str, sink: &mut Sink) {
+    sink.emit(
+        seq,
+        Finding::new(
+            path,
+            line,
+            BugType::Linting,
+            "the check's diff changes this line",
+        )
+        .conf(0.8)
+        .tool(tool)
+        .rule(Some("format")),
+    );
 }
 
 #[derive(Debug)]
@@ -56,6 +263,9 @@ impl Format {
     /// True when `line` cannot change this matcher's state or be claimed by it.
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.hunk.is_none()
+            && !self.diff.active()
+            && (l.marker != Marker::Error || self.diff.pending.is_empty())
+            && !(l.first == b'r' && l.trimmed().starts_with("reformatted "))
             && !self.prettier_block
             && self.gofmt_step.is_none()
             && self.ruff_header == 0
@@ -77,6 +287,7 @@ impl Format {
         self.gofmt.clear();
         self.gofmt_step = gofmt_command(&ctx.step);
         self.ruff_header = 0;
+        self.diff.start_step(&ctx.step);
     }
 
     /// Returns true when the line was claimed.
@@ -85,6 +296,9 @@ impl Format {
             self.flush(sink);
             self.reset(ctx);
             return false;
+        }
+        if self.diff.line(l, sink) {
+            return true;
         }
         if let Some(h) = &mut self.hunk {
             let b = l.text.as_bytes();
@@ -99,7 +313,7 @@ impl Format {
                     emit_hunk(self.hunk.take(), at, sink);
                     return true;
                 }
-                _ => self.flush(sink),
+                _ => self.close_hunk(sink),
             }
         }
         if self.ruff_header > 0 {
@@ -356,8 +570,15 @@ impl Format {
         false
     }
 
-    /// Closes an open rustfmt hunk (the log moved on before any change line).
+    /// The step (or the log) ends: an open rustfmt hunk closes, and what the step's failure
+    /// confirmed of its diffs is reported.
     pub fn flush(&mut self, sink: &mut Sink) {
+        self.close_hunk(sink);
+        self.diff.end_step(sink);
+    }
+
+    /// Closes an open rustfmt hunk (the log moved on before any change line).
+    fn close_hunk(&mut self, sink: &mut Sink) {
         if let Some(h) = self.hunk.take() {
             let at = h.line;
             emit_hunk(Some(h), at, sink);
@@ -627,6 +848,28 @@ mod tests {
             .into_iter()
             .map(|r| (r.file_path, r.line_number, r.error_type, r.tool))
             .collect()
+    }
+
+    #[test]
+    fn a_failed_checks_diff_names_each_hunks_first_changed_line() {
+        // pre-commit --show-diff-on-failure (cpython, LogSage), a nix formatter check (fabric),
+        // and black's `reformatted` lines of a failed hook with and without a diff of the file.
+        let log = "##[group]Run pre-commit run --all-files\nreformatted Lib/a.py\nreformatted Lib/b.py\nAll changes made by hooks:\ndiff --git a/Lib/http/server.py b/Lib/http/server.py\nindex d0a7777..28f431a 100644\n--- a/Lib/http/server.py\n+++ b/Lib/http/server.py\n@@ -1423,4 +1423,4 @@ def finish_request(self, request, client_address):\n \n \n if __name__ == '__main__':\n-    _main()\n\\ No newline at end of file\n+    _main()\ndiff --git a/Lib/a.py b/Lib/a.py\n--- a/Lib/a.py\n+++ b/Lib/a.py\n@@ -7,2 +7,3 @@\n x = 1\n+\n y = 2\n##[error]Process completed with exit code 1.\n##[group]Run nix flake check\nerror: builder for '/nix/store/vxiv73-treefmt-check.drv' failed with exit code 1;\n       last 25 log lines:\n       > diff --git a/restapi/serve.go b/restapi/serve.go\n       > --- a/restapi/serve.go\n       > +++ b/restapi/serve.go\n       > @@ -13,7 +13,7 @@ func Serve(registry *core.PluginRegistry) {\n       >     r.Use(gin.Recovery())\n       >  \n       >         if apiKey != \"\" {\n       > -         r.Use(ApiKeyMiddleware(apiKey))\n       > +           r.Use(ApiKeyMiddleware(apiKey))\n       For full logs, run:\n";
+        let r = parse(log);
+        let got: Vec<_> = r.iter().map(|(p, l, _, _)| (p.as_str(), *l)).collect();
+        assert_eq!(
+            got,
+            [
+                ("Lib/b.py", 1),
+                ("Lib/http/server.py", 1426),
+                ("Lib/a.py", 8),
+                ("restapi/serve.go", 16)
+            ]
+        );
+        // The same diff in a step that did not fail, or printed by a tool that is no check,
+        // is nothing.
+        let ok = "##[group]Run git diff --exit-code\ndiff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-a\n+b\n##[group]Run echo done\ndiff --git a/y.py b/y.py\n@@ -1,1 +1,1 @@\n-a\n+b\n##[error]Process completed with exit code 1.\n";
+        assert!(parse(ok).is_empty(), "{:?}", parse(ok));
     }
 
     #[test]

@@ -24,6 +24,121 @@ static TITLE_RULE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([\w.-]+)(?: \(([\w/-]+)\))?").unwrap());
 
 static SH_LINE: crate::Needle = crate::needle!("sh: line ");
+static COMMA_COLUMN: crate::Needle = crate::needle!(", column ");
+
+/// expat's messages (Python's `xml.etree`, `xml.dom`, and every tool built on them).
+const EXPAT: [&str; 8] = [
+    "mismatched tag",
+    "not well-formed",
+    "unclosed token",
+    "junk after document element",
+    "no element found",
+    "undefined entity",
+    "duplicate attribute",
+    "unbound prefix",
+];
+
+/// Checkstyle's plain format, as Gradle's Ant task (`[ant:checkstyle] [ERROR] /…/X.java:2: Line
+/// does not match expected header line … [SpringHeader]`) and the command line print it. `[WARN]`
+/// rows do not fail the build.
+fn checkstyle(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let rest = t.strip_prefix("[ant:checkstyle] ").unwrap_or(t);
+    let Some(rest) = rest.strip_prefix("[ERROR] ") else {
+        return false;
+    };
+    let Some((body, check)) = rest.strip_suffix(']').and_then(|r| r.rsplit_once(" [")) else {
+        return false;
+    };
+    if !check.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        || !check.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return false;
+    }
+    let Some(c) = COLON.captures(body) else {
+        return false;
+    };
+    let path = c.get(1).map_or("", |m| m.as_str());
+    if !matches!(
+        super::ext(path),
+        "java" | "kt" | "groovy" | "scala" | "xml" | "properties"
+    ) {
+        return false;
+    }
+    let Some(line) = super::num(&c[2]) else {
+        return false;
+    };
+    let col = c.get(3).and_then(|m| super::num(m.as_str()));
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, c[4].trim())
+            .col(col)
+            .conf(0.9)
+            .tool("checkstyle")
+            .rule(Some(check)),
+    );
+    true
+}
+
+/// glibc's `assert()` failing in the repository's C code: `python: Python/qsbr.c:164: _Bool
+/// _Py_qsbr_poll(…): Assertion `expr' failed.` (the program name first).
+fn glibc_assert(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some(at) = t.find(": Assertion `") else {
+        return false;
+    };
+    let head = &t[..at];
+    let Some((_, loc)) = head.split_once(": ") else {
+        return false;
+    };
+    let mut parts = loc.splitn(3, ':');
+    let (Some(path), Some(line)) = (parts.next(), parts.next().and_then(super::num)) else {
+        return false;
+    };
+    if path.contains(' ') || !crate::path::has_extension(path) {
+        return false;
+    }
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Logic, &t[at + 2..])
+            .conf(0.85)
+            .tool("assert"),
+    );
+    true
+}
+
+/// A tool naming the XML file it could not read, with expat's position at the end: godot's
+/// `ERROR: doc/classes/X.xml: Parse error while reading the file: mismatched tag: line 2524,
+/// column 3`.
+fn expat_error(t: &str, seq: u64, sink: &mut Sink) {
+    let Some((before, pos)) = t.rsplit_once(": line ") else {
+        return;
+    };
+    let Some((line, col)) = pos.split_once(", column ") else {
+        return;
+    };
+    let (Some(line), Some(col)) = (super::num(line), super::num(col)) else {
+        return;
+    };
+    if !EXPAT
+        .iter()
+        .any(|m| before.ends_with(m) || before.contains(&format!("{m}:")))
+    {
+        return;
+    }
+    let Some(path) = before
+        .split(": ")
+        .find(|seg| !seg.contains(' ') && crate::path::has_extension(seg) && seg.contains('.'))
+    else {
+        return;
+    };
+    let msg = before.rsplit(": ").next().unwrap_or(before);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Syntax, msg)
+            .col(Some(col))
+            .conf(0.8)
+            .tool("expat"),
+    );
+}
 
 /// bash's own runtime errors in a script of the repository: `./scripts/ci.sh: line 117: cd:
 /// ./scripts/travis: No such file or directory`. Only the messages that are the script's bug
@@ -151,8 +266,17 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 super::c::iar(t, l.no, sink);
             }
             _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
+            _ if l.colon && l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
+                expat_error(t, l.no, sink);
+            }
             _ => {}
         }
+        return;
+    }
+    if l.last == b'.' && t.ends_with("' failed.") && glibc_assert(t, l.no, sink) {
+        return;
+    }
+    if l.first == b'[' && l.last == b']' && checkstyle(t, l.no, sink) {
         return;
     }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
@@ -179,6 +303,23 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         return;
     };
     let rest = c[4].trim();
+    if col.is_none() && codespell(path, line, rest, l.no, sink) {
+        return;
+    }
+    if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
+        return;
+    }
+    // ruff (and nbQA-style tools) on a notebook that is not valid JSON.
+    if ext == "ipynb" && rest.starts_with("Expected a Jupyter Notebook") {
+        sink.emit(
+            l.no,
+            Finding::new(path, line, BugType::Syntax, rest)
+                .col(col)
+                .conf(0.9)
+                .tool("ruff"),
+        );
+        return;
+    }
     let handled = match ext.as_str() {
         "py" | "pyi" => super::python::colon(path, line, col, rest, &ctx.step, l.no, sink),
         "go" if l.indent() == 0 => {
@@ -303,6 +444,54 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     }
 }
 
+/// codespell (also behind its problem matcher's `##[error]`): `./src/x.cpp:149: unexpect ==>
+/// unexpected`, for a file of any kind. The step fails on it.
+fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    // The misspelt word is one token: look for the arrow right after it, not along the line.
+    let Some(end) = memchr::memchr(b' ', rest.as_bytes()) else {
+        return false;
+    };
+    let (word, fix) = (&rest[..end], &rest[end..]);
+    let Some(fix) = fix.strip_prefix(" ==> ") else {
+        return false;
+    };
+    if word.is_empty() || word.contains(' ') || fix.trim().is_empty() {
+        return false;
+    }
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, rest)
+            .conf(0.9)
+            .tool("codespell"),
+    );
+    true
+}
+
+/// numpydoc's docstring validation as pandas' and scipy's scripts print it:
+/// `pandas/core/x.py:3806:PR09:pandas.core.X.f:Parameter "**kwargs" description should finish
+/// with "."` (the code's two letters name the numpydoc check family).
+fn numpydoc(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    let b = rest.as_bytes();
+    let family = [b"GL", b"SS", b"ES", b"PR", b"RT", b"YD", b"SA", b"EX"];
+    if b.len() < 6
+        || !family.iter().any(|f| b.starts_with(*f))
+        || !b[2].is_ascii_digit()
+        || !b[3].is_ascii_digit()
+        || b[4] != b':'
+    {
+        return false;
+    }
+    let msg = rest[5..].split_once(':').map_or(&rest[5..], |(_, m)| m);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.85)
+            .tool("numpydoc")
+            .rule(Some(&rest[..4])),
+    );
+    true
+}
+
 /// Jenkins names the checkout before the build: `Building in workspace /var/lib/jenkins/workspace/job`
 /// or `Building remotely on agent (labels) in workspace /builds/workspace/job`. Tools then print
 /// absolute paths under it, which are repo paths once it is stripped.
@@ -406,6 +595,60 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn checkstyle_errors_not_warnings() {
+        // spring-boot's Gradle build (LogSage) and RxJava's warnings (LogChunks).
+        let log = "[ant:checkstyle] [ERROR] /home/runner/work/spring-boot/spring-boot/spring-boot-project/x/src/main/java/org/x/Phase.java:2: Line does not match expected header line of '^\\Q * Copyright \\E20\\d\\d(-20\\d\\d)?\\Q the original author or authors.\\E$'. [SpringHeader]\n[ant:checkstyle] [WARN] /home/travis/build/ReactiveX/RxJava/src/main/java/io/reactivex/Flowable.java:92: Line has trailing spaces. [RegexpSinglelineJava]\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "spring-boot-project/x/src/main/java/org/x/Phase.java"
+        );
+        assert_eq!(r[0].rule.as_deref(), Some("SpringHeader"));
+        assert_eq!(r[0].error_type, BugType::Linting);
+    }
+
+    #[test]
+    fn a_failed_c_assert() {
+        // CPython's TSAN job (LogSage).
+        let log = "python: Python/qsbr.c:164: _Bool _Py_qsbr_poll(struct _qsbr_thread_state *, uint64_t): Assertion `((_PyThreadStateImpl *)_PyThreadState_GET())->qsbr == qsbr' failed.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "Python/qsbr.c");
+        assert_eq!(r[0].line_number, 164);
+        assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn a_tool_naming_the_xml_file_expat_could_not_read() {
+        // godot's make_rst (LogSage), then the traceback of the script that parsed the same
+        // file: the file is reported, the script's line is not.
+        let log = "ERROR: doc/classes/DisplayServer.xml: Parse error while reading the file: mismatched tag: line 2524, column 3\nTraceback (most recent call last):\n  File \"/home/runner/work/godot/godot/doc/tools/doc_status.py\", line 379, in <module>\n    tree = ET.parse(file)\nxml.etree.ElementTree.ParseError: mismatched tag: line 2524, column 3\nERROR: the build took 3 minutes: line 12, column 4\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "doc/classes/DisplayServer.xml");
+        assert_eq!(r[0].line_number, 2524);
+        assert_eq!(r[0].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn codespell_and_numpydoc_validation() {
+        // gpt4all's codespell job and pandas' docstring validation (LogSage), shortened.
+        let log = "##[error]./gpt4all-chat/src/store_base.cpp:149: unexpect ==> unexpected\n##[error]/home/runner/work/pandas/pandas/pandas/core/groupby/groupby.py:3806:PR09:pandas.core.groupby.DataFrameGroupBy.expanding:Parameter \"**kwargs\" description should finish with \".\"\nsrc/a.py:12: note ==> not a word\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].file_path, "gpt4all-chat/src/store_base.cpp");
+        assert_eq!(r[0].tool.as_deref(), Some("codespell"));
+        assert_eq!(r[1].file_path, "pandas/core/groupby/groupby.py");
+        assert_eq!(r[1].rule.as_deref(), Some("PR09"));
+        let nb = "ch05/01_main-chapter-code/exercise-solutions.ipynb:1:1: Expected a Jupyter Notebook, which must be internally stored as JSON, but this file isn't valid JSON: expected `,` or `]` at line 272 column 5\n";
+        let rn = parse_str(nb, &ParseOptions::default());
+        assert_eq!(rn.len(), 1, "{rn:?}");
+        assert_eq!(rn[0].error_type, BugType::Syntax);
+        assert_eq!(r[1].error_type, BugType::Linting);
     }
 
     #[test]

@@ -61,7 +61,12 @@ pub(crate) struct Go {
     /// The package of gotestsum's current `=== FAIL: <pkg> <Test>` summary entry (relative to
     /// the module root, or an import path).
     summary_pkg: Option<String>,
+    /// Lines left of quicktest's `stack:` section after a test's failure line.
+    qt_stack: u8,
 }
+
+/// Lines of a quicktest `stack:` section read for a test-file frame.
+const QT_STACK: u8 = 24;
 
 /// `path.go:12 +0x76`: a goroutine stack frame (trimmed), path and line. The `+0x` offset is only
 /// ever printed in a Go stack trace, never by a compiler or a test's own output.
@@ -155,6 +160,8 @@ impl Go {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.panic.is_none()
             && self.trace.is_none()
+            && self.qt_stack == 0
+            && !(l.last == b':' && l.indent() > 0 && l.trimmed() == "stack:")
             && !matches!(
                 l.first,
                 b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W'
@@ -168,6 +175,13 @@ impl Go {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if self.qt_stack > 0 && self.quicktest_frame(l, t, sink) {
+            return true;
+        }
+        if t == "stack:" && l.indent() > 0 && (!self.ready.is_empty() || !self.pending.is_empty()) {
+            self.qt_stack = QT_STACK;
+            return true;
+        }
         // A goroutine frame whose tab a log's framing replaced (a Jenkins timestamper's prefix),
         // or in a trace whose `panic:` header the log does not hold: the innermost frame in the
         // repository is the site, as in a panic.
@@ -402,6 +416,39 @@ impl Go {
     }
 
     /// A test's failure line: held until its test's verdict (verbose mode) or its package's.
+    /// A frame of quicktest's `stack:` section (`/…/hugolib/sitemap_test.go:149`, innermost
+    /// first, each followed by its source line): the failure line `go test` printed is where the
+    /// helper (`integrationtest_builder.go:127`) called `Assert`; the first frame in a test file
+    /// of the repository is the test's own line, which replaces it.
+    fn quicktest_frame(&mut self, l: &Line<'_>, t: &str, sink: &Sink) -> bool {
+        self.qt_stack -= 1;
+        if !l.colon_digit || t.contains(' ') {
+            return false;
+        }
+        let Some((path, n)) = t.rsplit_once(':') else {
+            return false;
+        };
+        let Some(n) = super::num(n) else {
+            return false;
+        };
+        if !path.ends_with("_test.go") || !sink.is_own_frame(path) {
+            return true;
+        }
+        self.qt_stack = 0;
+        let ready_seq = self.ready.last().map_or(0, |p| p.seq);
+        let pending_seq = self.pending.last().map_or(0, |p| p.seq);
+        let last = if ready_seq >= pending_seq {
+            self.ready.last_mut()
+        } else {
+            self.pending.last_mut()
+        };
+        if let Some(p) = last {
+            p.path = path.to_string();
+            p.line = n;
+        }
+        true
+    }
+
     fn test_finding(&mut self, p: Pending, sink: &mut Sink) {
         if self.failed.as_deref() == Some(p.test.as_str()) {
             self.ready(p, sink);
@@ -860,6 +907,22 @@ mod tests {
                     Some("TestFailed".into())
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn quicktest_stack_names_the_tests_line() {
+        // hugo's integration test helper (LogSage), shortened.
+        let log = "--- FAIL: TestSitemapShouldNotUseListXML (0.03s)\n    integrationtest_builder.go:127: \n        error:\n          got non-nil error\n        stack:\n          /home/runner/work/hugo/hugo/hugolib/integrationtest_builder.go:473\n            s.Assert(err, qt.IsNil)\n          /home/runner/work/hugo/hugo/hugolib/integrationtest_builder.go:127\n            return NewIntegrationTestBuilder(cfg).Build()\n          /home/runner/work/hugo/hugo/hugolib/sitemap_test.go:149\n            b := Test(t, files)\n        \nFAIL\ngithub.com/gohugoio/hugo/hugolib\t0.5s\nFAIL\tgithub.com/gohugoio/hugo/hugolib\t12.1s\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("hugolib/sitemap_test.go", 149)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("TestSitemapShouldNotUseListXML")
         );
     }
 

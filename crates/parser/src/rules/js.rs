@@ -347,6 +347,7 @@ fn ts_type(code: &str) -> BugType {
 
 fn message_type(msg: &str, default: BugType) -> BugType {
     if msg.contains("Cannot find module")
+        || msg.contains("Could not resolve \"")
         || msg.contains("Cannot find package")
         || msg.contains("ERR_MODULE_NOT_FOUND")
         || msg.contains("Failed to resolve import")
@@ -384,6 +385,9 @@ struct TestBlock {
     tool: &'static str,
     /// Mocha prints a test's title over several lines; open until the line ending in `:`.
     title_open: bool,
+    /// A frame inside a dependency (not the test runner's own) came before any repository
+    /// frame: the error was raised while loading or running that dependency.
+    dep_frame: bool,
 }
 
 #[derive(Debug)]
@@ -394,6 +398,8 @@ struct NodeErr {
     budget: u32,
     /// No `at` frame seen yet.
     first_frame: bool,
+    /// An esbuild `✘ [ERROR]` block: its location line (`    path:l:c:`) comes first.
+    esbuild: bool,
 }
 
 /// A frame that names a file but not a real position: CoffeeScript code run without source
@@ -421,6 +427,38 @@ pub(crate) struct Js {
     tap_test: Option<String>,
     tap_failed: Option<(String, u64)>,
     webpack: Option<WebpackErr>,
+    /// Reports of bare Node stack traces in this CI step since mocha last summed up a run
+    /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
+    /// caught error) and mocha lists its real failures under `N failing` itself.
+    bare_traces: Vec<(u32, (String, u32, BugType))>,
+}
+
+/// `path:line:col` (no spaces in the path).
+fn split_lc(loc: &str) -> Option<(&str, u64, u64)> {
+    let (rest, col) = loc.rsplit_once(':')?;
+    let (path, line) = rest.rsplit_once(':')?;
+    if path.is_empty() || path.contains(' ') {
+        return None;
+    }
+    Some((path, super::num(line)?, super::num(col)?))
+}
+
+/// A frame in `node_modules` that is not a test runner's own machinery.
+fn is_dependency_frame(path: &str) -> bool {
+    let Some(at) = memchr::memmem::find(path.as_bytes(), b"node_modules/") else {
+        return false;
+    };
+    let pkg = &path[at + 13..];
+    !(pkg.starts_with("jest-") || pkg.starts_with("@jest/") || pkg.starts_with("babel-jest"))
+}
+
+/// Bound on the bare-trace reports remembered for mocha's summary.
+const BARE_TRACES: usize = 256;
+
+/// Mocha's summary line: `58 passing (444ms)`.
+fn is_mocha_passing(t: &str) -> bool {
+    let d = ascii_digits(t);
+    d > 0 && t[d..].starts_with(" passing (")
 }
 
 impl Js {
@@ -437,6 +475,7 @@ impl Js {
             || self.numbered.is_some()
             || self.tap
             || self.webpack.is_some()
+            || (!self.bare_traces.is_empty() && l.first.is_ascii_digit() && l.last == b')')
         {
             return false;
         }
@@ -496,6 +535,15 @@ impl Js {
             // next line can tell: a stylish row then still belongs to the block.
             self.eslint_blank = self.eslint_file.is_some();
             return false;
+        }
+        if !self.bare_traces.is_empty() && l.first.is_ascii_digit() && is_mocha_passing(t) {
+            let step = sink.step();
+            let keys: Vec<_> = std::mem::take(&mut self.bare_traces)
+                .into_iter()
+                .filter(|(s, _)| *s == step)
+                .map(|(_, k)| k)
+                .collect();
+            sink.retract(&keys);
         }
         if std::mem::take(&mut self.eslint_blank)
             && !(l.indent() > 0
@@ -887,6 +935,7 @@ impl Js {
                     "jasmine"
                 },
                 title_open: open,
+                dep_frame: false,
             });
             return true;
         }
@@ -1049,6 +1098,7 @@ impl Js {
                     done: false,
                     tool: "vitest",
                     title_open: false,
+                    dep_frame: false,
                 });
                 return true;
             }
@@ -1069,6 +1119,7 @@ impl Js {
                         done: false,
                         tool: "vitest",
                         title_open: false,
+                        dep_frame: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
@@ -1095,6 +1146,7 @@ impl Js {
                 done: false,
                 tool: "jest",
                 title_open: false,
+                dep_frame: false,
             });
             return true;
         }
@@ -1119,7 +1171,15 @@ impl Js {
                 let path = frame_path(&c[1]);
                 if own_frame(path, sink) {
                     let msg = b.message.as_deref().unwrap_or("test failed");
-                    let ty = message_type(msg, BugType::Logic);
+                    let mut ty = message_type(msg, BugType::Logic);
+                    // Jest could not parse a dependency (an ESM package left untransformed):
+                    // the repository's frame is the import that loads it.
+                    if b.dep_frame
+                        && ty == BugType::Syntax
+                        && msg.contains("Jest encountered an unexpected token")
+                    {
+                        ty = BugType::Import;
+                    }
                     sink.emit(
                         b.seq,
                         Finding::new(path, super::num(&c[2]).unwrap_or(0), ty, msg)
@@ -1129,6 +1189,8 @@ impl Js {
                             .tool(b.tool),
                     );
                     b.done = true;
+                } else if is_dependency_frame(path) {
+                    b.dep_frame = true;
                 }
             }
             return true;
@@ -1206,6 +1268,26 @@ impl Js {
                 self.node_err = None;
             } else {
                 e.budget -= 1;
+                // esbuild's location line under its `✘ [ERROR]`: the source position, when it
+                // is the repository's; esbuild's own `main.js` (an API misuse) is followed by
+                // the caller's stack.
+                if e.esbuild
+                    && l.colon_digit
+                    && let Some(loc) = t.strip_suffix(':')
+                    && let Some((path, line, col)) = split_lc(loc)
+                {
+                    if own_frame(frame_path(path), sink) {
+                        let e = self.node_err.take().expect("checked");
+                        sink.emit(
+                            e.seq,
+                            Finding::new(frame_path(path), line, e.ty, &e.message)
+                                .col(Some(col))
+                                .conf(0.9)
+                                .tool("esbuild"),
+                        );
+                    }
+                    return true;
+                }
                 if t.starts_with("on line ")
                     && let Some(c) = SASS_LOC.captures(t)
                 {
@@ -1242,6 +1324,8 @@ impl Js {
                         let path = frame_path(&c[1]);
                         if own_frame(path, sink) {
                             let e = self.node_err.take().expect("checked");
+                            let before = sink.len();
+                            let vitest = t.starts_with("❯ ");
                             sink.emit(
                                 e.seq,
                                 Finding::new(
@@ -1254,12 +1338,19 @@ impl Js {
                                 .conf(0.85)
                                 // Vitest's `❯` frames are its own rendering, relative to the
                                 // project root; Node's internals never come out that way.
-                                .tool(if t.starts_with("❯ ") {
+                                .tool(if vitest {
                                     "vitest"
                                 } else {
                                     "node"
                                 }),
                             );
+                            if !vitest
+                                && sink.len() > before
+                                && self.bare_traces.len() < BARE_TRACES
+                                && let Some(k) = sink.last_key()
+                            {
+                                self.bare_traces.push((sink.step(), k));
+                            }
                         }
                     }
                     return true;
@@ -1275,6 +1366,17 @@ impl Js {
             && let Some(n) = super::num(line)
         {
             self.node_loc = Some((path.to_string(), n, 8));
+            return true;
+        }
+        if let Some(msg) = t.strip_prefix("✘ [ERROR] ") {
+            self.node_err = Some(NodeErr {
+                message: msg.to_string(),
+                ty: message_type(msg, BugType::Logic),
+                seq: l.no,
+                budget: NODE_BUDGET,
+                first_frame: false,
+                esbuild: true,
+            });
             return true;
         }
         // `Error: …`, `TypeError: …`, `Uncaught …`: an uppercase first letter and a colon. A
@@ -1338,6 +1440,7 @@ impl Js {
                 seq: l.no,
                 budget: NODE_BUDGET,
                 first_frame: true,
+                esbuild: false,
             });
             // Not claimed: the same line may be a Python exception line or another tool's.
             return false;
@@ -1352,6 +1455,7 @@ impl Js {
         self.jest_file = None;
         self.node_loc = None;
         self.node_err = None;
+        self.bare_traces.clear();
         self.numbered = None;
         self.tap = false;
         self.tap_test = None;
@@ -1533,6 +1637,42 @@ mod tests {
     }
 
     #[test]
+    fn jest_parse_failure_in_a_dependency_is_the_import_that_loads_it() {
+        // grafana's Jest suites (LogSage), shortened: an ESM package left untransformed.
+        let log = "FAIL public/app/ShareLink.test.tsx\n  ● Test suite failed to run\n\n    Jest encountered an unexpected token\n\n    Details:\n\n    /home/runner/work/grafana/grafana/node_modules/pbf/index.js:15\n    export default class Pbf {\n    ^^^^^^\n\n    SyntaxError: Unexpected token 'export'\n\n    > 2 | import { WKT } from 'ol/format';\n        | ^\n\n      at Runtime.createScriptFromCode (node_modules/jest-runtime/build/index.js:1505:14)\n      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n      at Object.<anonymous> (packages/grafana-ui/src/TableCellNG.tsx:2:1)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "packages/grafana-ui/src/TableCellNG.tsx");
+        assert_eq!(r[0].error_type, BugType::Import);
+        // The repository's own file Jest could not parse stays a syntax error.
+        let own = log.replace(
+            "      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n",
+            "",
+        );
+        let r = parse_str(&own, &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Syntax, "{r:?}");
+    }
+
+    #[test]
+    fn esbuild_errors_at_their_source_or_the_callers_frame() {
+        // alpine's build script misusing esbuild's API (LogSage), and esbuild's own message
+        // for a source file.
+        let log = "> node ./scripts/build.js\n\n\u{2718} [ERROR] Invalid option in build() call: \"watch\"\n\n    /home/runner/work/alpine/alpine/node_modules/esbuild/lib/main.js:254:12:\n      254 \u{2502}       throw new Error(`Invalid option ${where}: ${quote(key)}`);\n          \u{2575}             ^\n\n    at checkForInvalidFlags (/home/runner/work/alpine/alpine/node_modules/esbuild/lib/main.js:254:13)\n    at new Promise (<anonymous>)\n    at build (/home/runner/work/alpine/alpine/scripts/build.js:91:31)\n\n\u{2718} [ERROR] Could not resolve \"lodash\"\n\n    src/index.ts:1:7:\n      1 \u{2502} import x from \"lodash\"\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("scripts/build.js", 91)
+        );
+        assert_eq!(r[0].error_type, BugType::Logic);
+        assert_eq!(
+            (r[1].file_path.as_str(), r[1].line_number),
+            ("src/index.ts", 1)
+        );
+        assert_eq!(r[1].error_type, BugType::Import);
+    }
+
+    #[test]
     fn jest_failure_uses_first_repo_frame() {
         let log = "FAIL src/sum.test.js\n  ● sum › adds numbers\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 4\n    Received: 3\n\n    > 4 |   expect(sum(1, 2)).toBe(4);\n\n      at Object.toBe (node_modules/x.js:1:1)\n      at Object.toBe (src/sum.test.js:4:21)\n\nTest Suites: 1 failed, 1 total\n";
         let r = parse_str(log, &ParseOptions::default());
@@ -1552,6 +1692,21 @@ mod tests {
         assert_eq!(r[0].file_path, "src/index.js");
         assert_eq!(r[1].error_type, BugType::Import);
         assert_eq!(r[1].file_path, "src/app.js");
+    }
+
+    #[test]
+    fn traces_a_passing_mocha_run_logged_are_taken_back_by_its_summary() {
+        // Ghost's logger prints a caught error with its stack while mocha's dot reporter runs;
+        // the run's real failure is the one under `N failing`.
+        let log = "..[2025-04-15 04:32:57] ERROR Fail to fetch tier\n\nError: Fail to fetch tier\n    at Context.<anonymous> (/home/runner/work/G/G/ghost/members-api/test/router.test.js:232:52)\n    at callFn (/home/runner/work/G/G/node_modules/mocha/lib/runnable.js:364:21)\n\n  58 passing (444ms)\n  1 failing\n\n  1) Helpers\n       should load:\n     AssertionError: expected 1 to equal 0\n      at Context.<anonymous> (test/unit/helpers.test.js:33:57)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "test/unit/helpers.test.js");
+        // Without mocha's summary the trace is an uncaught error: it stays.
+        let crash = "Error: Fail to fetch tier\n    at main (/home/runner/work/G/G/scripts/build.js:9:5)\n\nNode.js v20.1.0\n";
+        let r = parse_str(crash, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "scripts/build.js");
     }
 
     // The lines below are copied from real Travis logs of the corpus (fixtures/corpus/real/

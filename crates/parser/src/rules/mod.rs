@@ -8,6 +8,7 @@
 pub(crate) mod beam;
 pub(crate) mod c;
 pub(crate) mod dart;
+pub(crate) mod docs;
 pub(crate) mod dotnet;
 pub(crate) mod format;
 pub(crate) mod generic;
@@ -45,6 +46,7 @@ pub(crate) struct Rules {
     dotnet: dotnet::Dotnet,
     swift: swift::Swift,
     gtest: gtest::Gtest,
+    docs: docs::Docs,
 }
 
 impl Rules {
@@ -53,6 +55,9 @@ impl Rules {
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
+            return;
+        }
+        if !self.docs.quiet(l) && self.docs.line(l, sink) {
             return;
         }
         // Before the compiler matchers: MSVC-built gtest prints `file(line): error: …` too.

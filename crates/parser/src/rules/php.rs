@@ -51,7 +51,24 @@ pub(crate) struct Php {
     unit: Option<UnitBlock>,
     /// PHPStan table: the file named by the header row above.
     stan_file: Option<String>,
+    collision: Option<CollisionBlock>,
 }
+
+/// A failure as Collision (Laravel's and Pest's test printer) shows it: `FAILED  Tests\X >
+/// description`, the message and the request's stack, then `at tests/X.php:17` above a code
+/// frame.
+#[derive(Debug)]
+struct CollisionBlock {
+    class: String,
+    /// The test method, from a `Class->method()` frame of the stack.
+    method: Option<String>,
+    message: Option<String>,
+    seq: u64,
+    budget: u32,
+}
+
+/// Lines a Collision failure may take before its `at` line.
+const COLLISION_BUDGET: u32 = 400;
 
 fn is_dependency(path: &str) -> bool {
     crate::path::is_vendored(path) || path.starts_with("vendor/") || path.contains("/vendor/")
@@ -118,9 +135,81 @@ fn test_name(raw: &str) -> &str {
 
 impl Php {
     #[inline]
+    /// Collision's failure blocks (see [`CollisionBlock`]).
+    fn collision_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if let Some(rest) = t.strip_prefix("FAILED  ")
+            && let Some((class, _)) = rest.split_once(" > ")
+        {
+            let class = class.trim();
+            if !class.is_empty() && !class.contains(' ') {
+                self.collision = Some(CollisionBlock {
+                    class: class.to_string(),
+                    method: None,
+                    message: None,
+                    seq: l.no,
+                    budget: COLLISION_BUDGET,
+                });
+                return true;
+            }
+        }
+        let Some(b) = &mut self.collision else {
+            return false;
+        };
+        if b.budget == 0 || t.starts_with("Tests:") {
+            self.collision = None;
+            return false;
+        }
+        b.budget -= 1;
+        if b.message.is_none() && !t.is_empty() {
+            b.message = Some(crate::sink::truncate_chars(t, 300).to_string());
+        }
+        if b.method.is_none()
+            && let Some(at) = t.find(&format!("{}->", b.class))
+        {
+            let rest = &t[at + b.class.len() + 2..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && rest[name.len()..].starts_with('(') {
+                b.method = Some(name);
+            }
+        }
+        if let Some(loc) = t.strip_prefix("at ")
+            && !loc.contains(' ')
+            && let Some((path, line)) = loc.rsplit_once(':')
+            && path.ends_with(".php")
+            && let Some(line) = super::num(line)
+        {
+            let b = self.collision.take().expect("checked");
+            if is_dependency(path) {
+                return true;
+            }
+            let test = match &b.method {
+                Some(m) => format!("{}::{m}", b.class),
+                None => b.class.clone(),
+            };
+            sink.emit(
+                b.seq,
+                Finding::new(
+                    path,
+                    line,
+                    BugType::Logic,
+                    b.message.as_deref().unwrap_or("test failed"),
+                )
+                .test(Some(&test))
+                .conf(0.9)
+                .tool("phpunit"),
+            );
+            return true;
+        }
+        false
+    }
+
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.unit.is_none()
             && self.stan_file.is_none()
+            && self.collision.is_none()
             && !l.colon_digit
             && !matches!(l.first, b'P' | b'F' | b'L' | b'0'..=b'9')
             && !glued_after_progress(l)
@@ -129,6 +218,9 @@ impl Php {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.stan_file.is_some() && self.stan_line(t, l.no, sink) {
+            return true;
+        }
+        if (self.collision.is_some() || l.first == b'F') && self.collision_line(l, t, sink) {
             return true;
         }
         if l.first.is_ascii_digit()
@@ -375,6 +467,7 @@ impl Php {
         self.end_unit(sink);
         self.unit = None;
         self.stan_file = None;
+        self.collision = None;
     }
 }
 
@@ -382,6 +475,21 @@ impl Php {
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
 
+    #[test]
+    fn collision_failures_at_the_tests_line() {
+        // Laravel's feature test under Collision (LogSage), shortened.
+        let log = "   FAIL  Tests\\Feature\\ExampleTest\n  \u{2a2f} the application returns a successful response   0.37s\n   FAILED  Tests\\Feature\\ExampleTest > the application returns a successful\u{2026}\n  Expected response status code [200] but received 500.\nFailed asserting that 500 is identical to 200.\n#66 /home/runner/work/laravel/laravel/tests/Feature/ExampleTest.php(15): Illuminate\\Foundation\\Testing\\TestCase->get()\n#67 /home/runner/work/laravel/laravel/vendor/phpunit/phpunit/src/Framework/TestCase.php(1656): Tests\\Feature\\ExampleTest->test_the_application_returns_a_successful_response()\n\n  at tests/Feature/ExampleTest.php:17\n     13\u{2595}     public function test_the_application_returns_a_successful_response(): void\n  \u{279c}  17\u{2595}         $response->assertStatus(200);\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("tests/Feature/ExampleTest.php", 17)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Tests\\Feature\\ExampleTest::test_the_application_returns_a_successful_response")
+        );
+    }
     fn parse(log: &str) -> Vec<crate::BugReport> {
         parse_str(log, &ParseOptions::default())
     }

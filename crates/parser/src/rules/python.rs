@@ -52,15 +52,37 @@ static GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
 static ARROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^--> (\S+\.pyi?):(\d+):(\d+)$").unwrap());
 
+/// Exceptions of the standard library's data parsers: raised on a malformed input file.
+const DATA_ERRORS: [&str; 6] = [
+    "xml.etree.ElementTree.ParseError",
+    "xml.parsers.expat.ExpatError",
+    "xml.dom.expatbuilder.ExpatError",
+    "json.decoder.JSONDecodeError",
+    "tomllib.TOMLDecodeError",
+    "plistlib.InvalidFileException",
+];
+
 /// pytest prints a location outside any checkout the parser knows as an absolute path under its
 /// `rootdir:` (a container's `/app`, a docs build's project): relative to the rootdir it is the
 /// project's own file.
+///
+/// A rootdir that is a directory inside the checkout (`cd packages/x; hatch test` prints
+/// `rootdir: /home/runner/work/R/R/packages/x`) is where pytest ran: its relative paths are
+/// relative to that directory, so they get its repo-relative prefix.
 fn rooted(rootdir: Option<&str>, p: &str, sink: &Sink) -> String {
     if let Some(root) = rootdir
         && let Some(rest) = p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
         && sink.repo_path(p).is_none()
     {
         return rest.to_string();
+    }
+    if let Some(root) = rootdir
+        && !p.starts_with(['/', '\\', '~', '.'])
+        && p.as_bytes().get(1) != Some(&b':')
+        && let Some(prefix) = sink.repo_path(root).filter(|d| !d.is_empty() && d != ".")
+        && !p.starts_with(&format!("{prefix}/"))
+    {
+        return format!("{prefix}/{p}");
     }
     p.to_string()
 }
@@ -229,7 +251,9 @@ impl Python {
                 if self.summary_line(t, sink) {
                     return true;
                 }
-                if !t.is_empty() {
+                // A failure's message spans lines (`assert a in b` then `+  where b = …`): its
+                // continuation lines are indented, and more `FAILED` lines follow.
+                if !t.is_empty() && l.indent() <= self.section_indent {
                     self.section = Section::None;
                 }
             }
@@ -402,7 +426,11 @@ impl Python {
             // failed: its frames are the driver's `run`/`check_call` helper, and the failure is
             // in the child's own output above (an `apt-get`, a compiler, a test runner).
             let child_failed = tb.test.is_none() && name.ends_with("CalledProcessError");
-            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed) {
+            // Likewise a parser's error about the data a script read (`ParseError: mismatched
+            // tag: line 2524, column 3`): the fault is in that XML/JSON/TOML file, not in the
+            // script's line that parsed it.
+            let bad_input = tb.test.is_none() && DATA_ERRORS.contains(&name);
+            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed && !bad_input) {
                 let ty = exception_type(name);
                 sink.emit(
                     tb.seq,
@@ -426,7 +454,13 @@ impl Python {
 
     fn pytest_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
         // `____ test_name ____` starts a failure or error block.
-        if t.len() >= 8 && t.starts_with("__") && t.ends_with("__") {
+        // A name too long for the terminal's width is padded with a single `_` each side; the
+        // `_ _ _ _` line between a traceback's frames is no header.
+        let padded = (t.starts_with("__") && t.ends_with("__"))
+            || (t.starts_with("_ ")
+                && t.ends_with(" _")
+                && t.bytes().any(|b| b != b'_' && b != b' '));
+        if t.len() >= 8 && padded {
             let name = t.trim_matches('_').trim();
             if !name.is_empty() {
                 self.finish_block(sink);
@@ -906,6 +940,44 @@ mod tests {
     }
 
     // pytest's documentation (pytest-dev/pytest doc/en), output indented under rst directives.
+    #[test]
+    fn a_rootdir_inside_the_checkout_prefixes_relative_paths_and_long_summaries_go_on() {
+        // markitdown's `cd packages/markitdown; hatch test` (LogSage, shortened).
+        let log = "rootdir: /home/runner/work/markitdown/markitdown/packages/markitdown\n=================================== FAILURES ===================================\n____________________ test_output_to_stdout[test_vector6] _____________________\n\n    def test_output_to_stdout(shared_tmp_dir, test_vector) -> None:\n>       assert 0\nE       assert 0\n\ntests/test_cli_vectors.py:67: AssertionError\n_____________________ test_convert_local[test_vector9] ______________________\n\n>       assert 1 == 2\nE       AssertionError: assert 1 == 2\n\ntests/test_module_vectors.py:69: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_cli_vectors.py::test_output_to_stdout[test_vector6] - assert 'a' in 'b'\n +  where 'b' = f()\nFAILED tests/test_module_vectors.py::test_convert_local[test_vector9] - AssertionError: assert 1 == 2\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "packages/markitdown/tests/test_cli_vectors.py"
+        );
+        assert_eq!(
+            r[1].file_path,
+            "packages/markitdown/tests/test_module_vectors.py"
+        );
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("tests/test_module_vectors.py::test_convert_local[test_vector9]")
+        );
+    }
+
+    #[test]
+    fn a_long_test_name_has_a_single_underscore_each_side() {
+        // pandas' numba test (LogSage), shortened: the innermost repository frame of pytest's
+        // short middle entries, not each entry.
+        let log = "=================================== FAILURES ===================================\n_ TestEngine.test_numba_vs_cython_rolling_methods[False-True-True-arithmetic_numba_supported_operators3-1-data0] _\n\n>       result = getattr(roll, method)(\n\npandas/tests/window/test_numba.py:186: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \npandas/core/window/rolling.py:2286: in max\n    return super().max(\npandas/core/_numba/executor.py:236: in looper_wrapper\n    for i, na_pos in na_positions.items():\n<frozen _collections_abc>:894: in __iter__\n    ???\n../../../micromamba/envs/test/lib/python3.12/site-packages/numba/typed/typeddict.py:180: in __getitem__\n    return _getitem(self, key)\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>   raise KeyError()\nE   KeyError\n\n../../../micromamba/envs/test/lib/python3.12/site-packages/numba/typed/dictobject.py:778: KeyError\n=========================== short test summary info ============================\nFAILED pandas/tests/window/test_numba.py::TestEngine::test_numba_vs_cython_rolling_methods[False-True-True-arithmetic_numba_supported_operators3-1-data0] - KeyError\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("pandas/core/_numba/executor.py", 236)
+        );
+        assert!(
+            r[0].test_name
+                .as_deref()
+                .is_some_and(|t| t.starts_with("pandas/tests/window/test_numba.py::TestEngine::"))
+        );
+    }
+
     #[test]
     fn indented_output_rootdir_and_other_outcomes_in_the_summary() {
         let log = "    $ pytest\n    rootdir: /home/sweet/project\n    ==================================== ERRORS ====================================\n    _______________________ ERROR at setup of test_root ________________________\n    file /home/sweet/project/b/test_error.py, line 1\n      def test_root(db):  # no db here, will error out\n    E       fixture 'db' not found\n\n    /home/sweet/project/b/test_error.py:1\n    ================================= FAILURES =================================\n    _______________________________ test_fail __________________________________\n\n        def test_fail():\n    >       assert 0\n    E       assert 0\n\n    test_example.py:14: AssertionError\n    ========================= short test summary info ==========================\n    SKIPPED [1] test_example.py:22: skipping this test\n    XFAIL test_example.py::test_xfail - xfailing this test\n    FAILED test_example.py::test_fail - assert 0\n    ERROR b/test_error.py::test_root\n";

@@ -1,0 +1,155 @@
+//! Documentation builds that fail on warnings: Sphinx under `-W` (`docs/x.rst:12: WARNING: msg`,
+//! and the spelling builder's `WARNING: ref/x.txt:1166: : Spell check: word: …`) and sphinx-lint
+//! (`Misc/x.rst:1: No newline at end of file. (missing-final-newline)`). Each becomes a `LINTING`
+//! report at the documentation file's line.
+//!
+//! Sphinx prints the same warnings in builds that pass, so a warning is reported only once its
+//! CI step failed (the step's `##[error]`, or Sphinx's own `Warning, treated as error:`); the
+//! candidates of a step that ended without failing are dropped. It must never report a file
+//! without a documentation extension (autodoc's `x.py:docstring of f:3` names no line of the
+//! file), nor a docutils `ERROR:` row, which the generic `path:line: error` rule already reads.
+
+use crate::sink::{Finding, Sink};
+use crate::{BugType, Line, Marker};
+
+/// Candidates kept per step while waiting for it to fail.
+const MAX_PENDING: usize = 200;
+
+/// Extensions of documentation sources Sphinx and sphinx-lint read.
+const DOC_EXTS: [&str; 5] = ["rst", "txt", "md", "inc", "rest"];
+
+#[derive(Debug, Default)]
+pub(crate) struct Docs {
+    /// (log line, path, line, message, tool) waiting for the step to fail.
+    pending: Vec<(u64, String, u64, String, &'static str)>,
+    /// The step failed on its warnings: later ones are reported at once.
+    confirmed: bool,
+}
+
+/// `path:line: rest` with a documentation extension.
+fn location(t: &str) -> Option<(&str, u64, &str)> {
+    let (path, rest) = t.split_once(':')?;
+    let (line, rest) = rest.split_once(": ")?;
+    let line = super::num(line)?;
+    if path.is_empty() || path.contains(' ') || !DOC_EXTS.contains(&super::ext(path)) {
+        return None;
+    }
+    Some((path, line, rest))
+}
+
+/// sphinx-lint's check name closing a message: `(missing-final-newline)`.
+fn lint_check(rest: &str) -> Option<&str> {
+    let inner = rest.strip_suffix(')')?;
+    let (_, check) = inner.rsplit_once(" (")?;
+    let b = check.as_bytes();
+    (b.len() > 2
+        && b.contains(&b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-'))
+    .then_some(check)
+}
+
+impl Docs {
+    /// True when `line` cannot change this matcher's state or be claimed by it.
+    pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if l.marker == Marker::Group {
+            return self.pending.is_empty() && !self.confirmed;
+        }
+        if l.marker == Marker::Error {
+            return self.pending.is_empty();
+        }
+        if l.first == b'W' {
+            return false;
+        }
+        // Only a path with a documentation extension before the first colon can be read.
+        let t = l.trimmed();
+        !l.colon_digit
+            || memchr::memchr(b':', t.as_bytes())
+                .is_none_or(|i| !DOC_EXTS.contains(&super::ext(&t[..i])))
+    }
+
+    /// Returns true when the line was claimed.
+    pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        if l.marker == Marker::Group {
+            *self = Docs::default();
+            return false;
+        }
+        if l.marker == Marker::Error {
+            self.confirm(sink);
+            return false;
+        }
+        let t = l.trimmed();
+        if t.starts_with("Warning, treated as error") {
+            self.confirm(sink);
+            return false;
+        }
+        if !l.colon_digit {
+            return false;
+        }
+        let (path, line, msg, tool) = if let Some(rest) = t.strip_prefix("WARNING: ") {
+            let Some((path, line, msg)) = location(rest) else {
+                return false;
+            };
+            (path, line, msg.trim_start_matches([':', ' ']), "sphinx")
+        } else {
+            let Some((path, line, rest)) = location(t) else {
+                return false;
+            };
+            if let Some(msg) = rest.strip_prefix("WARNING: ") {
+                (path, line, msg, "sphinx")
+            } else if lint_check(rest).is_some() {
+                (path, line, rest, "sphinx-lint")
+            } else {
+                return false;
+            }
+        };
+        if self.confirmed {
+            emit(l.no, path, line, msg, tool, sink);
+        } else if self.pending.len() < MAX_PENDING {
+            self.pending
+                .push((l.no, path.to_string(), line, msg.to_string(), tool));
+        }
+        true
+    }
+
+    fn confirm(&mut self, sink: &mut Sink) {
+        self.confirmed = true;
+        for (seq, path, line, msg, tool) in self.pending.drain(..) {
+            emit(seq, &path, line, &msg, tool, sink);
+        }
+    }
+}
+
+fn emit(seq: u64, path: &str, line: u64, msg: &str, tool: &'static str, sink: &mut Sink) {
+    let rule = if tool == "sphinx-lint" {
+        lint_check(msg)
+    } else {
+        None
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.8)
+            .tool(tool)
+            .rule(rule),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn doc_warnings_of_a_step_that_failed() {
+        // django's spelling build (`cd docs`, `sphinx-build -W`) and cpython's sphinx-lint
+        // hook (LogSage), shortened; then a build whose warnings did not fail it.
+        let log = "##[group]Run cd docs\nWARNING: ref/models/querysets.txt:1166: : Spell check: behaviour: triggering the on-demand loading behaviour of the model instances.\nWARNING: Found 1 misspelled words\n##[error]Process completed with exit code 1.\n##[group]Run pre-commit run --all-files\nMisc/NEWS.d/next/Library/2025-04-15-12-47-09.gh-issue-131178.Td8j5x.rst:1: No newline at end of file. (missing-final-newline)\n##[error]Process completed with exit code 1.\n##[group]Run make html\n/home/runner/work/R/R/docs/index.rst:12: WARNING: undefined label: 'foo'\nbuild succeeded, 1 warning.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(r[0].file_path, "docs/ref/models/querysets.txt");
+        assert_eq!(r[0].line_number, 1166);
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[1].line_number, 1);
+        assert_eq!(r[1].rule.as_deref(), Some("missing-final-newline"));
+    }
+}
