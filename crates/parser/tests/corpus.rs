@@ -453,6 +453,18 @@ fn heldout_fresh2_set() {
     );
 }
 
+/// `heldout/fresh3/`: built once `fresh2/` was taken for tuning, from failed and successful
+/// GitHub Actions jobs of projects no other set names. Held out like `fresh2/`: one row, not
+/// gated, no per-log differences.
+#[test]
+fn heldout_fresh3_set() {
+    fresh_set(
+        "fresh3",
+        "**fresh3** (honest, not gated)",
+        Differences::Hidden,
+    );
+}
+
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 #[derive(PartialEq)]
 enum Differences {
