@@ -6,6 +6,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::image::image_available;
 use common::world::*;
 use common::*;
 
@@ -55,13 +56,6 @@ async fn refused_and_nothing_pushed(w: &World, why: &[&str]) {
         Some(w.head.as_str()),
         "nothing pushed"
     );
-}
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,24 +298,6 @@ async fn retry_leaves_a_pushed_fix_alone() {
     assert!(w.server.terminate().success());
 }
 
-/// Whether the sandbox test can run: a Docker engine with the locally built Python image
-/// (`.ci/docker-setup.sh`). Under `CI=true` a missing engine fails the test instead.
-async fn sandbox_available() -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let ok = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d.ping().await.is_ok() && d.inspect_image("ci-medic-test/python").await.is_ok(),
-        Err(_) => false,
-    };
-    if !ok {
-        assert!(
-            !ci,
-            "CI=true but no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)"
-        );
-        eprintln!("skipping: no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)");
-    }
-    ok
-}
-
 /// A world whose `app.py` misses a colon, and the fake's CI for `lint`: Python's real error
 /// log until `app.py` defines `greet` properly.
 async fn missing_colon_world(config: &str) -> World {
@@ -348,7 +324,7 @@ fn missing_colon_ci(w: &World) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushed() {
-    if !sandbox_available().await {
+    if !image_available("ci-medic-test/python").await {
         return;
     }
     let w = missing_colon_world(VERIFY_PY_COMPILE).await;
@@ -376,7 +352,7 @@ async fn with_verify_docker_the_patch_is_built_in_the_sandbox_before_it_is_pushe
 /// fix is pushed only once the build has passed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
-    if !sandbox_available().await {
+    if !image_available("ci-medic-test/python").await {
         return;
     }
     let w = missing_colon_world(
@@ -425,7 +401,7 @@ async fn the_pull_requests_other_events_do_not_wait_for_the_sandbox_build() {
 /// the verdict must still be taken, not left to the next reconciliation minutes later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_check_that_finishes_before_the_push_is_recorded_still_gets_its_verdict() {
-    if !sandbox_available().await {
+    if !image_available("ci-medic-test/python").await {
         return;
     }
     let w = missing_colon_world(VERIFY_PY_COMPILE).await;
@@ -484,7 +460,7 @@ fn log_of_missing_colon() -> Vec<u8> {
 /// nothing is pushed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fix_the_sandbox_build_still_fails_on_is_refused_and_not_pushed() {
-    if !sandbox_available().await {
+    if !image_available("ci-medic-test/python").await {
         return;
     }
     // The build compiles a second file the fix does not touch, with the same error at the

@@ -34,21 +34,6 @@ fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16) -> Server {
     })
 }
 
-fn logs(servers: &[&Server]) -> String {
-    servers
-        .iter()
-        .map(|s| s.stderr.lock().unwrap().join("\n"))
-        .collect::<Vec<_>>()
-        .join("\n---- next replica ----\n")
-}
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
-}
-
 async fn comment_where(
     fake: &FakeGitHub,
     servers: &[&Server],

@@ -20,6 +20,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::image::image_available;
 use common::world::*;
 use common::*;
 use fake_github::{FakeGitHub, HeldAnswer};
@@ -27,22 +28,6 @@ use fake_github::{FakeGitHub, HeldAnswer};
 const VERIFY_PY_COMPILE: &str = "verify: docker\nexecutor:\n  image: ci-medic-test/python\n  command: python3 -m py_compile app.py\n  timeout_seconds: 60\n";
 const PUSH: &str = "/repos/octo-org/shop/git/refs/heads/feature";
 const NOT_RECORDED: &str = "whose push is not recorded yet";
-
-async fn sandbox_available() -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let ok = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d.ping().await.is_ok() && d.inspect_image("ci-medic-test/python").await.is_ok(),
-        Err(_) => false,
-    };
-    if !ok {
-        assert!(
-            !ci,
-            "CI=true but no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)"
-        );
-        eprintln!("skipping: no Docker engine with ci-medic-test/python (run .ci/docker-setup.sh)");
-    }
-    ok
-}
 
 fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16) -> Server {
     Server::start(ServerOptions {
@@ -57,21 +42,6 @@ fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16) -> Server {
             ("JOB_LEASE_SECONDS".into(), "6".into()),
         ],
     })
-}
-
-fn logs(servers: &[&Server]) -> String {
-    servers
-        .iter()
-        .map(|s| s.stderr.lock().unwrap().join("\n"))
-        .collect::<Vec<_>>()
-        .join("\n---- next replica ----\n")
-}
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
 }
 
 async fn comment_where(
@@ -115,7 +85,7 @@ struct Race {
 
 async fn race(test: &str) -> Option<Race> {
     let db = fresh_database(test).await?;
-    if !sandbox_available().await {
+    if !image_available("ci-medic-test/python").await {
         return None;
     }
     let broken = String::from_utf8(corpus("src/python/py_missing_colon/app.py")).unwrap();

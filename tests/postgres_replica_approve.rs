@@ -141,14 +141,6 @@ fn replica(dir: &std::path::Path, fake: &FakeGitHub, url: &str) -> Server {
     })
 }
 
-fn logs(servers: &[&Server]) -> String {
-    servers
-        .iter()
-        .map(|s| s.stderr.lock().unwrap().join("\n"))
-        .collect::<Vec<_>>()
-        .join("\n---- next replica ----\n")
-}
-
 /// The app's proposal comment on #7 once `pred` holds for it.
 async fn proposal_comment(
     fake: &FakeGitHub,
@@ -208,13 +200,6 @@ const COMMENT_FIELDS: [&str; 12] = [
     "/repository",
     "/installation",
 ];
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proposal_analysed_by_one_replica_is_approved_through_another() {

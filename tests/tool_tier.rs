@@ -13,6 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::image::image_available;
 use common::world::*;
 
 const PYTHON_IMAGE: &str = "ci-medic-fixer/python";
@@ -24,23 +25,6 @@ fn fixture(rel: &str) -> String {
             .join(rel),
     )
     .unwrap()
-}
-
-/// Whether the engine and `image` are there; under `CI=true` their absence fails the test.
-async fn image_available(image: &str) -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let ok = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d.ping().await.is_ok() && d.inspect_image(image).await.is_ok(),
-        Err(_) => false,
-    };
-    if !ok {
-        assert!(
-            !ci,
-            "CI=true but no Docker engine with {image} (run .ci/docker-setup.sh and .ci/fixer-images.sh)"
-        );
-        eprintln!("skipping: no Docker engine with {image} (run .ci/fixer-images.sh)");
-    }
-    ok
 }
 
 /// Runs `argv` in `image` (no network) with `input` on stdin; exit code and stdout. The
@@ -65,13 +49,6 @@ fn run_in_image(image: &str, argv: &[&str], input: &str) -> (i32, String) {
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
     )
-}
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,24 +14,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::image::image_available;
 use common::world::*;
-
-/// Whether the engine and `image` are there; under `CI=true` their absence fails the test.
-async fn image_available(image: &str) -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let ok = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d.ping().await.is_ok() && d.inspect_image(image).await.is_ok(),
-        Err(_) => false,
-    };
-    if !ok {
-        assert!(
-            !ci,
-            "CI=true but no Docker engine with {image} (run .ci/docker-setup.sh and .ci/fixer-images.sh)"
-        );
-        eprintln!("skipping: no Docker engine with {image} (run .ci/fixer-images.sh)");
-    }
-    ok
-}
 
 /// Every file of the fixture tree `bitset/`, repo-relative, with its text.
 fn bitset_files() -> Vec<(String, String)> {
@@ -54,13 +38,6 @@ fn bitset_files() -> Vec<(String, String)> {
     .collect();
     out.sort();
     out
-}
-
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Runs a cargo `command` (the machine's toolchain in the Rust image) on a copy of `files` at an

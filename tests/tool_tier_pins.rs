@@ -15,6 +15,10 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
+use common::image::image_available;
+
 use ci_medic::executor::{DockerExecutor, SandboxSettings};
 use ci_medic::fix_agent::FixInput;
 use ci_medic::fix_agent::tool_tier::{ToolFix, ToolTier};
@@ -25,23 +29,6 @@ const NODE: &str = "ci-medic-fixer/node";
 const BUSYBOX: &str = "ci-medic-test/busybox";
 /// Where the jobs run: an Actions checkout path, which the parser strips.
 const CHECKOUT: &str = "/home/runner/work/shop/shop";
-
-/// Whether the engine and `image` are there; under `CI=true` their absence fails the test.
-async fn image_available(image: &str) -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let ok = match bollard::Docker::connect_with_defaults() {
-        Ok(d) => d.ping().await.is_ok() && d.inspect_image(image).await.is_ok(),
-        Err(_) => false,
-    };
-    if !ok {
-        assert!(
-            !ci,
-            "CI=true but no Docker engine with {image} (run .ci/docker-setup.sh and .ci/fixer-images.sh)"
-        );
-        eprintln!("skipping: no Docker engine with {image} (run .ci/fixer-images.sh)");
-    }
-    ok
-}
 
 fn fixture(rel: &str) -> String {
     std::fs::read_to_string(

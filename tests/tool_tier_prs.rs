@@ -498,13 +498,6 @@ impl Verdict {
     }
 }
 
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// One pull request end to end; its verdict, what it rests on, and the time from `/approve` to
 /// the pushed commit when there was one.
 async fn run_case(case: &Case, main_files: &[(&str, &str)]) -> (Verdict, String, Option<Duration>) {

@@ -32,13 +32,6 @@ const STEPS: &[(&str, &str)] = &[
     ("Run unit tests", "failure"),
 ];
 
-fn status_line(body: &str) -> String {
-    body.lines()
-        .find(|l| l.starts_with("**Status:**"))
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// A workflow run on the pull request's head whose `lint` job failed with `log`, delivered.
 async fn failed_job(w: &World, log: &[u8]) -> (u64, u64) {
     let run = w

@@ -87,3 +87,20 @@ pub fn build_prebuilt(base: &str) -> f64 {
     );
     started.elapsed().as_secs_f64()
 }
+
+/// Whether the engine and `image` are there; under `CI=true` their absence fails the test.
+pub async fn image_available(image: &str) -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let ok = match bollard::Docker::connect_with_defaults() {
+        Ok(d) => d.ping().await.is_ok() && d.inspect_image(image).await.is_ok(),
+        Err(_) => false,
+    };
+    if !ok {
+        assert!(
+            !ci,
+            "CI=true but no Docker engine with {image} (run .ci/docker-setup.sh and .ci/fixer-images.sh)"
+        );
+        eprintln!("skipping: no Docker engine with {image} (run .ci/fixer-images.sh)");
+    }
+    ok
+}

@@ -288,3 +288,20 @@ pub async fn world_on(port: u16, mut extra_env: Vec<(String, String)>) -> World 
     extra_env.push(("PORT".into(), port.to_string()));
     world_full(&[], &feature, extra_env).await
 }
+
+/// The `**Status:**` line of a ci-medic comment (empty when it has none).
+pub fn status_line(body: &str) -> String {
+    body.lines()
+        .find(|l| l.starts_with("**Status:**"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Every replica's log, one after the other, for a failing assertion's message.
+pub fn logs(servers: &[&Server]) -> String {
+    servers
+        .iter()
+        .map(|s| s.stderr.lock().unwrap().join("\n"))
+        .collect::<Vec<_>>()
+        .join("\n---- next replica ----\n")
+}
