@@ -188,7 +188,9 @@ async fn race(test: &str) -> Option<Race> {
         .any(|l| l.contains("job finished") || l.contains("will retry") || l.contains("job parked"))
     {
         assert!(
-            t.elapsed() < Duration::from_secs(30),
+            // Generous: on a loaded two-core machine a new replica's first job has been seen to
+            // take more than 30 s.
+            t.elapsed() < Duration::from_secs(90),
             "B did not run the check's job:\n{}",
             logs(&[&a, &b])
         );
