@@ -9,7 +9,8 @@
 //! - Jobs with the same key (one pull request) run one at a time and in the order they were
 //!   accepted, across replicas; jobs with different keys run in parallel.
 //! - A failing job is retried with exponential backoff, then parked with its error: logged at
-//!   `error`, counted in metrics, kept in the store, never silently dropped.
+//!   `error`, counted in metrics, kept in the store, never silently dropped. Only a job whose
+//!   error names who takes its work over ([`JobError::taken_over_by`]) ends instead, saying so.
 //! - A panicking handler is caught (it runs in its own task) and treated as a failure.
 //!
 //! This module never interprets payloads: the [`JobHandler`] (the orchestrator) does.
@@ -158,6 +159,19 @@ impl JobError {
             | JobError::Retry(_)
             | JobError::PushUnrecorded { .. }
             | JobError::Wait { .. } => false,
+        }
+    }
+
+    /// Who takes this job's work over once its retries run out, so it ends rather than being
+    /// parked: a parked job asks an operator to act, and here nothing is left for one to do.
+    pub fn taken_over_by(&self) -> Option<&'static str> {
+        match self {
+            // Every pushed fix's run is reconciled until its verdict: once the push is
+            // recorded (by the pushing job, or by a reconcile job that resumes it when that
+            // job died), a reconcile pass polls the check's runs on the commit and takes the
+            // verdict this job was waiting to take.
+            JobError::PushUnrecorded { .. } => Some("the reconcile pass"),
+            _ => None,
         }
     }
 
@@ -469,7 +483,10 @@ impl Queue {
                     self.metrics.job_failures.get_or_create(&labels).inc();
                     let permanent = err.is_permanent();
                     let msg = err.to_string();
-                    if permanent || job.attempts >= self.policy.max_attempts {
+                    let spent = job.attempts >= self.policy.max_attempts;
+                    if let (false, true, Some(who)) = (permanent, spent, err.taken_over_by()) {
+                        self.end_taken_over(owner, &job, who, &msg).await;
+                    } else if permanent || spent {
                         self.park(owner, &mut job, msg).await;
                     } else {
                         let delay = self.policy.backoff(job.attempts);
@@ -532,6 +549,20 @@ impl Queue {
             error!(error = %e, "cannot record the job's next run; it runs again when its lease ends");
         }
         job.last_error = Some(why);
+    }
+
+    /// Ends a job whose retries ran out while another part of the service takes its work over.
+    async fn end_taken_over(&self, owner: &str, job: &JobRecord, who: &str, msg: &str) {
+        match self.backend.finish(job.id, owner).await {
+            Ok(true) => self.depth_dec(),
+            Ok(false) => {
+                warn!("the job's lease had passed to another worker; it may run again there")
+            }
+            Err(e) => {
+                error!(error = %e, "cannot remove the job; it runs again when its lease ends")
+            }
+        }
+        info!(attempts = job.attempts, error = %msg, "job ended after its retries; {who} takes it over");
     }
 
     async fn park(&self, owner: &str, job: &mut JobRecord, msg: String) {
@@ -712,6 +743,43 @@ mod tests {
             policy().max_attempts + 3
         );
         assert_eq!(metrics.jobs_parked.get(), 0);
+        shutdown.cancel();
+        workers.drain(Duration::from_secs(5)).await;
+    }
+
+    /// Answers `PushUnrecorded` to every run.
+    struct NeverRecorded(std::sync::atomic::AtomicU32);
+
+    #[async_trait]
+    impl JobHandler for NeverRecorded {
+        async fn handle(&self, _: JobInput) -> Result<(), JobError> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(JobError::PushUnrecorded {
+                commit: "c0ffee".into(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_job_another_stage_takes_over_ends_after_its_retries_and_is_not_parked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let metrics = Metrics::new();
+        let q = Queue::load(Arc::new(store.clone()), metrics.clone(), policy())
+            .await
+            .unwrap();
+        let handler = Arc::new(NeverRecorded(Default::default()));
+        accept(&store, &q, "check-on-unrecorded-push", "k1");
+        let shutdown = CancellationToken::new();
+        let workers = Workers::start(1, q.clone(), handler.clone(), shutdown.clone());
+        wait_until(|| store.jobs().unwrap().is_empty()).await;
+        assert_eq!(
+            handler.0.load(std::sync::atomic::Ordering::SeqCst),
+            policy().max_attempts,
+            "retried like any failure first"
+        );
+        assert_eq!(metrics.jobs_parked.get(), 0);
+        assert_eq!(q.depth(), 0);
         shutdown.cancel();
         workers.drain(Duration::from_secs(5)).await;
     }

@@ -189,7 +189,7 @@ async fn race(test: &str) -> Option<Race> {
     while !b
         .log_lines_with(&delivery)
         .iter()
-        .any(|l| l.contains("job finished") || l.contains("will retry") || l.contains("job parked"))
+        .any(|l| l.contains("job finished") || l.contains("will retry") || l.contains("job ended"))
     {
         assert!(
             t.elapsed() < Duration::from_secs(60),
@@ -257,7 +257,8 @@ async fn a_pusher_killed_between_push_and_record_still_leads_to_the_verdict() {
     r.held.release();
     // B takes the reconcile pass once A's lease on it lapses (at most 40 s), resumes the
     // approved run, pushes the same commit (a no-op on a branch already there) and records it;
-    // then the verdict comes from B's retried check job or, if that was parked, from the next
+    // then the verdict comes from B's retried check job or, once its retries ran out (it ends,
+    // handed to the reconcile pass, and is not parked), from the next
     // reconcile pass polling the check runs.
     let done = comment_where(&r.fake, &[&r.b], Duration::from_secs(240), |b| {
         status_line(b).contains("executed") || status_line(b).contains("failed")
@@ -265,12 +266,12 @@ async fn a_pusher_killed_between_push_and_record_still_leads_to_the_verdict() {
     .await;
     assert!(status_line(&done).contains("executed"), "{done}");
     assert!(done.contains("passed"), "{done}");
-    let parked = r.b.log_lines_with("job parked").len();
+    let handed_over = r.b.log_lines_with("takes it over").len();
     println!(
         "verdict on the comment {} s after A was SIGKILLed between push and record \
-         (B's check job parked: {}; B logged `{NOT_RECORDED}` {} times)",
+         (B's check job handed to the reconcile pass: {}; B logged `{NOT_RECORDED}` {} times)",
         killed.elapsed().as_secs(),
-        parked > 0,
+        handed_over > 0,
         r.b.log_lines_with(NOT_RECORDED).len()
     );
     assert_eq!(
@@ -285,5 +286,10 @@ async fn a_pusher_killed_between_push_and_record_still_leads_to_the_verdict() {
         "exactly one commit"
     );
     assert_eq!(r.fake.branch_head(REPO, "feature"), Some(r.pushed.clone()));
+    assert!(
+        r.b.log_lines_with("job parked").is_empty(),
+        "nothing is left for an operator:\n{}",
+        logs(&[&r.b])
+    );
     assert!(r.b.terminate().success());
 }
