@@ -21,17 +21,13 @@ use fake_github::FakeGitHub;
 const LEASE_SECONDS: u64 = 60;
 
 fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16) -> Server {
-    Server::start(ServerOptions {
-        data_dir: dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![
-            ("DATABASE_URL".into(), url.into()),
-            ("PORT".into(), port.to_string()),
-            ("REDELIVERY_INTERVAL_SECONDS".into(), "0".into()),
-            ("JOB_LEASE_SECONDS".into(), LEASE_SECONDS.to_string()),
-        ],
-    })
+    let (port, lease) = (port.to_string(), LEASE_SECONDS.to_string());
+    let extra = [
+        ("PORT", port.as_str()),
+        ("REDELIVERY_INTERVAL_SECONDS", "0"),
+        ("JOB_LEASE_SECONDS", lease.as_str()),
+    ];
+    Server::replica(dir, &fake.base_url(), url, 2, &extra)
 }
 
 async fn comment_where(

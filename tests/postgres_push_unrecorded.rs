@@ -30,18 +30,14 @@ const PUSH: &str = "/repos/octo-org/shop/git/refs/heads/feature";
 const NOT_RECORDED: &str = "whose push is not recorded yet";
 
 fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16, workers: usize) -> Server {
-    Server::start(ServerOptions {
-        data_dir: dir,
-        workers,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![
-            ("DATABASE_URL".into(), url.into()),
-            ("PORT".into(), port.to_string()),
-            // The test redelivers by hand, to the replica it chooses.
-            ("REDELIVERY_INTERVAL_SECONDS".into(), "0".into()),
-            ("JOB_LEASE_SECONDS".into(), "6".into()),
-        ],
-    })
+    let port = port.to_string();
+    let extra = [
+        ("PORT", port.as_str()),
+        // The test redelivers by hand, to the replica it chooses.
+        ("REDELIVERY_INTERVAL_SECONDS", "0"),
+        ("JOB_LEASE_SECONDS", "6"),
+    ];
+    Server::replica(dir, &fake.base_url(), url, workers, &extra)
 }
 
 async fn comment_where(

@@ -130,15 +130,8 @@ fn fail_check_on(fake: &FakeGitHub, head: &str) -> u64 {
 }
 
 fn replica(dir: &std::path::Path, fake: &FakeGitHub, url: &str) -> Server {
-    Server::start(ServerOptions {
-        data_dir: dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![
-            ("DATABASE_URL".into(), url.into()),
-            ("REDELIVERY_INTERVAL_SECONDS".into(), "0".into()),
-        ],
-    })
+    let extra = [("REDELIVERY_INTERVAL_SECONDS", "0")];
+    Server::replica(dir, &fake.base_url(), url, 2, &extra)
 }
 
 /// The app's proposal comment on #7 once `pred` holds for it.
@@ -441,20 +434,15 @@ async fn three_replicas_under_sigkill_give_one_proposal_and_one_commit_per_pull_
     let start = {
         let (api, url) = (fake.base_url(), url.to_string());
         move |dir: &std::path::Path| {
-            Server::start(ServerOptions {
-                data_dir: dir,
-                workers: 2,
-                github_api_url: &api,
-                extra_env: vec![
-                    ("DATABASE_URL".into(), url.clone()),
-                    // A CI delivery the fake could not make (every replica busy or refusing under
-                    // the storm) is asked for again, as in production; GitHub itself never
-                    // retries. Short, so the storm does not wait for the default 5 minutes.
-                    ("REDELIVERY_INTERVAL_SECONDS".into(), "2".into()),
-                    // A killed replica's jobs run elsewhere soon.
-                    ("JOB_LEASE_SECONDS".into(), "3".into()),
-                ],
-            })
+            let extra = [
+                // A CI delivery the fake could not make (every replica busy or refusing under
+                // the storm) is asked for again, as in production; GitHub itself never
+                // retries. Short, so the storm does not wait for the default 5 minutes.
+                ("REDELIVERY_INTERVAL_SECONDS", "2"),
+                // A killed replica's jobs run elsewhere soon.
+                ("JOB_LEASE_SECONDS", "3"),
+            ];
+            Server::replica(dir, &api, &url, 2, &extra)
         }
     };
     let servers: Arc<Mutex<Vec<Option<Server>>>> =

@@ -86,12 +86,7 @@ async fn repository() -> (FakeGitHub, Vec<u64>) {
 }
 
 fn replica(dir: &std::path::Path, fake: &FakeGitHub, url: &str) -> Server {
-    Server::start(ServerOptions {
-        data_dir: dir,
-        workers: 2,
-        github_api_url: &fake.base_url(),
-        extra_env: vec![("DATABASE_URL".into(), url.into())],
-    })
+    Server::replica(dir, &fake.base_url(), url, 2, &[])
 }
 
 async fn deliver(server: &Server, fake: &FakeGitHub, check: u64) {

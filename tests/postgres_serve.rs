@@ -10,14 +10,9 @@ use std::time::Duration;
 use common::pg::PgCluster;
 use common::*;
 
-fn opts<'a>(dir: &'a std::path::Path, url: &str) -> ServerOptions<'a> {
-    ServerOptions {
-        data_dir: dir,
-        workers: 0,
-        // Nothing listens on port 9; with no workers nothing calls GitHub.
-        github_api_url: "http://127.0.0.1:9",
-        extra_env: vec![("DATABASE_URL".into(), url.into())],
-    }
+fn replica(dir: &std::path::Path, url: &str) -> Server {
+    // Nothing listens on port 9; with no workers nothing calls GitHub.
+    Server::replica(dir, "http://127.0.0.1:9", url, 0, &[])
 }
 
 async fn readyz(server: &Server) -> (u16, String) {
@@ -34,7 +29,7 @@ async fn deliveries_get_503_while_the_database_is_gone_and_202_once_it_is_back()
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(opts(dir.path(), &pg.url));
+    let server = replica(dir.path(), &pg.url);
     let (status, body) = readyz(&server).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("store: open (postgresql)"), "{body}");

@@ -9,17 +9,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-fn opts<'a>(dir: &'a std::path::Path, url: &str, api: &'a str) -> ServerOptions<'a> {
-    ServerOptions {
-        data_dir: dir,
-        workers: 0,
-        github_api_url: api,
-        extra_env: vec![
-            ("DATABASE_URL".into(), url.into()),
-            // One pass at the takeover, none from the interval during the test.
-            ("REDELIVERY_INTERVAL_SECONDS".into(), "3600".into()),
-        ],
-    }
+fn replica(dir: &std::path::Path, url: &str, api: &str) -> Server {
+    // One pass at the takeover, none from the interval during the test.
+    Server::replica(dir, api, url, 0, &[("REDELIVERY_INTERVAL_SECONDS", "3600")])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -48,11 +40,11 @@ async fn a_replica_stopped_with_sigterm_hands_its_singleton_over_at_once() {
     };
 
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Server::start(opts(dir_a.path(), &url, &api));
+    let a = replica(dir_a.path(), &url, &api);
     wait_for("the first replica reads the delivery log", &|| {
         log_reads() >= 1
     });
-    let b = Server::start(opts(dir_b.path(), &url, &api));
+    let b = replica(dir_b.path(), &url, &api);
     // B asks for the lease as it starts, and is refused: A holds it.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let reads = log_reads();

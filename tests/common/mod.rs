@@ -64,6 +64,25 @@ pub struct ServerOptions<'a> {
 }
 
 impl Server {
+    /// A replica of one installation: `serve` on the PostgreSQL database `database_url` (which
+    /// other replicas share), with `workers` workers and the `extra` settings of its test.
+    pub fn replica(
+        dir: &Path,
+        github_api_url: &str,
+        database_url: &str,
+        workers: usize,
+        extra: &[(&str, &str)],
+    ) -> Server {
+        let mut extra_env = vec![("DATABASE_URL".to_string(), database_url.to_string())];
+        extra_env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Server::start(ServerOptions {
+            data_dir: dir,
+            workers,
+            github_api_url,
+            extra_env,
+        })
+    }
+
     pub fn start(opts: ServerOptions<'_>) -> Server {
         let key = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/keys/test-app.pem");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ci-medic"));
