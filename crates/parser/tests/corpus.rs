@@ -478,6 +478,19 @@ fn heldout_fresh4_set() {
     );
 }
 
+/// `heldout/fresh5/`: built while `fresh4/` was being tuned on, from CI job logs of projects no
+/// other set names, a third of them Travis CI (LogChunks) rather than GitHub Actions, the rest
+/// from LogSage, BugSwarm's analyzer test data and LLM4Build. Held out like `fresh4/`: one row,
+/// not gated, no per-log differences.
+#[test]
+fn heldout_fresh5_set() {
+    fresh_set(
+        "fresh5",
+        "**fresh5** (honest, not gated)",
+        Differences::Hidden,
+    );
+}
+
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 /// `Hidden` keeps a held-out set honest: its totals are printed, never which log differs.
 #[derive(PartialEq)]
