@@ -266,6 +266,7 @@ async fn start(
         status: Default::default(),
         addr_file: None,
         job_lease: None,
+        reconcile_interval: None,
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve(opts, Arc::new(Noop), async move {

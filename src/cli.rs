@@ -727,6 +727,7 @@ fn run_serve(args: ServeArgs) -> ExitCode {
             },
             addr_file: Some(config.data_dir.join(crate::status::ADDR_FILE)),
             job_lease: Some(config.job_lease),
+            reconcile_interval: Some(config.reconcile_interval),
             store: store.clone(),
         };
         serve(

@@ -109,6 +109,10 @@ pub struct ServeArgs {
     /// (also read at start); 0 never reads it.
     #[arg(long, env = "REDELIVERY_INTERVAL_SECONDS", default_value_t = 300)]
     pub redelivery_interval_seconds: u64,
+    /// Seconds between two reconcile passes over work in flight (approved fixes not pushed,
+    /// pushed fixes and re-runs whose result did not come by webhook), 5 to 86400.
+    #[arg(long, env = "RECONCILE_INTERVAL_SECONDS", default_value_t = 120)]
+    pub reconcile_interval_seconds: u64,
     /// Minutes the CI monitor waits for the result of a re-run ci-medic requested (`/rerun`,
     /// `triage.auto_rerun`) before the comment says none came and offers `/rerun` again
     /// (1 to 10080).
@@ -153,6 +157,8 @@ pub struct ServiceConfig {
     pub github_write_interval: Duration,
     /// How often missed deliveries are looked for; `None`: never.
     pub redelivery_interval: Option<Duration>,
+    /// How often work in flight is reconciled.
+    pub reconcile_interval: Duration,
     pub rerun_timeout_minutes: u32,
     pub verdict_timeout_minutes: u32,
     /// `STATUS_TOKEN`.
@@ -277,6 +283,12 @@ impl ServeArgs {
                 "must be between 0 (off) and 86400",
             ));
         }
+        if !(5..=86_400).contains(&self.reconcile_interval_seconds) {
+            return Err(config_error(
+                "RECONCILE_INTERVAL_SECONDS",
+                "must be between 5 and 86400",
+            ));
+        }
         if !(1..=100_000).contains(&self.max_connections) {
             return Err(config_error(
                 "MAX_CONNECTIONS",
@@ -375,6 +387,7 @@ impl ServeArgs {
             github_write_interval: Duration::from_millis(self.github_write_interval_ms),
             redelivery_interval: (self.redelivery_interval_seconds > 0)
                 .then(|| Duration::from_secs(self.redelivery_interval_seconds)),
+            reconcile_interval: Duration::from_secs(self.reconcile_interval_seconds),
             rerun_timeout_minutes: self.rerun_timeout_minutes,
             verdict_timeout_minutes: self.verdict_timeout_minutes,
             status_token,
@@ -712,6 +725,11 @@ pub const ENV_VARS: &[(&str, &str, &str)] = &[
         "Seconds between two reads of the App's webhook delivery log, at start and then periodically, to have GitHub send again the deliveries that failed while ci-medic was down or answering 5xx; `0` turns it off.",
     ),
     (
+        "RECONCILE_INTERVAL_SECONDS",
+        "120",
+        "Seconds between two reconcile passes, which move on the work in flight whose next step did not come by webhook: an approved fix not yet pushed (after a crash), a pushed fix or a requested re-run whose check result was missed (its check runs are polled, one call per run). One replica reconciles at a time; 5 to 86400.",
+    ),
+    (
         "RERUN_TIMEOUT_MINUTES",
         "360",
         "Minutes the CI monitor waits for the result of a re-run ci-medic requested (`/rerun`, `triage.auto_rerun`); after that the comment says no verdict arrived in time and offers `/rerun` again (1 to 10080).",
@@ -1000,6 +1018,16 @@ mod env_docs_tests {
         for (flag, value, setting) in [
             ("--request-timeout-seconds", "0", "REQUEST_TIMEOUT_SECONDS"),
             ("--max-connections", "0", "MAX_CONNECTIONS"),
+            (
+                "--reconcile-interval-seconds",
+                "1",
+                "RECONCILE_INTERVAL_SECONDS",
+            ),
+            (
+                "--reconcile-interval-seconds",
+                "86401",
+                "RECONCILE_INTERVAL_SECONDS",
+            ),
         ] {
             let e =
                 resolve_with_stored_from(args(&[flag, value]), Some(stored()), no_env).unwrap_err();

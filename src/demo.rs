@@ -135,6 +135,7 @@ async fn scenario(data_dir: &std::path::Path) -> anyhow::Result<()> {
             status: Default::default(),
             addr_file: None,
             job_lease: None,
+            reconcile_interval: None,
         },
         Arc::new(Orchestrator::new(Arc::new(ctx))),
         async move {

@@ -113,6 +113,8 @@ pub struct ServeOptions {
     /// How long a claimed job stays a worker's without a heartbeat (default
     /// [`crate::jobs::DEFAULT_LEASE`]).
     pub job_lease: Option<Duration>,
+    /// How often work in flight is reconciled (default [`RECONCILE_INTERVAL`]).
+    pub reconcile_interval: Option<Duration>,
 }
 
 /// How long shutdown waits for a singleton to stop before giving its lease back.
@@ -170,12 +172,13 @@ pub async fn serve(
     // checked periodically, so a crash or a missed webhook does not strand it. One replica
     // reconciles at a time; one that dies holding the pass leaves it for at most 40 s
     // (`singleton::DEFAULT_TIMING`), and the replica taking it over reconciles at once.
+    let reconcile_every = opts.reconcile_interval.unwrap_or(RECONCILE_INTERVAL);
     if opts.workers > 0 {
         let reconcile = crate::singleton::Singleton {
             state: queue.backend().clone(),
             name: "reconcile",
             owner: queue.replica().to_string(),
-            every: RECONCILE_INTERVAL,
+            every: reconcile_every,
             timing: crate::singleton::DEFAULT_TIMING,
         };
         let (queue, handler) = (queue.clone(), handler.clone());
@@ -183,7 +186,7 @@ pub async fn serve(
             let (queue, handler) = (queue.clone(), handler.clone());
             async move {
                 for job in handler.reconcile().await {
-                    enqueue_internal(&queue, job).await;
+                    enqueue_internal(&queue, job, reconcile_every).await;
                 }
                 if let Err(e) = queue.refresh_counts().await {
                     tracing::warn!(error = %e, "cannot count jobs");
@@ -341,7 +344,7 @@ async fn serve_http(
     graceful
 }
 
-/// How often in-flight work is reconciled.
+/// How often in-flight work is reconciled unless `RECONCILE_INTERVAL_SECONDS` says otherwise.
 pub const RECONCILE_INTERVAL: Duration = Duration::from_secs(120);
 
 /// How often old records are pruned.
@@ -387,8 +390,8 @@ impl Sweep {
 }
 
 /// Queues a reconciliation job unless one with the same id was queued in this interval.
-async fn enqueue_internal(queue: &Queue, mut job: crate::jobs::InternalJob) {
-    let bucket = chrono::Utc::now().timestamp() / RECONCILE_INTERVAL.as_secs() as i64;
+async fn enqueue_internal(queue: &Queue, mut job: crate::jobs::InternalJob, every: Duration) {
+    let bucket = chrono::Utc::now().timestamp() / every.as_secs().max(1) as i64;
     job.id = format!("internal-{}-{bucket}", job.id);
     if let Err(e) = crate::jobs::enqueue(queue, job).await {
         error!(error = %e, "cannot queue internal job");

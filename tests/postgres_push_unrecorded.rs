@@ -36,6 +36,8 @@ fn replica(dir: &Path, fake: &FakeGitHub, url: &str, port: u16, workers: usize) 
         // The test redelivers by hand, to the replica it chooses.
         ("REDELIVERY_INTERVAL_SECONDS", "0"),
         ("JOB_LEASE_SECONDS", "6"),
+        // The verdict after a SIGKILL comes from a reconcile pass: soon, not in 2 minutes.
+        ("RECONCILE_INTERVAL_SECONDS", "10"),
     ];
     Server::replica(dir, &fake.base_url(), url, workers, &extra)
 }
