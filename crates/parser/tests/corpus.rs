@@ -491,6 +491,18 @@ fn heldout_fresh5_set() {
     );
 }
 
+/// `heldout/fresh6/`: built while `fresh4/` and `fresh5/` were being tuned on, from CI job logs
+/// of projects no other set names, most of them Travis CI job logs BugSwarm keeps as test data
+/// that no set had cited. Held out like `fresh5/`: one row, not gated, no per-log differences.
+#[test]
+fn heldout_fresh6_set() {
+    fresh_set(
+        "fresh6",
+        "**fresh6** (honest, not gated)",
+        Differences::Hidden,
+    );
+}
+
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 /// `Hidden` keeps a held-out set honest: its totals are printed, never which log differs.
 #[derive(PartialEq)]
