@@ -18,15 +18,6 @@ use common::world::*;
 
 const PYTHON_IMAGE: &str = "ci-medic-fixer/python";
 
-fn fixture(rel: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/tool_tier")
-            .join(rel),
-    )
-    .unwrap()
-}
-
 /// Runs `argv` in `image` (no network) with `input` on stdin; exit code and stdout. The
 /// reference the tool tier's result is compared with: the same tool, called another way.
 fn run_in_image(image: &str, argv: &[&str], input: &str) -> (i32, String) {
@@ -59,14 +50,14 @@ async fn a_black_check_failure_is_repaired_by_black_itself() {
     let files = ["pyDOE3/doe_box_behnken.py", "pyDOE3/doe_gsd.py"];
     let originals: Vec<String> = files
         .iter()
-        .map(|f| fixture(&format!("pydoe3/{f}")))
+        .map(|f| tool_tier_fixture(&format!("pydoe3/{f}")))
         .collect();
     // The real tool fails its check on these real files, as in the logged run.
     for (f, text) in files.iter().zip(&originals) {
         let (code, _) = run_in_image(PYTHON_IMAGE, &["black", "--check", "-q", "-"], text);
         assert_eq!(code, 1, "black 23.1 --check must fail on {f}");
     }
-    let pyproject = fixture("pydoe3/pyproject.toml");
+    let pyproject = tool_tier_fixture("pydoe3/pyproject.toml");
     let w = world_with(
         &[],
         &[
@@ -142,8 +133,8 @@ async fn the_fix_loop_runs_the_tool_tier_in_the_configured_image() {
         return;
     }
     let file = "pyDOE3/doe_gsd.py";
-    let original = fixture(&format!("pydoe3/{file}"));
-    let pyproject = fixture("pydoe3/pyproject.toml");
+    let original = tool_tier_fixture(&format!("pydoe3/{file}"));
+    let pyproject = tool_tier_fixture("pydoe3/pyproject.toml");
     let config = "fixers:\n  images:\n    python: ci-medic-test/no-such-fixer:1\n";
     let w = world_with(
         &[(".github/ci-medic.yml", config)],
@@ -262,16 +253,7 @@ async fn repaired_end_to_end(
     let rerun_log = log.clone();
     let (image_owned, check_owned, all) = (image.to_string(), check.to_string(), files.clone());
     w.fake.set_ci_script(REPO, CHECK, move |pushed| {
-        let now: Vec<(String, String)> = all
-            .iter()
-            .map(|(p, t)| {
-                let text = pushed
-                    .get(p)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| t.clone());
-                (p.clone(), text)
-            })
-            .collect();
+        let now = tree_as_pushed(&all, pushed);
         if run_on_tree(&image_owned, &now, &check_owned).0 == 0 {
             ("success".into(), b"ok\n".to_vec())
         } else {
@@ -342,7 +324,7 @@ async fn a_prettier_check_failure_is_repaired_with_the_projects_prettierrc() {
 async fn the_repositorys_fixer_images_are_the_ones_run() {
     use ci_medic::executor::{DockerExecutor, SandboxSettings};
     use ci_medic::fix_agent::tool_tier::ToolTier;
-    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+    use ci_medic::fix_agent::{FixAgent, FixInput, Proposal, ToolNotes};
     use ci_medic_core::repo_config::RepoConfig;
 
     if !image_available(PYTHON_IMAGE).await {
@@ -353,7 +335,7 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
         .unwrap();
     let root = tempfile::tempdir().unwrap();
     let file = "pyDOE3/doe_gsd.py";
-    let text = fixture(&format!("pydoe3/{file}"));
+    let text = tool_tier_fixture(&format!("pydoe3/{file}"));
     std::fs::create_dir_all(root.path().join("pyDOE3")).unwrap();
     std::fs::write(root.path().join(file), &text).unwrap();
     let log = corpus("real/python/fmt-issues/pydoe3_black_check.log");
@@ -364,18 +346,8 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
     .into_iter()
     .find(|r| r.file_path == file)
     .expect("black's report on the file");
-    let policy = GuardPolicy {
-        allowed_paths: vec![file.into()],
-        protected_paths: vec![],
-        do_not_touch: vec![],
-        max_files_changed: 3,
-        no_new_dependencies: true,
-        allowed_dependencies: vec![],
-        confidence_threshold: 0.7,
-        reported_lines: vec![(file.into(), 1)],
-        whole_file_formatting: vec![],
-        formatter_hunks: Vec::new(),
-    };
+    assert_eq!(report.line_number, 1, "black names the file, line 1");
+    let policy = one_file_policy(file, std::slice::from_ref(&report));
     let agent = FixAgent::new(None).with_tools(ToolTier::new(docker));
     let input = FixInput::new(report, text);
 
@@ -414,7 +386,7 @@ async fn the_repositorys_fixer_images_are_the_ones_run() {
 async fn rustfmt_may_change_the_reported_hunks_and_nothing_else() {
     use ci_medic::executor::{DockerExecutor, SandboxSettings};
     use ci_medic::fix_agent::tool_tier::ToolTier;
-    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+    use ci_medic::fix_agent::{FixAgent, FixInput, Proposal, ToolNotes};
 
     const RUST_IMAGE: &str = "ci-medic-fixer/rust";
     if !image_available(RUST_IMAGE).await {
@@ -423,8 +395,16 @@ async fn rustfmt_may_change_the_reported_hunks_and_nothing_else() {
     // ctest's real files; rustfmt with another option makes the pull request's change.
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("src")).unwrap();
-    std::fs::write(root.path().join("Cargo.toml"), fixture("ctest/Cargo.toml")).unwrap();
-    std::fs::write(root.path().join("src/lib.rs"), fixture("ctest/src/lib.rs")).unwrap();
+    std::fs::write(
+        root.path().join("Cargo.toml"),
+        tool_tier_fixture("ctest/Cargo.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("src/lib.rs"),
+        tool_tier_fixture("ctest/src/lib.rs"),
+    )
+    .unwrap();
     let in_image = |command: &str| {
         Command::new("docker")
             .args(["run", "--rm", "--network", "none", "-v"])
@@ -455,21 +435,7 @@ async fn rustfmt_may_change_the_reported_hunks_and_nothing_else() {
     );
     assert_eq!(reports.len(), 3, "{reports:#?}");
     let text = std::fs::read_to_string(root.path().join("src/lib.rs")).unwrap();
-    let policy = |reported: &[ci_medic_parser::BugReport]| GuardPolicy {
-        allowed_paths: vec!["src/lib.rs".into()],
-        protected_paths: vec![],
-        do_not_touch: vec![],
-        max_files_changed: 3,
-        no_new_dependencies: true,
-        allowed_dependencies: vec![],
-        confidence_threshold: 0.7,
-        reported_lines: reported
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number))
-            .collect(),
-        whole_file_formatting: vec![],
-        formatter_hunks: Vec::new(),
-    };
+    let policy = |reported: &[ci_medic_parser::BugReport]| one_file_policy("src/lib.rs", reported);
     let docker = DockerExecutor::connect(SandboxSettings::default())
         .await
         .unwrap();
@@ -551,7 +517,11 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("pyDOE3")).unwrap();
         for f in files {
-            std::fs::write(root.path().join(f), fixture(&format!("pydoe3/{f}"))).unwrap();
+            std::fs::write(
+                root.path().join(f),
+                tool_tier_fixture(&format!("pydoe3/{f}")),
+            )
+            .unwrap();
         }
         if let Some(r) = requirements {
             std::fs::write(root.path().join("requirements-dev.txt"), r).unwrap();
@@ -564,7 +534,7 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
             .find(|r| r.file_path == file)
             .expect("black's report on the file")
             .clone();
-        FixInput::new(report, fixture(&format!("pydoe3/{file}")))
+        FixInput::new(report, tool_tier_fixture(&format!("pydoe3/{file}")))
     };
     let docker = DockerExecutor::connect(SandboxSettings::default())
         .await
@@ -588,7 +558,7 @@ async fn a_pinned_black_is_installed_once_into_a_cached_image_and_run() {
         .stdin
         .take()
         .unwrap()
-        .write_all(fixture("pydoe3/pyDOE3/doe_gsd.py").as_bytes())
+        .write_all(tool_tier_fixture("pydoe3/pyDOE3/doe_gsd.py").as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "black 24.1.1 from PyPI");
@@ -670,7 +640,7 @@ async fn a_prettier_the_lockfile_pins_is_installed_from_npm_and_run() {
     for f in [file, ".prettierrc", ".prettierignore"] {
         std::fs::write(
             root.path().join(f),
-            fixture(&format!("telescope-restyled/{f}")),
+            tool_tier_fixture(&format!("telescope-restyled/{f}")),
         )
         .unwrap();
     }
@@ -688,7 +658,10 @@ async fn a_prettier_the_lockfile_pins_is_installed_from_npm_and_run() {
         .into_iter()
         .find(|r| r.file_path == file)
         .expect("prettier's report on the file");
-    let input = FixInput::new(report, fixture(&format!("telescope-restyled/{file}")));
+    let input = FixInput::new(
+        report,
+        tool_tier_fixture(&format!("telescope-restyled/{file}")),
+    );
     let docker = DockerExecutor::connect(SandboxSettings::default())
         .await
         .unwrap();
@@ -729,7 +702,7 @@ async fn a_prettier_the_lockfile_pins_is_installed_from_npm_and_run() {
 async fn clang_format_may_change_the_hunks_holding_a_reported_line_and_nothing_else() {
     use ci_medic::executor::{DockerExecutor, SandboxSettings};
     use ci_medic::fix_agent::tool_tier::ToolTier;
-    use ci_medic::fix_agent::{FixAgent, FixInput, GuardPolicy, Proposal, ToolNotes};
+    use ci_medic::fix_agent::{FixAgent, FixInput, Proposal, ToolNotes};
     use ci_medic_core::tool_tier::FormatScope;
 
     const CLANG_IMAGE: &str = "ci-medic-fixer/clang";
@@ -738,7 +711,11 @@ async fn clang_format_may_change_the_hunks_holding_a_reported_line_and_nothing_e
     }
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join(".clang-format"), "BasedOnStyle: Google\n").unwrap();
-    std::fs::write(root.path().join("zpipe.c"), fixture("zpipe/zpipe.c")).unwrap();
+    std::fs::write(
+        root.path().join("zpipe.c"),
+        tool_tier_fixture("zpipe/zpipe.c"),
+    )
+    .unwrap();
     let in_image = |command: &str| {
         Command::new("docker")
             .args(["run", "--rm", "--network", "none", "-v"])
@@ -767,21 +744,7 @@ async fn clang_format_may_change_the_hunks_holding_a_reported_line_and_nothing_e
     );
     assert!(reports.len() > 2, "{reports:#?}");
     let text = std::fs::read_to_string(root.path().join("zpipe.c")).unwrap();
-    let policy = |reported: &[ci_medic_parser::BugReport]| GuardPolicy {
-        allowed_paths: vec!["zpipe.c".into()],
-        protected_paths: vec![],
-        do_not_touch: vec![],
-        max_files_changed: 3,
-        no_new_dependencies: true,
-        allowed_dependencies: vec![],
-        confidence_threshold: 0.7,
-        reported_lines: reported
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number))
-            .collect(),
-        whole_file_formatting: vec![],
-        formatter_hunks: Vec::new(),
-    };
+    let policy = |reported: &[ci_medic_parser::BugReport]| one_file_policy("zpipe.c", reported);
     let docker = DockerExecutor::connect(SandboxSettings::default())
         .await
         .unwrap();
@@ -835,5 +798,27 @@ async fn clang_format_may_change_the_hunks_holding_a_reported_line_and_nothing_e
             );
         }
         other => panic!("{other:?} {notes:?}"),
+    }
+}
+
+/// The guard's policy for a fix of one formatter's check on `path`: only the reported lines.
+fn one_file_policy(
+    path: &str,
+    reported: &[ci_medic_parser::BugReport],
+) -> ci_medic::fix_agent::GuardPolicy {
+    ci_medic::fix_agent::GuardPolicy {
+        allowed_paths: vec![path.into()],
+        protected_paths: vec![],
+        do_not_touch: vec![],
+        max_files_changed: 3,
+        no_new_dependencies: true,
+        allowed_dependencies: vec![],
+        confidence_threshold: 0.7,
+        reported_lines: reported
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number))
+            .collect(),
+        whole_file_formatting: vec![],
+        formatter_hunks: Vec::new(),
     }
 }

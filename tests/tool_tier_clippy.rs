@@ -151,16 +151,7 @@ async fn clippy_fixes_a_crate_whose_dependencies_are_fetched_first() {
     let w = world_with(&[], &borrowed).await;
     let (all, cache_dir) = (files.clone(), cache.path().to_path_buf());
     w.fake.set_ci_script(REPO, CHECK, move |pushed| {
-        let now: Vec<(String, String)> = all
-            .iter()
-            .map(|(p, t)| {
-                let text = pushed
-                    .get(p)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_else(|| t.clone());
-                (p.clone(), text)
-            })
-            .collect();
+        let now = tree_as_pushed(&all, pushed);
         let (code, log) = cargo_job(&cache_dir, &now, job);
         let conclusion = if code == 0 { "success" } else { "failure" };
         (conclusion.into(), log.into_bytes())

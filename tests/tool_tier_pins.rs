@@ -18,6 +18,7 @@ use std::process::Command;
 mod common;
 
 use common::image::image_available;
+use common::world::tool_tier_fixture;
 
 use ci_medic::executor::{DockerExecutor, SandboxSettings};
 use ci_medic::fix_agent::FixInput;
@@ -30,15 +31,6 @@ const BUSYBOX: &str = "ci-medic-test/busybox";
 /// Where the jobs run: an Actions checkout path, which the parser strips.
 const CHECKOUT: &str = "/home/runner/work/shop/shop";
 
-fn fixture(rel: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/tool_tier")
-            .join(rel),
-    )
-    .unwrap()
-}
-
 /// A tree of fixture files (`dir/file` → `file`) and the project's own files.
 fn tree(dir: &str, fixtures: &[&str], own: &[(&str, &str)]) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
@@ -48,7 +40,7 @@ fn tree(dir: &str, fixtures: &[&str], own: &[(&str, &str)]) -> tempfile::TempDir
         std::fs::write(p, text).unwrap();
     };
     for f in fixtures {
-        write(f, &fixture(&format!("{dir}/{f}")));
+        write(f, &tool_tier_fixture(&format!("{dir}/{f}")));
     }
     for (f, text) in own {
         write(f, text);

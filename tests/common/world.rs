@@ -23,6 +23,34 @@ pub fn corpus(rel: &str) -> Vec<u8> {
     .unwrap()
 }
 
+/// A file of the tool tier's real test projects (`fixtures/tool_tier/`, provenance in its
+/// README).
+pub fn tool_tier_fixture(rel: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/tool_tier")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+/// The tree a fake CI job sees: each of `files` as the fix pushed it, else as seeded.
+pub fn tree_as_pushed(
+    files: &[(String, String)],
+    pushed: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(p, t)| {
+            let text = pushed
+                .get(p)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_else(|| t.clone());
+            (p.clone(), text)
+        })
+        .collect()
+}
+
 pub fn src(rel: &str) -> String {
     String::from_utf8(corpus(&format!("src/python/ruff_unused_import/{rel}"))).unwrap()
 }
