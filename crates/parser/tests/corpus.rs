@@ -480,14 +480,16 @@ fn heldout_fresh4_set() {
 
 /// `heldout/fresh5/`: built while `fresh4/` was being tuned on, from CI job logs of projects no
 /// other set names, a third of them Travis CI (LogChunks) rather than GitHub Actions, the rest
-/// from LogSage, BugSwarm's analyzer test data and LLM4Build. Held out like `fresh4/`: one row,
-/// not gated, no per-log differences.
+/// from LogSage, BugSwarm's analyzer test data and LLM4Build. Measured once held out (recall
+/// 0.487, precision 0.380), then its misses and false reports were examined and fixed as families
+/// (issue 15, precision and recall work on the former fresh5 set), so it is no longer held out:
+/// it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh5_set() {
     fresh_set(
         "fresh5",
-        "**fresh5** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh5** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
