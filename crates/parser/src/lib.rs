@@ -376,6 +376,9 @@ pub struct Parser {
     checkouts: u32,
     /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
     step_dir: Option<String>,
+    /// The sink's step number where the current Actions `##[group]Run` step began, and whether
+    /// an `##[error]` line was seen since (see [`Parser::run_step_starts`]).
+    run_step: Option<(u32, bool)>,
 }
 
 impl Parser {
@@ -399,6 +402,7 @@ impl Parser {
             checkout_with: (false, None),
             checkouts: 0,
             step_dir: None,
+            run_step: None,
         }
     }
 
@@ -561,6 +565,25 @@ impl Parser {
         }
     }
 
+    /// An Actions step (`##[group]Run …`) begins, so the one before it ended. A step that
+    /// fails ends with the runner's `##[error]Process completed with exit code N.` (also under
+    /// `continue-on-error`), so one that printed no `##[error]` passed: its tools' findings were
+    /// tolerated (`flake8 --exit-zero`, `|| true`, a report-only lint) and are not the job's
+    /// failure. Only `Run` groups count: a tool's own `::group::` splits a step, not ends it.
+    fn run_step_starts(&mut self) {
+        if let Some((first, false)) = self.run_step {
+            self.sink.drop_since_step(first);
+        }
+        self.run_step = Some((self.sink.step(), false));
+    }
+
+    /// An `##[error]` line: the current Actions step failed (or a tool annotated an error in it).
+    fn run_step_failed(&mut self) {
+        if let Some((_, failed)) = &mut self.run_step {
+            *failed = true;
+        }
+    }
+
     /// The `actions/checkout` step whose inputs were read ends. With a `path:` input the
     /// repository sits in that directory of the workspace, and tools run from the workspace
     /// print paths through it (golangci-lint's `--path-prefix`). The job's own repository is
@@ -599,6 +622,7 @@ impl Parser {
                         "error" => {
                             marker = Marker::Error;
                             self.actions_error = true;
+                            self.run_step_failed();
                             text = body;
                         }
                         "group" | "section" => {
@@ -612,6 +636,7 @@ impl Parser {
                             }
                             self.step_boundary();
                             if let Some(cmd) = body.strip_prefix("Run ") {
+                                self.run_step_starts();
                                 self.step_dir = step_cd(cmd);
                                 self.update_cwd();
                             }
@@ -667,6 +692,7 @@ impl Parser {
             Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
                 marker = Marker::Error;
                 self.actions_error = true;
+                self.run_step_failed();
                 text = &text[7..];
             }
             Some(b'E')
@@ -675,6 +701,7 @@ impl Parser {
                         && contains(text, "failed with exit code")) =>
             {
                 self.actions_error = true;
+                self.run_step_failed();
             }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
@@ -1018,6 +1045,32 @@ mod cap_tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "tty_windows.go");
+    }
+
+    #[test]
+    fn findings_of_an_actions_step_that_passed_were_tolerated() {
+        // sahi (BugSwarm): `flake8 --exit-zero` lists findings in a step that passes; the job
+        // fails later, in its unittest step.
+        let lint = "2022-06-16T19:30:25.4177267Z ##[group]Run pip install -e .[dev]\n\
+                    2022-06-16T19:30:25.4180009Z \x1b[36;1mflake8 . --count --exit-zero --max-complexity=10 --max-line-length=127 --statistics\x1b[0m\n\
+                    2022-06-16T19:30:25.4243742Z ##[endgroup]\n\
+                    2022-06-16T19:31:22.4472641Z ./sahi/predict.py:124:1: C901 'get_sliced_prediction' is too complex (13)\n\
+                    2022-06-16T19:31:22.4472641Z ::group::inner\n\
+                    2022-06-16T19:31:22.4472641Z ##[group]inner\n\
+                    2022-06-16T19:31:22.4473327Z ./sahi/slicing.py:305:9: F841 local variable 't0' is assigned to but never used\n";
+        let next = "2022-06-16T19:32:52.6756671Z ##[group]Run python -m unittest\n\
+                    2022-06-16T19:32:52.6756671Z ##[endgroup]\n\
+                    2022-06-16T19:33:05.7286284Z tests/test_a.py:3:1: F401 'os' imported but unused\n\
+                    2022-06-16T19:33:05.7286284Z ##[error]Process completed with exit code 1.\n";
+        let r = parse_str(&format!("{lint}{next}"), &ParseOptions::default());
+        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
+        assert_eq!(paths, ["tests/test_a.py"]);
+        // The same step, failed: its findings, those after a tool's own group too, stay.
+        let failed = "2022-06-16T19:31:23.0Z ##[error]Process completed with exit code 1.\n";
+        let r = parse_str(&format!("{lint}{failed}{next}"), &ParseOptions::default());
+        assert_eq!(r.len(), 3, "{r:?}");
+        // A log cut inside the step keeps them: its end was not seen.
+        assert_eq!(parse_str(lint, &ParseOptions::default()).len(), 2);
     }
 
     #[test]

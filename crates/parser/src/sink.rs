@@ -396,6 +396,19 @@ impl Sink {
         }
     }
 
+    /// Takes back every report found since step `first` began: a CI step that ended without
+    /// failing (its runner printed no error for it) tolerated what its tools printed.
+    pub fn drop_since_step(&mut self, first: u32) {
+        let keys: Vec<_> = self
+            .reports
+            .iter()
+            .zip(&self.origin)
+            .filter(|(_, (step, _))| *step >= first)
+            .map(|((_, r), _)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect();
+        self.retract(&keys);
+    }
+
     /// A new CI step starts.
     pub fn next_step(&mut self) {
         self.step = self.step.wrapping_add(1);
