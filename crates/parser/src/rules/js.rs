@@ -431,6 +431,40 @@ pub(crate) struct Js {
     /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
     /// caught error) and mocha lists its real failures under `N failing` itself.
     bare_traces: Vec<(u32, (String, u32, BugType))>,
+    /// A standard-engine linter's banner (`standard: Use JavaScript Standard Style (url)`) was
+    /// printed: its command name, whose own lines (`standard: Run \`standard --fix\`…`) and
+    /// indented `path:l:c: message` rows follow.
+    standard: Option<String>,
+}
+
+/// The banner `standard` and the other standard-engine linters (semistandard, ts-standard,
+/// happiness) print before their findings: `<cmd>: Use <Style name> (<homepage>)`.
+fn standard_banner(t: &str) -> Option<&str> {
+    let (cmd, rest) = t.split_once(": Use ")?;
+    let ok = !cmd.is_empty()
+        && cmd.len() <= 40
+        && cmd.bytes().all(|c| c.is_ascii_lowercase() || c == b'-')
+        && rest.ends_with(')')
+        && rest.contains(" (http");
+    ok.then_some(cmd)
+}
+
+/// A standard-engine row: `  path:line:col: message`, with ` (rule)` in `--verbose` mode.
+fn standard_row(t: &str) -> Option<(&str, u64, u64, &str, Option<&str>)> {
+    let (loc, msg) = t.split_once(": ")?;
+    let (path, line, col) = split_lc(loc)?;
+    let msg = msg.trim_end();
+    let (msg, rule) = match msg.strip_suffix(')').and_then(|m| m.rsplit_once(" (")) {
+        Some((m, r))
+            if !r.is_empty()
+                && r.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || b"@/-_".contains(&c)) =>
+        {
+            (m, Some(r))
+        }
+        _ => (msg, None),
+    };
+    Some((path, line, col, msg, rule))
 }
 
 /// `path:line:col` (no spaces in the path).
@@ -468,7 +502,8 @@ impl Js {
     /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
     /// [`Js::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        if self.block.is_some()
+        if self.standard.is_some()
+            || self.block.is_some()
             || self.node_loc.is_some()
             || self.node_err.is_some()
             || self.eslint_file.is_some()
@@ -483,8 +518,13 @@ impl Js {
         if t.is_empty() {
             return true;
         }
-        // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows.
+        // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows;
+        // standard-engine's banner.
         if (l.first == b'"' && t[1..].trim_start().starts_with("FAIL "))
+            || (l.first.is_ascii_lowercase()
+                && t.ends_with(')')
+                && l.colon
+                && standard_banner(t).is_some())
             || (l.last == b'g' && l.first.is_ascii_digit())
             || (l.first == b'E' && (t.starts_with("ERROR: ") || t.starts_with("ERROR in ")))
             || (l.first == b'[' && t.starts_with("[tsl] ERROR in "))
@@ -535,6 +575,41 @@ impl Js {
             // next line can tell: a stylish row then still belongs to the block.
             self.eslint_blank = self.eslint_file.is_some();
             return false;
+        }
+        if let Some(cmd) = &self.standard {
+            if l.indent() > 0 {
+                // standardrb prints the same banner and rows for Ruby: RuboCop's matcher reads them.
+                if let Some((path, line, col, msg, rule)) = standard_row(t)
+                    && JS_EXTS.contains(&super::ext(path))
+                {
+                    let ty = if msg.starts_with("Parsing error") {
+                        BugType::Syntax
+                    } else {
+                        BugType::Linting
+                    };
+                    sink.emit(
+                        l.no,
+                        Finding::new(path, line, ty, msg)
+                            .col(Some(col))
+                            .conf(0.95)
+                            .tool("standard")
+                            .rule(rule),
+                    );
+                    return true;
+                }
+            } else if !t
+                .strip_prefix(cmd.as_str())
+                .is_some_and(|r| r.starts_with(": "))
+            {
+                self.standard = None;
+            }
+        }
+        if l.first.is_ascii_lowercase()
+            && t.ends_with(')')
+            && let Some(cmd) = standard_banner(t)
+        {
+            self.standard = Some(cmd.to_string());
+            return true;
         }
         if !self.bare_traces.is_empty() && l.first.is_ascii_digit() && is_mocha_passing(t) {
             let step = sink.step();
@@ -1591,7 +1666,7 @@ mod tests {
 
     #[test]
     fn npm_workspace_directory_prefixes_relative_paths() {
-        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
+        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[error]Process completed with exit code 1.\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
         assert_eq!(r[1].file_path, "src/b.ts");
@@ -1859,6 +1934,42 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "test/numbers_bigint.coffee");
         assert_eq!(r[0].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn standard_engine_rows_under_its_banner() {
+        // LogChunks git-it-electron (Travis): standard 8 without rule names, a parse error, and
+        // standard 14's `--fix` hint with `--verbose` rule names; the banner's own lines keep the
+        // block open, the next unindented line ends it.
+        let log = "standard: Use JavaScript Standard Style (https://github.com/feross/standard) \r\n  /home/travis/build/jlord/git-it-electron/lib/build-challenges.js:178:40: A space is required after ','.\r\n  /home/travis/build/jlord/git-it-electron/lib/locale.js:17:4: Parsing error: Unexpected string\r\nnpm ERR! Test failed.  See above for more details.\n  lib/after.js:1:1: not a row any more\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("lib/build-challenges.js", 178, BugType::Linting),
+                ("lib/locale.js", 17, BugType::Syntax)
+            ]
+        );
+        let log = "ts-standard: Use TypeScript Standard Style (https://github.com/standard/ts-standard)\nts-standard: Run `ts-standard --fix` to automatically fix some problems.\n  /app/src/index.ts:3:7: 'x' is assigned a value but never used. (@typescript-eslint/no-unused-vars)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/index.ts");
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("@typescript-eslint/no-unused-vars")
+        );
+        // standardrb's rows are RuboCop's (its matcher names the cop).
+        let log = "standard: Use Ruby Standard Style (https://github.com/testdouble/standard)\n  app/models/order.rb:45:5: Style/TrailingCommaInHashLiteral: Put a comma after the last item of a multiline hash.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("Style/TrailingCommaInHashLiteral")
+        );
     }
 
     #[test]
