@@ -45,7 +45,7 @@
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
-//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `format.rs`, `infra.rs`, `generic.rs`)
 //! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
@@ -76,6 +76,7 @@
 //! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
 //! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
+//! | Haskell (`rules/haskell.rs`): GHC `error:`s `TYPE_ERROR` (`Could not find module` `IMPORT`, `parse error` `SYNTAX`); warnings GHC made errors (`-Werror=…`, GHC 7's `Failing due to -Werror.`) `LINTING`, other warnings never | as stated |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
@@ -379,6 +380,10 @@ pub struct Parser {
     /// The sink's step number where the current Actions `##[group]Run` step began, and whether
     /// an `##[error]` line was seen since (see [`Parser::run_step_starts`]).
     run_step: Option<(u32, bool)>,
+    /// A shell command built a source distribution (`stack sdist`, `cabal sdist`, `setup.py
+    /// sdist`): a later `tar -x … -C <dir> --strip-components=1` unpacks the repository's own
+    /// sources into `<dir>`.
+    sdist: bool,
 }
 
 impl Parser {
@@ -403,6 +408,7 @@ impl Parser {
             checkouts: 0,
             step_dir: None,
             run_step: None,
+            sdist: false,
         }
     }
 
@@ -577,6 +583,37 @@ impl Parser {
         self.run_step = Some((self.sink.step(), false));
     }
 
+    /// A command a shell echoed (`+ cmd`, Travis' `$ cmd`). A build that checks its source
+    /// distribution unpacks it inside the checkout and compiles there (purescript's Travis job:
+    /// `stack sdist --tar-dir sdist-test`, `tar -xzf sdist-test/p-0.13.2.tar.gz -C sdist-test
+    /// --strip-components=1`): that directory is a copy of the repository's root, so the
+    /// compiler's paths through it are the repository's files.
+    fn shell_command(&mut self, text: &str) {
+        let cmd = text.trim_start_matches(['+', '$', ' ']);
+        if !self.sdist {
+            self.sdist = cmd.len() < 512 && contains(cmd, "sdist");
+            return;
+        }
+        if !(cmd.starts_with("tar ") && contains(cmd, "--strip-components=1")) {
+            return;
+        }
+        let mut words = cmd.split_ascii_whitespace();
+        let mut dir = None;
+        while let Some(w) = words.next() {
+            if w == "-C" || w == "--directory" {
+                dir = words.next();
+            } else if let Some(d) = w.strip_prefix("--directory=") {
+                dir = Some(d);
+            }
+        }
+        let Some(dir) = dir.filter(|d| !d.starts_with(['/', '~', '$']) && !d.contains("..")) else {
+            return;
+        };
+        if let Some(d) = path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".") {
+            self.sink.set_checkout_dir(&d);
+        }
+    }
+
     /// An `##[error]` line: the current Actions step failed (or a tool annotated an error in it).
     fn run_step_failed(&mut self) {
         if let Some((_, failed)) = &mut self.run_step {
@@ -723,6 +760,8 @@ impl Parser {
             Some(b'/' | b'c' | b'g' | b'x' | b'a') if self.dirs.compile_command(text) => {
                 self.update_cwd();
             }
+            // A shell's `set -x` trace and Travis' command echo.
+            Some(b'+' | b'$') => self.shell_command(text),
             Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
                 self.docker_summary = true;
             }
@@ -1025,7 +1064,7 @@ mod cap_tests {
 
     #[test]
     fn a_step_that_cds_first_roots_its_relative_paths() {
-        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
+        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[error]Process completed with exit code 1.\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
         let r = parse_str(log, &ParseOptions::default());
         let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
         assert_eq!(paths, ["web/src/m.py", "web/src/n.py", "src/o.py"]);
@@ -1071,6 +1110,26 @@ mod cap_tests {
         assert_eq!(r.len(), 3, "{r:?}");
         // A log cut inside the step keeps them: its end was not seen.
         assert_eq!(parse_str(lint, &ParseOptions::default()).len(), 2);
+    }
+
+    #[test]
+    fn an_unpacked_source_distribution_is_the_repository() {
+        // LogChunks purescript (Travis): the job builds its sdist, unpacks it into `sdist-test`
+        // and compiles there.
+        let build = "+stack --no-terminal --jobs=2 sdist --tar-dir sdist-test\n\
+                     +tar -xzf sdist-test/purescript-0.13.2.tar.gz -C sdist-test --strip-components=1\n";
+        let error = "/home/travis/build/purescript/purescript/sdist-test/src/Language/PureScript/Environment.hs:528:3: error:\n    • Couldn't match type ‘Bool -> TypeClassData’ with ‘TypeClassData’\n";
+        let r = parse_str(&format!("{build}{error}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/Language/PureScript/Environment.hs");
+        // Without the sdist, an unpacked archive is someone else's sources.
+        let other =
+            "+tar -xzf sdist-test/purescript-0.13.2.tar.gz -C sdist-test --strip-components=1\n";
+        let r = parse_str(&format!("{other}{error}"), &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "sdist-test/src/Language/PureScript/Environment.hs"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
 pub(crate) mod gtest;
+pub(crate) mod haskell;
 pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
@@ -47,6 +48,7 @@ pub(crate) struct Rules {
     swift: swift::Swift,
     gtest: gtest::Gtest,
     docs: docs::Docs,
+    haskell: haskell::Haskell,
 }
 
 impl Rules {
@@ -54,6 +56,10 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        // First: GHC's headers look like gcc's, and its module lines like other tools' progress.
+        if !self.haskell.quiet(l) && self.haskell.line(l, sink) {
+            return;
+        }
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
             return;
         }
@@ -129,6 +135,7 @@ impl Rules {
         self.swift.flush(sink);
         self.gtest.flush(sink);
         self.infra.flush(sink);
+        self.haskell.flush(sink);
         sink.next_step();
     }
 }
