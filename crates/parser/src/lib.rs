@@ -45,7 +45,7 @@
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
-//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `r.rs`, `format.rs`, `infra.rs`, `generic.rs`)
 //! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
@@ -77,6 +77,7 @@
 //! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
 //! | Haskell (`rules/haskell.rs`): GHC `error:`s `TYPE_ERROR` (`Could not find module` `IMPORT`, `parse error` `SYNTAX`); warnings GHC made errors (`-Werror=…`, GHC 7's `Failing due to -Werror.`) `LINTING`, other warnings never | as stated |
+//! | R (`rules/r.rs`): testthat `Failure`/`Error` headers of every release (`(at test-x.R#29)`, `(@test-x.R#29)`, `(test-x.R:29:3)`), at `tests/testthat/<file>` | `LOGIC` |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,

@@ -20,6 +20,7 @@ pub(crate) mod js;
 pub(crate) mod jvm;
 pub(crate) mod php;
 pub(crate) mod python;
+pub(crate) mod r;
 pub(crate) mod ruby;
 pub(crate) mod rust;
 pub(crate) mod scala;
@@ -58,6 +59,9 @@ impl Rules {
         // nothing, so the output is the same as running them all.
         // First: GHC's headers look like gcc's, and its module lines like other tools' progress.
         if !self.haskell.quiet(l) && self.haskell.line(l, sink) {
+            return;
+        }
+        if !r::quiet(l) && r::line(l, sink) {
             return;
         }
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
