@@ -45,7 +45,7 @@
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
-//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `r.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `r.rs`, `perl.rs`, `format.rs`, `infra.rs`, `generic.rs`)
 //! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
@@ -78,6 +78,7 @@
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
 //! | Haskell (`rules/haskell.rs`): GHC `error:`s `TYPE_ERROR` (`Could not find module` `IMPORT`, `parse error` `SYNTAX`); warnings GHC made errors (`-Werror=…`, GHC 7's `Failing due to -Werror.`) `LINTING`, other warnings never | as stated |
 //! | R (`rules/r.rs`): testthat `Failure`/`Error` headers of every release (`(at test-x.R#29)`, `(@test-x.R#29)`, `(test-x.R:29:3)`), at `tests/testthat/<file>` | `LOGIC` |
+//! | Perl (`rules/perl.rs`): perlcritic violations (`msg at line N, column M.  … (Severity: S)`, with `file: ` when given several files, else the one file its echoed command names) | `LINTING` |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
@@ -322,6 +323,10 @@ pub(crate) fn has(needle: &Needle, haystack: &str) -> bool {
 pub(crate) struct Ctx {
     /// The command of the current `##[group]Run …` step (first line, capped), lower-cased.
     pub step: String,
+    /// The last command a runner or shell echoed (`##[group]Run cmd`, Travis' `$ cmd`, a `set
+    /// -x` trace `+ cmd`), as printed, capped: tools that name no file when given one (perlcritic)
+    /// ran on the file it names.
+    pub command: String,
 }
 
 /// `cd docs`, `cd packages/x; hatch test`, `cd web && npm test`: the repo-relative directory an
@@ -591,6 +596,10 @@ impl Parser {
     /// compiler's paths through it are the repository's files.
     fn shell_command(&mut self, text: &str) {
         let cmd = text.trim_start_matches(['+', '$', ' ']);
+        if text.starts_with("$ ") || text.starts_with("+ ") {
+            self.ctx.command.clear();
+            self.ctx.command.push_str(sink::truncate_chars(cmd, 200));
+        }
         if !self.sdist {
             self.sdist = cmd.len() < 512 && contains(cmd, "sdist");
             return;
@@ -668,9 +677,11 @@ impl Parser {
                             text = body;
                             self.end_checkout();
                             self.ctx.step.clear();
+                            self.ctx.command.clear();
                             if let Some(cmd) = body.strip_prefix("Run ") {
                                 let cmd = sink::truncate_chars(cmd, 200);
                                 self.ctx.step.push_str(&cmd.to_ascii_lowercase());
+                                self.ctx.command.push_str(cmd);
                             }
                             self.step_boundary();
                             if let Some(cmd) = body.strip_prefix("Run ") {

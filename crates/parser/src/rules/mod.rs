@@ -18,6 +18,7 @@ pub(crate) mod haskell;
 pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
+pub(crate) mod perl;
 pub(crate) mod php;
 pub(crate) mod python;
 pub(crate) mod r;
@@ -62,6 +63,9 @@ impl Rules {
             return;
         }
         if !r::quiet(l) && r::line(l, sink) {
+            return;
+        }
+        if !perl::quiet(l) && perl::line(l, ctx, sink) {
             return;
         }
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
