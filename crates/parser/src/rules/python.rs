@@ -155,6 +155,9 @@ struct Traceback {
     budget: u32,
     indent: usize,
     test: Option<String>,
+    /// A further traceback of a unittest failure already reported: the exception chain's
+    /// later links (`During handling of the above exception…`), not a failure of their own.
+    chained: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -185,6 +188,10 @@ pub(crate) struct Python {
     section: Section,
     block: Option<PyBlock>,
     unittest_test: Option<String>,
+    /// Inside a unittest `FAIL:`/`ERROR:` block (up to the next `=====` rule or `Ran N tests`),
+    /// and whether its traceback was already read.
+    unittest_block: bool,
+    unittest_done: bool,
     /// `--tb=line` reports waiting for their test id from the short summary.
     line_mode: std::collections::VecDeque<(String, u64)>,
     /// Failed node ids from `-v` / xdist progress lines, to name failure blocks in full.
@@ -210,6 +217,7 @@ impl Python {
         self.tb.is_none()
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
+            && !(l.first == b'R' && self.unittest_block)
             && !(l.colon
                 && matches!(l.last, b']' | b'D' | b'R')
                 && (crate::has(&FAILED_WORD, l.trimmed()) || crate::has(&ERROR_WORD, l.trimmed())))
@@ -231,6 +239,14 @@ impl Python {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         // pytest section rules (`==== FAILURES ====`).
+        if (l.first == b'=' && t.bytes().all(|b| b == b'='))
+            || (l.first == b'R' && t.starts_with("Ran ") && t.contains(" test"))
+        {
+            // unittest's rule before each failure block, and its summary after the last.
+            self.unittest_test = None;
+            self.unittest_block = false;
+            self.unittest_done = false;
+        }
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
             self.finish_block(sink);
@@ -384,6 +400,7 @@ impl Python {
                 budget: TRACEBACK_BUDGET,
                 indent: l.indent(),
                 test: self.unittest_test.clone(),
+                chained: self.unittest_done,
             });
             return true;
         }
@@ -398,6 +415,7 @@ impl Python {
                 budget: BARE_BUDGET,
                 indent: 0,
                 test: None,
+                chained: false,
             });
             if sink.is_own_frame(path) {
                 tb.frame = Some((path.to_string(), line));
@@ -409,9 +427,21 @@ impl Python {
             .or_else(|| t.strip_prefix("ERROR: "))
             && let Some(c) = UNITTEST.captures(t)
         {
-            let id = c.get(2).map_or(&c[1], |m| m.as_str());
             let _ = rest;
-            self.unittest_test = Some(id.to_string());
+            // `test_x (pkg.mod.Class)` before Python 3.11, `test_x (pkg.mod.Class.test_x)`
+            // since. A module that failed to import is reported as a `_FailedTest` named after
+            // the module: there is no test to name.
+            let (method, class) = (&c[1], &c[2]);
+            let id = if class.starts_with("unittest.loader.") {
+                None
+            } else if class.ends_with(&format!(".{method}")) {
+                Some(class.to_string())
+            } else {
+                Some(format!("{class}.{method}"))
+            };
+            self.unittest_test = id;
+            self.unittest_block = true;
+            self.unittest_done = false;
             return true;
         }
         let Some(tb) = &self.tb else {
@@ -430,7 +460,11 @@ impl Python {
             // tag: line 2524, column 3`): the fault is in that XML/JSON/TOML file, not in the
             // script's line that parsed it.
             let bad_input = tb.test.is_none() && DATA_ERRORS.contains(&name);
-            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed && !bad_input) {
+            if let Some((path, line)) = tb
+                .frame
+                .as_ref()
+                .filter(|_| !child_failed && !bad_input && !tb.chained)
+            {
                 let ty = exception_type(name);
                 sink.emit(
                     tb.seq,
@@ -441,7 +475,12 @@ impl Python {
                         .rule(Some(name.rsplit('.').next().unwrap_or(name))),
                 );
             }
-            self.unittest_test = None;
+            // The test's failure is read: a traceback before the block ends is a later link of
+            // its exception chain.
+            self.unittest_done = self.unittest_block;
+            if !self.unittest_block {
+                self.unittest_test = None;
+            }
             return true;
         }
         // Python 3.11+ caret lines and source lines are indented; anything else at the
@@ -658,6 +697,8 @@ impl Python {
         self.section = Section::None;
         self.tb = None;
         self.unittest_test = None;
+        self.unittest_block = false;
+        self.unittest_done = false;
         self.line_mode.clear();
         self.verbose_ids.clear();
         self.grouped_file = None;
@@ -900,6 +941,74 @@ mod tests {
             super::VERBOSE_FAILED
                 .captures("tests/x.py::test_y PASSED [ 1%]")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn unittest_blocks_name_the_method_and_report_one_chained_failure() {
+        // ytdl-org/youtube-dl (LogSage, Actions): a chained exception under one ERROR header;
+        // the root cause's frame is the failure, the re-raise is its chain.
+        let log = "======================================================================\n\
+ERROR: test_bitwise_operators_typecast (test.test_jsinterp.TestJSInterpreter)\n\
+----------------------------------------------------------------------\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/youtube_dl/jsinterp.py\", line 80, in wrapped\n    \
+return op(zeroise(a), zeroise(b)) & 0xffffffff\n\
+TypeError: unsupported operand type(s) for <<: 'float' and 'int'\n\
+\n\
+During handling of the above exception, another exception occurred:\n\
+\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/test/test_jsinterp.py\", line 462, in test_bitwise_operators_typecast\n    \
+self._test('function f(){return 0.0 << null}', 0)\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/youtube_dl/jsinterp.py\", line 585, in _operator\n    \
+raise self.Exception('Failed to evaluate')\n\
+youtube_dl.jsinterp.Exception: Failed to evaluate 0.0 << None\n\
+\n\
+======================================================================\n\
+FAIL: test_add (tests.test_calc.CalcTest.test_add)\n\
+----------------------------------------------------------------------\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/R/R/tests/test_calc.py\", line 9, in test_add\n    \
+self.assertEqual(1, 2)\n\
+AssertionError: 1 != 2\n\
+\n\
+======================================================================\n\
+ERROR: sahi.model (unittest.loader._FailedTest)\n\
+----------------------------------------------------------------------\n\
+ImportError: Failed to import test module: sahi.model\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/sahi/sahi/sahi/model.py\", line 13, in <module>\n    \
+from sahi.utils.import_utils import is_torch_available\n\
+ImportError: cannot import name 'is_torch_available'\n\
+\n\
+----------------------------------------------------------------------\n\
+Ran 3 tests in 0.013s\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/R/R/run.py\", line 4, in <module>\n    \
+main()\n\
+RuntimeError: after the run\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "youtube_dl/jsinterp.py",
+                    80,
+                    Some("test.test_jsinterp.TestJSInterpreter.test_bitwise_operators_typecast")
+                ),
+                (
+                    "tests/test_calc.py",
+                    9,
+                    Some("tests.test_calc.CalcTest.test_add")
+                ),
+                ("sahi/model.py", 13, None),
+                ("run.py", 4, None),
+            ]
         );
     }
 
