@@ -348,7 +348,22 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             }
         }
         "java" | "kt" | "kts" => {
-            if let Some(msg) = rest.strip_prefix("error: ") {
+            // javac never prints a column: `X.java:24:8: error: Unused import - …` is Checkstyle's
+            // plain format (maven-checkstyle-plugin's console output), a lint.
+            if ext == "java"
+                && col.is_some()
+                && let Some(msg) = rest.strip_prefix("error: ")
+            {
+                let (msg, rule) = split_rule_suffix(msg);
+                sink.emit(
+                    l.no,
+                    Finding::new(path, line, BugType::Linting, msg)
+                        .col(col)
+                        .conf(0.95)
+                        .tool("checkstyle")
+                        .rule(rule),
+                );
+            } else if let Some(msg) = rest.strip_prefix("error: ") {
                 let tool = if ext == "java" { "javac" } else { "kotlinc" };
                 jvm.compiler(path, line, col, msg, tool, true, l.no, sink);
             }
@@ -595,6 +610,29 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn checkstyle_plain_rows_with_a_column_are_lints() {
+        // raphw/byte-buddy (BugSwarm, Actions): maven-checkstyle-plugin's console output; javac's
+        // own `X.java:24: error:` has no column and stays a compiler error.
+        let log = "/home/runner/work/byte-buddy/byte-buddy/byte-buddy-dep/src/main/java/net/bytebuddy/matcher/HasSuperTypeMatcher.java:24:8: error: Unused import - java.util.LinkedList.
+/home/runner/work/R/R/src/main/java/a/B.java:7:1: error: Missing a Javadoc comment. [JavadocType]
+/home/runner/work/R/R/src/main/java/a/C.java:12: error: cannot find symbol
+";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.line_number, r.error_type, r.rule.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (24, BugType::Linting, None),
+                (7, BugType::Linting, Some("JavadocType")),
+                (12, BugType::TypeError, None)
+            ]
+        );
     }
 
     #[test]
