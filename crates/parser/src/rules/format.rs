@@ -83,14 +83,6 @@ struct GitDiff {
     travis: bool,
 }
 
-/// Travis' verdict on a command: `The command "…" exited with N.`; true when N is not 0.
-fn travis_command_failed(t: &str) -> Option<bool> {
-    let rest = t.strip_prefix("The command \"")?;
-    let (_, code) = rest.rsplit_once("\" exited with ")?;
-    let code = code.strip_suffix('.')?;
-    Some(code != "0")
-}
-
 impl GitDiff {
     fn active(&self) -> bool {
         self.armed.is_some() || !self.reformatted.is_empty()
@@ -135,7 +127,7 @@ impl GitDiff {
         }
         if self.travis
             && l.first == b'T'
-            && let Some(failed) = travis_command_failed(t)
+            && let Some(failed) = super::travis_command_failed(t)
         {
             if failed {
                 self.confirm(sink);

@@ -265,6 +265,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             b'"' => {
                 super::c::iar(t, l.no, sink);
             }
+            b'(' if l.last.is_ascii_digit() => psych_error(t, l.no, sink),
             _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
             _ if l.colon && l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
                 expat_error(t, l.no, sink);
@@ -548,6 +549,33 @@ fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// Ruby's YAML parser (Psych) on a file: `(./x/y.md): did not find expected ',' or ']' while
+/// parsing a flow sequence at line 5 column 7` (a YAML front matter, a config). `(<unknown>)`
+/// names a string, not a file.
+fn psych_error(t: &str, seq: u64, sink: &mut Sink) {
+    let Some((file, rest)) = t.strip_prefix('(').and_then(|r| r.split_once("): ")) else {
+        return;
+    };
+    let Some((msg, at)) = rest.rsplit_once(" at line ") else {
+        return;
+    };
+    let Some((line, col)) = at.split_once(" column ") else {
+        return;
+    };
+    if file.starts_with('<') || file.contains(' ') {
+        return;
+    }
+    if let Some(line) = super::num(line) {
+        sink.emit(
+            seq,
+            Finding::new(file, line, BugType::Syntax, msg)
+                .col(super::num(col))
+                .conf(0.9)
+                .tool("psych"),
+        );
+    }
+}
+
 /// `::error file=F,line=L,col=C,title=T::message` (workflow command printed as plain text).
 fn workflow_error(seq: u64, rest: &str, sink: &mut Sink) {
     let Some((params, msg)) = rest.split_once("::") else {
@@ -610,6 +638,18 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn psych_yaml_errors_name_the_file() {
+        // LogChunks learnxinyminutes (Travis): the YAML front matter check's Rakefile task.
+        let log = "(./tr-tr/clojure-tr.html.markdown): did not find expected ',' or ']' while parsing a flow sequence at line 5 column 7\n(<unknown>): mapping values are not allowed in this context at line 1 column 4\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("tr-tr/clojure-tr.html.markdown", 5, BugType::Syntax)
+        );
     }
 
     #[test]

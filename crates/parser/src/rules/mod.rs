@@ -148,6 +148,14 @@ impl Rules {
     }
 }
 
+/// Travis' verdict on a command: `The command "…" exited with N.`; true when N is not 0.
+pub(crate) fn travis_command_failed(t: &str) -> Option<bool> {
+    let rest = t.strip_prefix("The command \"")?;
+    let (_, code) = rest.rsplit_once("\" exited with ")?;
+    let code = code.strip_suffix('.')?;
+    Some(code != "0")
+}
+
 /// Parses a decimal number that must fit a line or column (>= 1 checked by the sink).
 pub(crate) fn num(s: &str) -> Option<u64> {
     if s.is_empty() || s.len() > 9 {
