@@ -180,6 +180,21 @@ struct PyBlock {
     first_e: Option<String>,
     captured: bool,
     lines: u32,
+    /// The frames after the innermost repository frame: 0 none yet, 1 only the import
+    /// system's (`<frozen importlib._bootstrap>`), 2 others too. With 1, whatever the exception,
+    /// the repository's line was an import the import system failed on.
+    import_tail: u8,
+}
+
+/// Follows [`PyBlock::import_tail`] over one frame.
+fn import_tail(state: u8, own: bool, path: &str) -> u8 {
+    if own {
+        0
+    } else if path.starts_with("<frozen importlib") {
+        if state == 0 { 1 } else { state }
+    } else {
+        2
+    }
 }
 
 #[derive(Debug, Default)]
@@ -582,13 +597,20 @@ impl Python {
             }
             return true;
         }
+        // `<frozen importlib._bootstrap>:1007: in _find_and_load`: the import system's frames.
+        if indent == 0 && t.starts_with("<frozen ") {
+            block.import_tail = import_tail(block.import_tail, false, t);
+            return true;
+        }
         if indent == 0
             && l.colon_digit
             && let Some(c) = LOC.captures(t)
         {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if sink.is_own_frame(&path) {
+                let own = sink.is_own_frame(&path);
+                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                if own {
                     block.loc = Some((path, n));
                 }
                 let rest = &c[3];
@@ -618,7 +640,9 @@ impl Python {
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if sink.is_own_frame(&path) {
+                let own = sink.is_own_frame(&path);
+                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                if own {
                     block.loc = Some((path, n));
                 }
             }
@@ -638,7 +662,11 @@ impl Python {
         let Some((path, line)) = &b.loc else {
             return;
         };
-        let ty = b.exc.as_deref().map_or(BugType::Logic, exception_type);
+        let ty = if b.import_tail == 1 {
+            BugType::Import
+        } else {
+            b.exc.as_deref().map_or(BugType::Logic, exception_type)
+        };
         let full = b.test.as_deref().and_then(|short| {
             self.verbose_ids.iter().find(|id| {
                 id.split_once("::")
@@ -1010,6 +1038,23 @@ RuntimeError: after the run\n";
                 ("run.py", 4, None),
             ]
         );
+    }
+
+    #[test]
+    fn an_exception_raised_by_the_import_system_is_an_import_error() {
+        // mckinsey/vizro (BugSwarm): collecting a conftest whose import fails inside importlib
+        // with a KeyError; the same KeyError raised by a library frame stays a logic error.
+        let head = "==================================== ERRORS ====================================\n______ ERROR collecting tests/unit/nodes ______\n../../.local/lib/python3.9/site-packages/_pytest/assertion/rewrite.py:178: in exec_module\n    exec(co, module.__dict__)\ntests/unit/nodes/conftest.py:6: in <module>\n    from vizro_ai.dashboard.plan import x\n<frozen importlib._bootstrap>:1007: in _find_and_load\n    ???\n<frozen importlib._bootstrap_external>:1235: in _get_parent_path\n    ???\n";
+        let lib = "../../.local/lib/python3.9/site-packages/lib/core.py:12: in get\n    ???\n";
+        let tail = "E   KeyError: 'vizro_ai'\n=========================== short test summary info ============================\n";
+        let r = parse_str(&format!("{head}{tail}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("tests/unit/nodes/conftest.py", 6, BugType::Import)
+        );
+        let r = parse_str(&format!("{head}{lib}{tail}"), &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Logic);
     }
 
     #[test]
