@@ -2,7 +2,9 @@
 //! and the spelling builder's `WARNING: ref/x.txt:1166: : Spell check: word: …`) and sphinx-lint
 //! (`Misc/x.rst:1: No newline at end of file. (missing-final-newline)`), and Markdown checkers'
 //! `README.md:2186:Line longer than 80 characters.` (gomali), and awesome_bot's failed links
-//! (`  1. [L696]  url message` under `Issues :-(`, in the file of its `> Checking links in x`).
+//! (`  1. [L696]  url message` under `Issues :-(`, in the file of its `> Checking links in x`),
+//! and jazzy's `undocumented.json` entries (`"file"`, `"line"`, `"warning": "undocumented"`) of a
+//! step that failed.
 //! Each becomes a `LINTING` report at the documentation file's line.
 //!
 //! Sphinx prints the same warnings in builds that pass, so a warning is reported only once its
@@ -30,6 +32,16 @@ pub(crate) struct Docs {
     /// awesome_bot's file (`> Checking links in README.org`), and whether its `Issues :-(`
     /// list, printed only when the check fails, has begun.
     links: Option<(String, bool)>,
+    /// Inside jazzy's `undocumented.json` (`"warnings": [`): the current object's `"file"` and
+    /// `"line"`.
+    jazzy: Option<(Option<String>, Option<u64>)>,
+}
+
+/// A JSON member line `"key": value,` of a pretty-printed object: the key and the raw value.
+fn json_member(t: &str) -> Option<(&str, &str)> {
+    let rest = t.strip_prefix('"')?;
+    let (key, value) = rest.split_once("\": ")?;
+    Some((key, value.trim_end_matches(',')))
 }
 
 /// An awesome_bot row: `  1. [L696]  https://… message`: the line.
@@ -79,6 +91,7 @@ impl Docs {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         if self.links.is_some()
             || (l.first == b'>' && l.trimmed().starts_with("> Checking links in "))
+            || (l.first == b'"' && (self.jazzy.is_some() || l.trimmed() == "\"warnings\": ["))
         {
             return false;
         }
@@ -88,7 +101,7 @@ impl Docs {
         if l.marker == Marker::Error {
             return self.pending.is_empty();
         }
-        if l.first == b'W' || (l.first == b'T' && !self.pending.is_empty()) {
+        if l.first == b'W' || (l.last == b'.' && !self.pending.is_empty()) {
             return false;
         }
         // Only a path with a documentation extension before the first colon can be read.
@@ -133,12 +146,39 @@ impl Docs {
                 return true;
             }
         }
+        if l.first == b'"' {
+            if t == "\"warnings\": [" {
+                self.jazzy = Some((None, None));
+                return true;
+            }
+            if let Some((file, line)) = &mut self.jazzy {
+                match json_member(t) {
+                    Some(("file", v)) => *file = Some(v.trim_matches('"').to_string()),
+                    Some(("line", v)) => *line = super::num(v),
+                    Some(("warning", "\"undocumented\"")) => {
+                        if let (Some(path), Some(n)) = (file.take(), line.take())
+                            && self.pending.len() < MAX_PENDING
+                        {
+                            let msg = "undocumented declaration";
+                            if self.confirmed {
+                                emit(l.no, &path, n, msg, "jazzy", sink);
+                            } else {
+                                self.pending.push((l.no, path, n, msg.to_string(), "jazzy"));
+                            }
+                        }
+                    }
+                    Some(("source_directory", _)) => self.jazzy = None,
+                    _ => {}
+                }
+                return true;
+            }
+        }
         if t.starts_with("Warning, treated as error") {
             self.confirm(sink);
             return false;
         }
         // Travis' verdict on the command that printed them.
-        if l.first == b'T'
+        if l.last == b'.'
             && let Some(failed) = super::travis_command_failed(t)
         {
             if failed {
@@ -227,6 +267,24 @@ mod tests {
         assert_eq!(
             (r[0].file_path.as_str(), r[0].line_number),
             ("README.org", 696)
+        );
+    }
+
+    #[test]
+    fn jazzy_undocumented_declarations_of_a_failed_check() {
+        // LogChunks realm-cocoa (Travis): `./build.sh verify-docs` prints jazzy's JSON and fails.
+        let json = "$ ./build.sh verify-docs\nUndocumented Realm swift declarations:\n{\n  \"warnings\": [\n    {\n      \"file\": \"/Users/travis/build/realm/realm-cocoa/RealmSwift/Error.swift\",\n      \"line\": 37,\n      \"symbol\": \"Realm.Error.Code\",\n      \"symbol_kind\": \"source.lang.swift.decl.typealias\",\n      \"warning\": \"undocumented\"\n    }\n  ],\n  \"source_directory\": \"/Users/travis/build/realm/realm-cocoa\"\n}";
+        let failed = "The command \"./build.sh verify-docs\" exited with 1.\n";
+        let r = parse_str(&format!("{json}{failed}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("RealmSwift/Error.swift", 37)
+        );
+        let passed = "\nThe command \"./build.sh verify-docs\" exited with 0.\n";
+        assert_eq!(
+            parse_str(&format!("{json}{passed}"), &ParseOptions::default()),
+            []
         );
     }
 

@@ -126,7 +126,7 @@ impl GitDiff {
             return false;
         }
         if self.travis
-            && l.first == b'T'
+            && l.last == b'.'
             && let Some(failed) = super::travis_command_failed(t)
         {
             if failed {

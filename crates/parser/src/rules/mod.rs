@@ -148,9 +148,14 @@ impl Rules {
     }
 }
 
-/// Travis' verdict on a command: `The command "…" exited with N.`; true when N is not 0.
+/// Travis' verdict on a command: `The command "…" exited with N.`; true when N is not 0. The
+/// verdict may follow output that did not end its line (`}The command …`).
 pub(crate) fn travis_command_failed(t: &str) -> Option<bool> {
-    let rest = t.strip_prefix("The command \"")?;
+    if !t.ends_with('.') {
+        return None;
+    }
+    let at = memchr::memmem::rfind(t.as_bytes(), b"The command \"")?;
+    let rest = &t[at + "The command \"".len()..];
     let (_, code) = rest.rsplit_once("\" exited with ")?;
     let code = code.strip_suffix('.')?;
     Some(code != "0")
