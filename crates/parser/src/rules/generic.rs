@@ -349,6 +349,11 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             }
         }
         "java" | "kt" | "kts" => {
+            if ext == "java"
+                && let Some(repo) = sink.repo_path(path)
+            {
+                jvm.learn_java_path(&repo);
+            }
             // javac never prints a column: `X.java:24:8: error: Unused import - …` is Checkstyle's
             // plain format (maven-checkstyle-plugin's console output), a lint.
             if ext == "java"

@@ -153,6 +153,19 @@ pub(crate) struct Jvm {
     /// Directory of the module whose tests run (from Surefire's `Surefire report directory:` or
     /// Gradle's `> Task :module:test`), prefixed to paths rebuilt from frames.
     module: Option<String>,
+    /// Repository directories of `.java` files compilers named (warnings included): a frame's
+    /// package directory under one of them is where its source is, whatever the layout (Ant
+    /// projects keep tests in `test/`, not Maven's `src/test/java/`).
+    java_dirs: Vec<String>,
+}
+
+/// Bound on the remembered `.java` directories.
+const MAX_JAVA_DIRS: usize = 64;
+
+/// The first `n` segments of a class's package.
+fn package_head(class: &str, n: usize) -> String {
+    let pkg = class.rsplit_once('.').map_or("", |(p, _)| p);
+    pkg.split('.').take(n).collect::<Vec<_>>().join(".")
 }
 
 /// Packages that are never the project's own code.
@@ -280,15 +293,22 @@ impl Jvm {
             let pkg = s.rsplit_once('.').map_or("", |(p, _)| p);
             pkg.split('.').take(2).collect::<Vec<_>>().join(".")
         };
-        let ours =
-            !is_library_class(class) && (!b.class.contains('.') || top(class) == top(&b.class));
+        // A project may live in a package that is a library's elsewhere (JNA is `com.sun.jna`):
+        // then only the test class's own three-segment package is ours.
+        let ours = if is_library_class(class) {
+            b.class.contains('.') && package_head(class, 3) == package_head(&b.class, 3)
+        } else {
+            !b.class.contains('.') || top(class) == top(&b.class)
+        };
         if ours {
             let outer = class.split('$').next().unwrap_or(class);
             let test_class = b.class.split('$').next().unwrap_or("");
             let is_test = outer == test_class
                 || (!test_class.contains('.') && outer.ends_with(test_class))
                 || c[3].contains("Test");
-            let path = self.in_module(source_path(outer, &c[3], is_test));
+            let path = self
+                .learned_path(outer, &c[3], is_test)
+                .unwrap_or_else(|| self.in_module(source_path(outer, &c[3], is_test)));
             let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
             let test = b.test.clone();
             let seq = b.seq;
@@ -312,6 +332,32 @@ impl Jvm {
             seq,
             budget: BLOCK_BUDGET,
         });
+    }
+
+    /// A compiler named a `.java` file of the repository (`repo` is repo-relative).
+    pub fn learn_java_path(&mut self, repo: &str) {
+        let Some((dir, _)) = repo.rsplit_once('/') else {
+            return;
+        };
+        if self.java_dirs.len() < MAX_JAVA_DIRS && !self.java_dirs.iter().any(|d| d == dir) {
+            self.java_dirs.push(dir.to_string());
+        }
+    }
+
+    /// The file of `class` in a directory a compiler named: the one ending in the class's
+    /// package directory, a test root (`test` in its path) for a test class.
+    fn learned_path(&self, class: &str, file: &str, is_test: bool) -> Option<String> {
+        let pkg = class.rsplit_once('.')?.0.replace('.', "/");
+        let mut found = self.java_dirs.iter().filter(|d| {
+            d.strip_suffix(pkg.as_str())
+                .is_some_and(|root| root.is_empty() || root.ends_with('/'))
+        });
+        let first = found.next()?;
+        let pick = std::iter::once(first)
+            .chain(found)
+            .find(|d| d.contains("test") == is_test)
+            .unwrap_or(first);
+        Some(format!("{pick}/{file}"))
     }
 
     /// Prefixes the module directory to a path rebuilt from a class name.
@@ -510,6 +556,16 @@ impl Jvm {
             );
             return true;
         }
+        // Ant's JUnit task: `Testcase: testX(com.x.FooTest):\tFAILED` (or `Caused an ERROR`).
+        if let Some(rest) = t.strip_prefix("Testcase: ")
+            && (t.ends_with("FAILED") || t.ends_with("Caused an ERROR"))
+            && let Some((name, _)) = rest.split_once("):")
+            && let Some((method, class)) = name.split_once('(')
+        {
+            let test = format!("{method}({class})");
+            self.start(class, test, l.no);
+            return true;
+        }
         if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
             if let Some(c) = SUREFIRE3.captures(t) {
                 let test = format!("{}.{}", &c[1], &c[2]);
@@ -588,6 +644,36 @@ impl Jvm {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn ant_junit_failures_placed_through_the_compilers_directories() {
+        // java-native-access/jna (BugSwarm, Actions): Ant's JUnit task, tests in `test/`, a
+        // project package under `com.sun.`; javac's warnings name the test directory.
+        let javac = "    [javac] /home/runner/work/jna/jna/test/com/sun/jna/GCWaits.java:37: warning: [removal] runFinalization() in System has been deprecated and marked for removal\n";
+        let junit = "    [junit] Testcase: testInvokeCallback(com.sun.jna.DirectCallbacksTest):\tFAILED\n    [junit] Existing native function wrapper should be reused expected same\n    [junit] junit.framework.AssertionFailedError: Existing native function wrapper should be reused\n    [junit] \tat com.sun.jna.CallbacksTest.testInvokeCallback(CallbacksTest.java:969)\n    [junit] \tat java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:104)\n    [junit] \n";
+        let r = parse_str(&format!("{javac}{junit}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("test/com/sun/jna/CallbacksTest.java", 969)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("testInvokeCallback(com.sun.jna.DirectCallbacksTest)")
+        );
+        // Without a compiler's path, the Maven convention.
+        let r = parse_str(junit, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/sun/jna/CallbacksTest.java"
+        );
+        // A JDK frame in `com.sun.` is still not the project's.
+        let proxy = junit.replace(
+            "com.sun.jna.CallbacksTest.testInvokeCallback(CallbacksTest.java:969)",
+            "com.sun.proxy.Proxy12.invoke(Proxy12.java:5)",
+        );
+        assert_eq!(parse_str(&proxy, &ParseOptions::default()), []);
+    }
 
     #[test]
     fn maven_compiler_and_surefire() {
