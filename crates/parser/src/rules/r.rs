@@ -1,8 +1,9 @@
 //! R: testthat's failure headers, as `R CMD check` and `test_check()` print them in every
 //! testthat release: `1. Failure (at test-ts.R#29): name` (0.x/1.x), `── 1. Failure: name
-//! (@test-bootstrap.r#138)  ───` (2.x) and `── Failure (test-foo.R:12:3): name ──` (3.x), with
-//! `Error` for a test that raised. Each is a `LOGIC` report at the test file's line, named after
-//! the test; testthat runs from `tests/testthat/`, so a bare file name is placed there.
+//! (@test-bootstrap.r#138)  ───` (2.x) and `── Failure ('test-foo.R:12:3'): name ──` (3.x; `--`
+//! rules on a terminal without Unicode), with `Error` for a test that raised. Each is a `LOGIC`
+//! report at the test file's line, named after the test; testthat runs from `tests/testthat/`,
+//! so its paths are placed there. Warnings and skips list locations too and are never reported.
 //!
 //! It must never report a file that is not an R source, nor a header without a line (testthat
 //! 3's `Error ('test-x.R'): …` for an error outside any `test_that` block names none).
@@ -12,7 +13,7 @@ use crate::{BugType, Line};
 
 /// The header's `Failure`/`Error` word, after the box-drawing rule and the counter.
 fn header_body(t: &str) -> Option<(&str, &str)> {
-    let t = t.trim_start_matches(['─', ' ']);
+    let t = t.trim_start_matches(['─', '-', ' ']);
     let d = t.bytes().take_while(u8::is_ascii_digit).count();
     let t = if d > 0 { t[d..].strip_prefix(". ")? } else { t };
     ["Failure", "Error"]
@@ -40,7 +41,7 @@ fn header(t: &str) -> Option<(&str, &str, u64, &str)> {
         r.split_once("): ")?
     } else if let Some(r) = rest.strip_prefix(": ") {
         // `name (@file#line)`, then the box rule.
-        let r = r.trim_end_matches(['─', ' ']);
+        let r = r.trim_end_matches(['─', '-', ' ']);
         let (name, loc) = r.rsplit_once(" (@")?;
         (loc.strip_suffix(')')?, name)
     } else if let Some(r) = rest.strip_prefix(" (") {
@@ -48,14 +49,14 @@ fn header(t: &str) -> Option<(&str, &str, u64, &str)> {
     } else {
         return None;
     };
-    let (file, line) = file_line(loc)?;
-    let name = name.trim_end_matches(['─', ' ']);
+    let (file, line) = file_line(loc.trim_matches('\''))?;
+    let name = name.trim_end_matches(['─', '-', ' ']);
     Some((word, file, line, name))
 }
 
 /// True when the line cannot be a testthat header: it has neither word.
 pub(crate) fn quiet(l: &Line<'_>) -> bool {
-    !(matches!(l.first, b'1'..=b'9' | b'F' | b'E' | 0xE2)
+    !(matches!(l.first, b'1'..=b'9' | b'F' | b'E' | b'-' | 0xE2)
         && l.last != b':'
         && (memchr::memmem::find(l.text.as_bytes(), b"Failure").is_some()
             || memchr::memmem::find(l.text.as_bytes(), b"Error ").is_some()
@@ -67,7 +68,7 @@ pub(crate) fn line(l: &Line<'_>, sink: &mut Sink) -> bool {
     let Some((word, file, line, name)) = header(l.trimmed()) else {
         return false;
     };
-    let path = if file.contains('/') {
+    let path = if file.starts_with("tests/") {
         file.to_string()
     } else {
         format!("tests/testthat/{file}")
@@ -104,7 +105,9 @@ mod tests {
         let log = "  1. Failure (at test-ts.R#29): average the count for each unique timestamp if the timestamps are not unique \n\
                    ── 1. Failure: Choices are correctly assigned names (@test-bootstrap.r#138)  ───\n\
                    1. Failure: Choices are correctly assigned names (@test-bootstrap.r#138) \n\
-                   ── Error (test-parse.R:12:3): parses dates ──────────────────────\n\
+                   ── Error ('test-parse.R:12:3'): parses dates ──────────────────────\n\
+                   -- Failure ('reporters/tests.R:17:8'): Failure:2a ------------------------------\n\
+                   -- Warning ('reporters/tests.R:47:5'): warnings get backtraces -----------------\n\
                    ── Error ('test-setup.R'): (code run outside of `test_that()`) ──\n\
                    1. Failure (at notes.txt#3): not R\n";
         assert_eq!(
@@ -127,6 +130,12 @@ mod tests {
                     12,
                     BugType::Logic,
                     Some("parses dates".to_string())
+                ),
+                (
+                    "tests/testthat/reporters/tests.R".to_string(),
+                    17,
+                    BugType::Logic,
+                    Some("Failure:2a".to_string())
                 ),
             ]
         );
