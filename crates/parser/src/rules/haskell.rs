@@ -12,6 +12,8 @@
 use crate::sink::{Finding, Sink};
 use crate::{BugType, Line};
 
+static HS: crate::Needle = crate::needle!("hs:");
+
 /// Warnings of one module kept while waiting for `Failing due to -Werror.`.
 const MAX_WARNINGS: usize = 64;
 
@@ -107,7 +109,13 @@ impl Haskell {
         if self.pending.is_some() || !self.warnings.is_empty() {
             return false;
         }
-        !l.colon || memchr::memmem::find(l.text.as_bytes(), b"hs:").is_none()
+        // `x.hs:12:3:` carries a colon and a digit; only the range form `x.hs:(1,2)-…` does not.
+        if l.colon_digit {
+            !crate::has(&HS, l.text)
+        } else {
+            let b = l.text.as_bytes();
+            !l.colon || !memchr::memchr(b'(', b).is_some_and(|i| i >= 3 && &b[i - 3..i] == b"hs:")
+        }
     }
 
     /// Returns true when the line was claimed.

@@ -11,8 +11,10 @@ use crate::{BugType, Ctx, Line};
 
 /// True when the line cannot be a perlcritic violation: it does not end with its severity.
 pub(crate) fn quiet(l: &Line<'_>) -> bool {
-    l.last != b')' || memchr::memmem::find(l.text.as_bytes(), b"(Severity: ").is_none()
+    l.last != b')' || !crate::has(&SEVERITY, l.text)
 }
+
+static SEVERITY: crate::Needle = crate::needle!("(Severity: ");
 
 /// The single file a `perlcritic [options] <file>` command names.
 fn command_file(cmd: &str) -> Option<&str> {

@@ -54,13 +54,11 @@ fn header(t: &str) -> Option<(&str, &str, u64, &str)> {
     Some((word, file, line, name))
 }
 
-/// True when the line cannot be a testthat header: it has neither word.
+/// True when the line cannot be a testthat header: it does not start with one's words.
 pub(crate) fn quiet(l: &Line<'_>) -> bool {
-    !(matches!(l.first, b'1'..=b'9' | b'F' | b'E' | b'-' | 0xE2)
-        && l.last != b':'
-        && (memchr::memmem::find(l.text.as_bytes(), b"Failure").is_some()
-            || memchr::memmem::find(l.text.as_bytes(), b"Error ").is_some()
-            || memchr::memmem::find(l.text.as_bytes(), b"Error:").is_some()))
+    !matches!(l.first, b'1'..=b'9' | b'F' | b'E' | b'-' | 0xE2)
+        || l.last == b':'
+        || header_body(l.trimmed()).is_none()
 }
 
 /// Returns true when the line was claimed.
