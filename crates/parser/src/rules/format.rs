@@ -141,6 +141,7 @@ impl GitDiff {
         }
         if t == "All changes made by hooks:" {
             self.armed = Some("pre-commit");
+            self.travis = false;
             self.nix = false;
             self.confirm(sink);
             return true;
@@ -151,6 +152,7 @@ impl GitDiff {
             && (name.contains("fmt") || name.contains("format"))
         {
             self.armed = Some("treefmt");
+            self.travis = false;
             self.nix = true;
             self.confirm(sink);
             return true;
@@ -893,6 +895,14 @@ mod tests {
         let passed = "The command \".travisci/test.sh\" exited with 0.\n";
         assert_eq!(
             parse_str(&format!("{diff}{passed}"), &ParseOptions::default()),
+            []
+        );
+        // yarn echoes its scripts as `$ cmd` in Actions steps too: there only Travis' verdict
+        // confirms, never the step's `##[error]`.
+        let actions = "##[group]Run yarn lint\n##[endgroup]\n";
+        let error = "##[error]Process completed with exit code 1.\n";
+        assert_eq!(
+            parse_str(&format!("{actions}{diff}{error}"), &ParseOptions::default()),
             []
         );
     }
