@@ -438,8 +438,15 @@ pub(crate) struct Js {
 }
 
 /// The banner `standard` and the other standard-engine linters (semistandard, ts-standard,
-/// happiness) print before their findings: `<cmd>: Use <Style name> (<homepage>)`.
+/// happiness) print before their findings: `<cmd>: Use <Style name> (<homepage>)`, and before
+/// standard 8 `Error: Use JavaScript Standard Style`.
 fn standard_banner(t: &str) -> Option<&str> {
+    if let Some(name) = t.strip_prefix("Error: Use ")
+        && name.ends_with(" Style")
+        && name.len() < 60
+    {
+        return Some("Error");
+    }
     let (cmd, rest) = t.split_once(": Use ")?;
     let ok = !cmd.is_empty()
         && cmd.len() <= 40
@@ -525,6 +532,7 @@ impl Js {
                 && t.ends_with(')')
                 && l.colon
                 && standard_banner(t).is_some())
+            || (l.first == b'E' && t.starts_with("Error: Use "))
             || (l.last == b'g' && l.first.is_ascii_digit())
             || (l.first == b'E' && (t.starts_with("ERROR: ") || t.starts_with("ERROR in ")))
             || (l.first == b'[' && t.starts_with("[tsl] ERROR in "))
@@ -604,8 +612,7 @@ impl Js {
                 self.standard = None;
             }
         }
-        if l.first.is_ascii_lowercase()
-            && t.ends_with(')')
+        if ((l.first.is_ascii_lowercase() && t.ends_with(')')) || l.first == b'E')
             && let Some(cmd) = standard_banner(t)
         {
             self.standard = Some(cmd.to_string());
@@ -1961,6 +1968,14 @@ mod tests {
         assert_eq!(
             r[0].rule.as_deref(),
             Some("@typescript-eslint/no-unused-vars")
+        );
+        // standard's README (standard/standard): the banner before standard 8.
+        let log = "$ standard\nError: Use JavaScript Standard Style\n  lib/torrent.js:950:11: Expected '===' and instead saw '=='.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/torrent.js", 950)
         );
         // standardrb's rows are RuboCop's (its matcher names the cop).
         let log = "standard: Use Ruby Standard Style (https://github.com/testdouble/standard)\n  app/models/order.rb:45:5: Style/TrailingCommaInHashLiteral: Put a comma after the last item of a multiline hash.\n";
