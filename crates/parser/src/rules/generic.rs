@@ -360,15 +360,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 && col.is_some()
                 && let Some(msg) = rest.strip_prefix("error: ")
             {
-                let (msg, rule) = split_rule_suffix(msg);
-                sink.emit(
-                    l.no,
-                    Finding::new(path, line, BugType::Linting, msg)
-                        .col(col)
-                        .conf(0.95)
-                        .tool("checkstyle")
-                        .rule(rule),
-                );
+                lint_error(l.no, path, line, col, msg, "checkstyle", sink);
             } else if let Some(msg) = rest.strip_prefix("error: ") {
                 let tool = if ext == "java" { "javac" } else { "kotlinc" };
                 jvm.compiler(path, line, col, msg, tool, true, l.no, sink);
@@ -377,15 +369,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         }
         "sh" | "bash" | "zsh" | "ksh" => {
             if let Some(msg) = rest.strip_prefix("error: ") {
-                let (msg, rule) = split_rule_suffix(msg);
-                sink.emit(
-                    l.no,
-                    Finding::new(path, line, BugType::Linting, msg)
-                        .col(col)
-                        .conf(0.95)
-                        .tool("shellcheck")
-                        .rule(rule),
-                );
+                lint_error(l.no, path, line, col, msg, "shellcheck", sink);
             }
             true
         }
@@ -544,6 +528,28 @@ fn after_spaced_jenkins_workspace(t: &str) -> &str {
     } else {
         t
     }
+}
+
+/// A linter's `path:line:col: error: message [Rule]` row (shellcheck's gcc format, Checkstyle's
+/// plain format): `LINTING`, the bracketed suffix as the rule.
+fn lint_error(
+    seq: u64,
+    path: &str,
+    line: u64,
+    col: Option<u64>,
+    msg: &str,
+    tool: &'static str,
+    sink: &mut Sink,
+) {
+    let (msg, rule) = split_rule_suffix(msg);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .col(col)
+            .conf(0.95)
+            .tool(tool)
+            .rule(rule),
+    );
 }
 
 /// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
