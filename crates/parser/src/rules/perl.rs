@@ -23,10 +23,12 @@ fn command_file(cmd: &str) -> Option<&str> {
     if prog != "perlcritic" && !prog.ends_with("/perlcritic") {
         return None;
     }
-    let mut files = words.filter(|w| !w.starts_with('-'));
+    // Option values (`--verbose 8`, `--profile x`) are no Perl files; a directory is none either.
+    let mut files = words.filter(|w| {
+        !w.starts_with('-') && matches!(super::ext(w), "pl" | "pm" | "t" | "cgi" | "psgi")
+    });
     let file = files.next()?;
-    let perl = matches!(super::ext(file), "pl" | "pm" | "t" | "cgi" | "psgi");
-    (files.next().is_none() && perl).then_some(file)
+    files.next().is_none().then_some(file)
 }
 
 /// Returns true when the line was claimed.
@@ -87,6 +89,14 @@ mod tests {
         assert_eq!(got(one), [("mysqltuner.pl".to_string(), 69)]);
         let several = "+ perlcritic --severity 4 lib t\nlib/App/X.pm: Code before strictures are enabled at line 3, column 1.  See page 429 of PBP.  (Severity: 5)\n";
         assert_eq!(got(several), [("lib/App/X.pm".to_string(), 3)]);
+        // `--verbose 8` prints the policy first (a bracketed prefix, cut like other wrappers').
+        let verbose = "$ perlcritic --verbose 8 lib/Pod/Tree/Stream.pm\n[Subroutines::ProhibitExplicitReturnUndef] \"return\" statement with explicit \"undef\" at line 21, column 19.  (Severity: 5)\n";
+        let r = parse_str(verbose, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/Pod/Tree/Stream.pm", 21)
+        );
         // A directory on the command line and no `file: `: the file cannot be told.
         let dir = "$ perlcritic lib\nCode before strictures are enabled at line 3, column 1.  See page 429 of PBP.  (Severity: 5)\n";
         assert_eq!(got(dir), []);
