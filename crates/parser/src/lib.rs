@@ -391,6 +391,9 @@ pub struct Parser {
     /// sdist`): a later `tar -x … -C <dir> --strip-components=1` unpacks the repository's own
     /// sources into `<dir>`.
     sdist: bool,
+    /// The number of reports when Travis last echoed a command (`$ cmd`): Travis' verdict on
+    /// it (`The command "cmd" exited with 0.`) says what came after was tolerated.
+    travis_cmd: Option<usize>,
 }
 
 impl Parser {
@@ -416,6 +419,7 @@ impl Parser {
             step_dir: None,
             run_step: None,
             sdist: false,
+            travis_cmd: None,
         }
     }
 
@@ -601,6 +605,9 @@ impl Parser {
             self.ctx.command.clear();
             self.ctx.command.push_str(sink::truncate_chars(cmd, 200));
         }
+        if text.starts_with("$ ") {
+            self.travis_cmd = Some(self.sink.len());
+        }
         if !self.sdist {
             self.sdist = cmd.len() < 512 && contains(cmd, "sdist");
             return;
@@ -775,6 +782,18 @@ impl Parser {
             }
             // A shell's `set -x` trace and Travis' command echo.
             Some(b'+' | b'$') => self.shell_command(text),
+            // Travis' verdict on the command it echoed last: one that exited 0 passed, so what
+            // its tools printed was tolerated (`flake8 --exit-zero`, `|| true`), as for an
+            // Actions step without `##[error]`. The line goes on to the matchers (a check's
+            // candidates wait for it).
+            Some(b'T')
+                if text.starts_with("The command \"")
+                    && rules::travis_command_failed(text) == Some(false) =>
+            {
+                if let Some(start) = self.travis_cmd.take() {
+                    self.sink.drop_from(start);
+                }
+            }
             Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
                 self.docker_summary = true;
             }
@@ -1143,6 +1162,23 @@ mod cap_tests {
             r[0].file_path,
             "sdist-test/src/Language/PureScript/Environment.hs"
         );
+    }
+
+    #[test]
+    fn findings_of_a_travis_command_that_exited_0_were_tolerated() {
+        let lint = "$ flake8 . --exit-zero\nsrc/a.py:3:1: F401 'os' imported but unused\n";
+        let passed = "\u{1b}[32;1mThe command \"flake8 . --exit-zero\" exited with 0.\u{1b}[0m\n";
+        let test = "$ pytest\nsrc/b.py:4:1: F821 undefined name 'x'\n";
+        let failed = "\u{1b}[31;1mThe command \"pytest\" exited with 1.\u{1b}[0m\n";
+        let r = parse_str(
+            &format!("{lint}{passed}{test}{failed}"),
+            &ParseOptions::default(),
+        );
+        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
+        assert_eq!(paths, ["src/b.py"]);
+        // Findings before the command are not its own.
+        let r = parse_str(&format!("{test}{lint}{passed}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
     }
 
     #[test]

@@ -409,6 +409,18 @@ impl Sink {
         self.retract(&keys);
     }
 
+    /// Takes back the reports found after the first `start` (a command that passed tolerated
+    /// them).
+    pub fn drop_from(&mut self, start: usize) {
+        let keys: Vec<_> = self
+            .reports
+            .iter()
+            .skip(start)
+            .map(|(_, r)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect();
+        self.retract(&keys);
+    }
+
     /// A new CI step starts.
     pub fn next_step(&mut self) {
         self.step = self.step.wrapping_add(1);
