@@ -41,7 +41,9 @@
 //! folds, BuildKit `#N 1.234 ` and step-summary `1.234 ` stamps, docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
 //! prefixes, Ant's `[javac] ` task prefixes. A runner's success verdict (`Finished: SUCCESS`, `Done. Your build exited
 //! with 0.`, `Job succeeded`, and an Actions job reaching `Cleaning up orphan processes` with no
-//! `##[error]` line before it) drops what was found before it: the job tolerated it. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
+//! `##[error]` line before it) drops what was found before it: the job tolerated it. So does an
+//! Actions step that reaches the next `##[group]Run` without an `##[error]`, and a Travis command
+//! its runner says `exited with 0.`, for what they printed. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
