@@ -376,6 +376,10 @@ pub struct Parser {
     checkouts: u32,
     /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
     step_dir: Option<String>,
+    /// The sink's step number at the current Actions `##[group]Run …` step header (groups a
+    /// tool opens inside the step count as later sink steps of the same Actions step), and
+    /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
+    run_step: Option<(u32, bool)>,
 }
 
 impl Parser {
@@ -399,6 +403,7 @@ impl Parser {
             checkout_with: (false, None),
             checkouts: 0,
             step_dir: None,
+            run_step: None,
         }
     }
 
@@ -551,6 +556,18 @@ impl Parser {
         self.sink.set_cwd(None);
     }
 
+    /// The Actions step begun by the last `##[group]Run …` header ends where the next one begins.
+    /// A step that fails always prints an `##[error]` before that (`Process completed with exit
+    /// code N.`, an action's own message), so a step without one passed: whatever errors its
+    /// tools printed were tolerated by the step's script (a `lintme` that ignores `black
+    /// --check`'s status, `|| true`, a linter in report-only mode) and are no failure of the job.
+    /// The last step of a log is left alone (the log may be cut there).
+    fn actions_step_ends(&mut self) {
+        if let Some((first, false)) = self.run_step.take() {
+            self.sink.steps_passed(first);
+        }
+    }
+
     /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
     fn checkout_input(&mut self, text: &str) {
         let t = text.trim_start();
@@ -599,6 +616,9 @@ impl Parser {
                         "error" => {
                             marker = Marker::Error;
                             self.actions_error = true;
+                            if let Some(step) = &mut self.run_step {
+                                step.1 = true;
+                            }
                             text = body;
                         }
                         "group" | "section" => {
@@ -612,6 +632,8 @@ impl Parser {
                             }
                             self.step_boundary();
                             if let Some(cmd) = body.strip_prefix("Run ") {
+                                self.actions_step_ends();
+                                self.run_step = Some((self.sink.step(), false));
                                 self.step_dir = step_cd(cmd);
                                 self.update_cwd();
                             }
@@ -667,6 +689,9 @@ impl Parser {
             Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
                 marker = Marker::Error;
                 self.actions_error = true;
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
                 text = &text[7..];
             }
             Some(b'E')
@@ -675,6 +700,9 @@ impl Parser {
                         && contains(text, "failed with exit code")) =>
             {
                 self.actions_error = true;
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
             }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
@@ -888,6 +916,33 @@ mod wrapper_tests {
         // Copied from the web page, the failed step's annotation reads `Error: `.
         let copied = "Error: Process completed with exit code 1.\n";
         assert!(!parse(&format!("{logged}{copied}{end}")).is_empty());
+    }
+
+    #[test]
+    fn an_actions_step_that_ends_without_an_error_annotation_tolerated_its_errors() {
+        // mindmeld's `./lintme` ignores the status of `black --check` and flake8; the job then
+        // fails in its test step.
+        let lint = "2022-04-13T21:23:11.8Z ##[group]Run ./lintme\n\
+                    2022-04-13T21:23:11.8Z ##[endgroup]\n\
+                    2022-04-13T21:23:12.4Z would reformat mindmeld/app.py\n\
+                    2022-04-13T21:23:29.5Z Oh no! \u{1f4a5} \u{1f494} \u{1f4a5}\n\
+                    2022-04-13T21:23:29.5Z 94 files would be reformatted, 86 files would be left unchanged.\n\
+                    2022-04-13T21:23:34.8Z mindmeld/constants.py:31:1: E302 expected 2 blank lines, found 1\n\
+                    2022-04-13T21:23:34.9Z ##[group]Nested group a tool opened\n\
+                    2022-04-13T21:23:34.9Z src/app.py:3:1: F401 `os` imported but unused\n";
+        let next = "2022-04-13T21:24:44.6Z ##[group]Run pytest\n\
+                    2022-04-13T21:24:44.6Z ##[endgroup]\n\
+                    2022-04-13T21:24:50.1Z tests/test_a.py:7:1: F821 undefined name 'x'\n\
+                    2022-04-13T21:46:50.9Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(
+            parse(&format!("{lint}{next}")),
+            vec![("tests/test_a.py".to_string(), 7)]
+        );
+        // The same step failing keeps its findings, the nested group's too.
+        let failed = "2022-04-13T21:23:35.0Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(parse(&format!("{lint}{failed}{next}")).len(), 4);
+        // The last step of a (possibly cut) log is not judged.
+        assert_eq!(parse(lint).len(), 3);
     }
 
     #[test]

@@ -396,6 +396,19 @@ impl Sink {
         }
     }
 
+    /// The sink's steps from `first` on made one CI step that passed: their reports were
+    /// tolerated by it and are taken back.
+    pub fn steps_passed(&mut self, first: u32) {
+        let keys: Vec<_> = self
+            .reports
+            .iter()
+            .zip(&self.origin)
+            .filter(|(_, (step, _))| step.wrapping_sub(first) <= self.step.wrapping_sub(first))
+            .map(|((_, r), _)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect();
+        self.retract(&keys);
+    }
+
     /// A new CI step starts.
     pub fn next_step(&mut self) {
         self.step = self.step.wrapping_add(1);
