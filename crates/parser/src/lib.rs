@@ -380,7 +380,15 @@ pub struct Parser {
     /// tool opens inside the step count as later sink steps of the same Actions step), and
     /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
     run_step: Option<(u32, bool)>,
+    /// The reports found under each concurrent task's prefix (`pkg: [task]`, see
+    /// [`normalize::Prefix::task`]), until the task says how it exited: at most
+    /// [`MAX_TASKS`] tasks of [`MAX_TASK_REPORTS`] reports each, the oldest task forgotten first.
+    task_reports: Vec<(String, Vec<sink::Key>)>,
 }
+
+/// Bounds on [`Parser::task_reports`].
+const MAX_TASKS: usize = 32;
+const MAX_TASK_REPORTS: usize = 64;
 
 impl Parser {
     pub fn new(opts: &ParseOptions) -> Self {
@@ -404,6 +412,7 @@ impl Parser {
             checkouts: 0,
             step_dir: None,
             run_step: None,
+            task_reports: Vec::new(),
         }
     }
 
@@ -597,7 +606,7 @@ impl Parser {
     }
 
     fn process_text(&mut self, text: &str) {
-        let (mut text, prefix) = normalize::strip_prefixes(text);
+        let (mut text, mut prefix) = normalize::strip_prefixes(text);
         if text.starts_with("  ") && self.ctx.step.starts_with("actions/checkout@") {
             self.checkout_input(text);
         }
@@ -619,7 +628,13 @@ impl Parser {
                             if let Some(step) = &mut self.run_step {
                                 step.1 = true;
                             }
+                            // A problem matcher's annotation keeps the wrapper prefixes of the
+                            // line it matched (lerna's `pkg: [task] ` before a tsc error).
+                            let (body, inner) = normalize::strip_prefixes(body);
                             text = body;
+                            if inner.task.is_some() {
+                                prefix.task = inner.task;
+                            }
                         }
                         "group" | "section" => {
                             marker = Marker::Group;
@@ -739,7 +754,51 @@ impl Parser {
             _ => {}
         }
         let line = Line::new(text, self.line_no, marker);
+        let before = self.sink.len();
         self.rules.line(&line, &self.ctx, &mut self.sink);
+        if let Some(task) = prefix.task {
+            self.task_line(task, text, before);
+        }
+    }
+
+    /// A line under a concurrent task's prefix: remembers the reports it produced, and when the
+    /// task reports its exit (concurrently's and nps's `<command> exited with code N`), forgets
+    /// them, taking them back first if the task exited 0 (a `tsc … || echo "Ignoring TypeScript
+    /// Errors"` in victory's build: the errors were tolerated).
+    fn task_line(&mut self, task: &str, text: &str, before: usize) {
+        let at = self.task_reports.iter().position(|(t, _)| t == task);
+        if let Some(code) = text
+            .rsplit_once(" exited with code ")
+            .map(|(_, c)| c.trim())
+        {
+            if let Some(i) = at {
+                let (_, keys) = self.task_reports.remove(i);
+                if code == "0" {
+                    self.sink.retract(&keys);
+                }
+            }
+            return;
+        }
+        let new = self.sink.keys_since(before);
+        if new.is_empty() {
+            return;
+        }
+        let i = match at {
+            Some(i) => i,
+            None => {
+                if self.task_reports.len() == MAX_TASKS {
+                    self.task_reports.remove(0);
+                }
+                self.task_reports.push((task.to_string(), Vec::new()));
+                self.task_reports.len() - 1
+            }
+        };
+        let keys = &mut self.task_reports[i].1;
+        for k in new {
+            if keys.len() < MAX_TASK_REPORTS {
+                keys.push(k);
+            }
+        }
     }
 
     /// `FAIL\t<import path>\t1.2s`, `FAIL\t<import path> [build failed]`, `ok  \t<import path>`:
@@ -943,6 +1002,24 @@ mod wrapper_tests {
         assert_eq!(parse(&format!("{lint}{failed}{next}")).len(), 4);
         // The last step of a (possibly cut) log is not judged.
         assert_eq!(parse(lint).len(), 3);
+    }
+
+    #[test]
+    fn a_concurrent_task_that_exits_0_tolerated_its_errors() {
+        // victory's build: lerna `--stream` runs nps tasks concurrently, each `tsc … || echo
+        // "Ignoring TypeScript Errors"`; tsc's problem matcher marks the error lines.
+        let tsc = "2022-06-22T18:46:54.1Z ##[error]victory-bar: [types.create-lib] src/v37/a.stories.tsx(4,26): error TS2307: Cannot find module 'x' or its corresponding type declarations\n\
+                   2022-06-22T18:46:54.1Z victory-bar: [types.create-lib] Ignoring TypeScript Errors\n";
+        let other = "2022-06-22T18:46:54.2Z victory-box: [types.create-lib] src/b.ts(1,1): error TS2304: Cannot find name 'y'.\n";
+        let ok = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 0\n";
+        let failed = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 2\n";
+        assert_eq!(
+            parse(&format!("{tsc}{other}{ok}")),
+            vec![("src/b.ts".to_string(), 1)]
+        );
+        assert_eq!(parse(&format!("{tsc}{other}{failed}")).len(), 2);
+        // A later exit of the same task does not take back what a failed run found.
+        assert_eq!(parse(&format!("{tsc}{failed}{ok}")).len(), 1);
     }
 
     #[test]

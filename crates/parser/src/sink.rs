@@ -70,6 +70,9 @@ impl<'a> Finding<'a> {
     }
 }
 
+/// What makes a report distinct: its file, line and type.
+pub(crate) type Key = (String, u32, BugType);
+
 #[derive(Debug, Default)]
 pub struct Sink {
     workspace: Option<String>,
@@ -407,6 +410,16 @@ impl Sink {
             .map(|((_, r), _)| (r.file_path.clone(), r.line_number, r.error_type))
             .collect();
         self.retract(&keys);
+    }
+
+    /// The keys (path, line, type) of the reports added since there were `n`.
+    pub fn keys_since(&self, n: usize) -> Vec<Key> {
+        self.reports
+            .get(n..)
+            .unwrap_or_default()
+            .iter()
+            .map(|(_, r)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect()
     }
 
     /// A new CI step starts.
