@@ -1130,7 +1130,7 @@ mod cap_tests {
 
     #[test]
     fn a_step_that_cds_first_roots_its_relative_paths() {
-        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
+        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[error]Process completed with exit code 1.\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
         let r = parse_str(log, &ParseOptions::default());
         let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
         assert_eq!(paths, ["web/src/m.py", "web/src/n.py", "src/o.py"]);

@@ -1591,7 +1591,7 @@ mod tests {
 
     #[test]
     fn npm_workspace_directory_prefixes_relative_paths() {
-        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
+        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[error]Process completed with exit code 1.\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
         assert_eq!(r[1].file_path, "src/b.ts");
