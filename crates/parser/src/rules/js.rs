@@ -388,6 +388,8 @@ struct TestBlock {
     /// A frame inside a dependency (not the test runner's own) came before any repository
     /// frame: the error was raised while loading or running that dependency.
     dep_frame: bool,
+    /// `Require stack:` was the last line: its first entry is the module whose `require` failed.
+    require_stack: bool,
 }
 
 #[derive(Debug)]
@@ -936,6 +938,7 @@ impl Js {
                 },
                 title_open: open,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1099,6 +1102,7 @@ impl Js {
                     tool: "vitest",
                     title_open: false,
                     dep_frame: false,
+                    require_stack: false,
                 });
                 return true;
             }
@@ -1120,6 +1124,7 @@ impl Js {
                         tool: "vitest",
                         title_open: false,
                         dep_frame: false,
+                        require_stack: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
@@ -1147,6 +1152,7 @@ impl Js {
                 tool: "jest",
                 title_open: false,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1214,6 +1220,22 @@ impl Js {
         }
         if t.contains("error TS") {
             return false;
+        }
+        // Jest's `Cannot find module 'x' from 'generator.js'` names the requiring module by its
+        // base name, and the code frame under it is that module's, not the test file's: the
+        // require stack's first entry (absolute: `/app/lib/generator.js`) is its path, where the
+        // frames may be relative to another directory (`../../lib/generator.js`).
+        if b.require_stack {
+            b.require_stack = false;
+            let entry = t.strip_prefix("- ").unwrap_or(t);
+            if JS_EXTS.contains(&super::ext(entry)) && own_frame(entry, sink) {
+                b.file = Some(entry.to_string());
+            }
+            return true;
+        }
+        if t == "Require stack:" {
+            b.require_stack = b.code_line.is_none();
+            return true;
         }
         if let Some(c) = CODE_FRAME.captures(t) {
             if b.code_line.is_none() {
@@ -1681,6 +1703,25 @@ mod tests {
         assert_eq!(r[0].line_number, 4);
         assert_eq!(r[0].test_name.as_deref(), Some("sum › adds numbers"));
         assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn jest_missing_module_is_in_the_requiring_module() {
+        // asyncapi's generator under docker compose (`/app`), the test run from `test/…`.
+        let log = "FAIL ./test-project.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module 'fs.extra' from 'generator.js'\n\n    Require stack:\n      /app/lib/generator.js\n      test-project.test.js\n\n      2 | const fs = require('fs');\n    > 3 | const xfs = require('fs.extra');\n        |             ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n      at Object.<anonymous> (../../lib/generator.js:3:13)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(got, [("lib/generator.js", 3, BugType::Import)]);
+        // The test file itself requiring a missing module: its own code frame.
+        let log = "FAIL src/a.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module './b' from 'src/a.test.js'\n\n    Require stack:\n      src/a.test.js\n\n    > 1 | const b = require('./b');\n        | ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/a.test.js", 1)
+        );
     }
 
     #[test]
