@@ -494,6 +494,28 @@ fn task_then_colon(b: &[u8]) -> usize {
     0
 }
 
+/// Maven's elapsed milliseconds before its level (`19547 [ERROR] …`, slf4j-simple's
+/// `showDateTime` without a date format, as `MAVEN_OPTS` sets it in some projects): the length of
+/// the number and its space, or 0.
+fn maven_elapsed(b: &[u8]) -> usize {
+    let Some(n) = skip_digits(b).filter(|&n| n <= 10) else {
+        return 0;
+    };
+    let rest = &b[n..];
+    const LEVELS: [&[u8]; 5] = [
+        b" [INFO] ",
+        b" [ERROR] ",
+        b" [WARNING] ",
+        b" [WARN] ",
+        b" [DEBUG] ",
+    ];
+    if LEVELS.iter().any(|l| rest.starts_with(l)) {
+        n + 1
+    } else {
+        0
+    }
+}
+
 /// A concurrently/nps task name at `b[at..]` after a lerna package prefix (`[types.create-lib] `):
 /// its length with the space, or 0. Records `pkg: [task]` in `info`.
 fn concurrent_task<'a>(b: &'a [u8], at: usize, info: &mut Prefix<'a>) -> usize {
@@ -574,7 +596,12 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                     if t > 0 {
                         t
                     } else {
-                        compose_or_monorepo(b, &mut info)
+                        let m = maven_elapsed(b);
+                        if m > 0 {
+                            m
+                        } else {
+                            compose_or_monorepo(b, &mut info)
+                        }
                     }
                 }
             }
@@ -1085,6 +1112,11 @@ mod tests {
         assert_eq!(text, "FAIL src/a.test.ts");
         assert_eq!(info.package_dir, Some("packages/core"));
         assert_eq!(cut("packages/core build$ tsc -p ."), "tsc -p .");
+        assert_eq!(
+            cut("19547 [ERROR] ensureConsistencyWithStrata  Time elapsed: 0.068 s  <<< FAILURE!"),
+            "[ERROR] ensureConsistencyWithStrata  Time elapsed: 0.068 s  <<< FAILURE!"
+        );
+        assert_eq!(cut("12 [INFO] BUILD"), "[INFO] BUILD");
         // lerna `--stream` before an nps/concurrently task name (victory's build).
         let line = "victory-bar: [types.create-lib] src/v37/victory-bar.stories.tsx(4,26): error TS2307: x";
         let (text, info) = strip_prefixes(line);
@@ -1116,6 +1148,8 @@ mod tests {
             "warning: [unused-import] x",
             "victory-bar: [types.create-lib]",
             "pkg: [a b] x",
+            "19547 [error] x",
+            "3 [WARNING]",
         ] {
             assert_eq!(cut(line), line, "{line}");
         }
