@@ -309,6 +309,9 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     if col.is_none() && codespell(path, line, rest, l.no, sink) {
         return;
     }
+    if col.is_none() && whitespace_check(path, line, rest, l.no, sink) {
+        return;
+    }
     if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
         return;
     }
@@ -466,6 +469,28 @@ fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bo
         Finding::new(path, line, BugType::Linting, rest)
             .conf(0.9)
             .tool("codespell"),
+    );
+    true
+}
+
+/// Julia's `contrib/check-whitespace.jl` (copied by many Julia packages): `path:N -- trailing
+/// whitespace`, one of its fixed messages, for a file of any kind. It exits 1 on any.
+fn whitespace_check(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    const MESSAGES: [&str; 5] = [
+        "trailing whitespace",
+        "tab",
+        "no trailing newline",
+        "non-breaking space",
+        "trailing blank lines",
+    ];
+    let Some(msg) = rest.strip_prefix("-- ").filter(|m| MESSAGES.contains(m)) else {
+        return false;
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.8)
+            .tool("check-whitespace"),
     );
     true
 }
@@ -633,6 +658,25 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn julia_whitespace_check() {
+        let log = "2025-04-14T14:51:26.1Z doc/src/manual/multi-threading.md:304 -- trailing whitespace\n\
+                   2025-04-14T14:51:26.1Z src/flisp/a.c:12 -- tab\n\
+                   2025-04-14T14:51:26.1Z base/x.jl:3 -- sure\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("doc/src/manual/multi-threading.md", 304, BugType::Linting),
+                ("src/flisp/a.c", 12, BugType::Linting)
+            ]
+        );
     }
 
     #[test]
