@@ -116,6 +116,10 @@ static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
 static UNITTEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
+/// nose's header for a test function (no class): `FAIL: test.rosdistro_verify_test.test_x`,
+/// the dotted name ending in a name nose collects (its `testMatch`: `test` at a word start).
+static NOSE_FUNCTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): ((?:\w+\.)+(?:\w*[_.-])?[Tt]est\w*)$").unwrap());
 
 /// True when `name` (possibly dotted) names an exception class.
 fn is_exception_name(name: &str) -> bool {
@@ -412,6 +416,12 @@ impl Python {
             let id = c.get(2).map_or(&c[1], |m| m.as_str());
             let _ = rest;
             self.unittest_test = Some(id.to_string());
+            return true;
+        }
+        if (t.starts_with("FAIL: ") || t.starts_with("ERROR: "))
+            && let Some(c) = NOSE_FUNCTION.captures(t)
+        {
+            self.unittest_test = Some(c[1].to_string());
             return true;
         }
         let Some(tb) = &self.tb else {
@@ -901,6 +911,32 @@ mod tests {
                 .captures("tests/x.py::test_y PASSED [ 1%]")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn nose_names_a_test_function_by_its_dotted_path() {
+        let log = "FAIL: test.rosdistro_verify_test.test_verify_files_identical\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/opt/hostedtoolcache/Python/3.8.12/x64/lib/python3.8/site-packages/nose/case.py\", line 198, in runTest\n    self.test(*self.arg)\n  File \"/home/runner/work/rosdistro/rosdistro/test/rosdistro_verify_test.py\", line 45, in test_verify_files_identical\n    assert verify_files_identical(index_url), fold.get_message()\nAssertionError: \n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "test/rosdistro_verify_test.py",
+                45,
+                Some("test.rosdistro_verify_test.test_verify_files_identical")
+            )
+        );
+        for t in [
+            "ERROR: pip.exe",
+            "FAIL: tests.helpers",
+            "ERROR: Failure: ImportError (No module named x)",
+        ] {
+            assert!(!super::NOSE_FUNCTION.is_match(t), "{t}");
+        }
+        assert!(super::NOSE_FUNCTION.is_match("FAIL: tests.test_x.check_test"));
     }
 
     #[test]
