@@ -110,14 +110,20 @@ const NOT_PACKAGES: [&str; 8] = [
     "tests", "test", "src", "lib", "docs", "examples", "scripts", "testing",
 ];
 
-/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest.
+/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest. An egg
+/// (`site-packages/numpy-1.24.0-py3.8-linux-x86_64.egg/numpy/…`, `setup.py install`) holds the
+/// package one directory down.
 fn installed_package(raw: &str) -> Option<(&str, &str)> {
     let at = memchr::memmem::find(raw.as_bytes(), b"-packages/")?;
     let before = &raw[..at];
     if !(before.ends_with("/site") || before.ends_with("/dist")) {
         return None;
     }
-    raw[at + 10..].split_once('/')
+    let (pkg, rest) = raw[at + 10..].split_once('/')?;
+    if pkg.ends_with(".egg") {
+        return rest.split_once('/');
+    }
+    Some((pkg, rest))
 }
 
 /// True when the relative path `raw` starts with the directory `dir` (repo-relative).
@@ -341,6 +347,16 @@ impl Sink {
                 continue;
             }
             self.own_packages.push((seg.to_string(), dir.to_string()));
+        }
+    }
+
+    /// The build said where one of the repository's Python packages lives (setuptools copying
+    /// `numpy/lib/x.py` into `build/…/numpy/lib`): `name` at the repo directory `dir`.
+    pub fn learn_package(&mut self, name: &str, dir: &str) {
+        if self.own_packages.len() < MAX_OWN_PACKAGES
+            && !self.own_packages.iter().any(|(n, _)| n == name)
+        {
+            self.own_packages.push((name.to_string(), dir.to_string()));
         }
     }
 

@@ -206,6 +206,55 @@ pub(crate) struct Python {
     docstyle: Option<(String, u64, u64)>,
 }
 
+/// setuptools' `copying <source> -> build/<dir>/<package path>` (build_py, bdist_egg): the
+/// repository directory of an installed package, so that its frames in `site-packages` (or an
+/// egg) map back (`copying src/foo/a.py -> build/lib/foo`: `foo` lives at `src/foo`).
+fn setuptools_copy(rest: &str, sink: &mut Sink) {
+    let Some((src, dst)) = rest.split_once(" -> ") else {
+        return;
+    };
+    let Some(dst) = dst.trim().strip_prefix("build/") else {
+        return;
+    };
+    // `build/lib/`, `build/lib.linux-x86_64-3.8/`, `build/bdist.linux-x86_64/egg/`.
+    let Some((root, pkg_path)) = dst.split_once('/') else {
+        return;
+    };
+    let pkg_path = if root.starts_with("bdist.") {
+        pkg_path.strip_prefix("egg/").unwrap_or(pkg_path)
+    } else if root == "lib" || root.starts_with("lib.") {
+        pkg_path
+    } else {
+        return;
+    };
+    let pkg_path = pkg_path.trim_end_matches('/');
+    let Some((src_dir, file)) = src.trim().rsplit_once('/') else {
+        return;
+    };
+    let ours = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('/')
+            && !s.contains("..")
+            && s.split('/').all(|seg| {
+                !seg.is_empty()
+                    && seg
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            })
+    };
+    if file.is_empty() || !ours(src_dir) || !ours(pkg_path) {
+        return;
+    }
+    let Some(prefix) = src_dir.strip_suffix(pkg_path) else {
+        return;
+    };
+    if !(prefix.is_empty() || prefix.ends_with('/')) {
+        return;
+    }
+    let top = pkg_path.split('/').next().unwrap_or(pkg_path);
+    sink.learn_package(top, &format!("{prefix}{top}"));
+}
+
 impl Python {
     /// True when `line` cannot change this matcher's state or be claimed by it: no traceback or
     /// pytest block is open and the line starts none of them (`===`, `Traceback`, `File "`,
@@ -228,12 +277,19 @@ impl Python {
                 && l.indent() == 0
                 && kebab_colon(l.trimmed()))
             && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
+            && !(l.first == b'c' && l.trimmed().starts_with("copying "))
             && self.docstyle.is_none()
             && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'c'
+            && let Some(rest) = t.strip_prefix("copying ")
+        {
+            setuptools_copy(rest, sink);
+            return false;
+        }
         // pytest section rules (`==== FAILURES ====`).
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
@@ -911,6 +967,39 @@ mod tests {
                 .captures("tests/x.py::test_y PASSED [ 1%]")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn the_repositorys_own_egg_maps_back_through_setuptools_copies() {
+        // numpy's `setup.py install` into a venv, then pytest on the installed egg.
+        let egg = "../../builds/venv/lib/python3.8/site-packages/numpy-1.24.0.dev0+311.gdfe5f9177-py3.8-linux-x86_64.egg";
+        let failure = format!(
+            "=================================== FAILURES ===================================\n_____________________________ TestSetOps.test_isin _____________________________\n\n{egg}/numpy/lib/tests/test_arraysetops.py:216: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>           raise ValueError(\nE           ValueError: Invalid kind: auto.\n\n{egg}/numpy/lib/arraysetops.py:629: ValueError\n=========================== short test summary info ============================\n"
+        );
+        let copy = "copying numpy/lib/arraysetops.pyi -> build/bdist.linux-x86_64/egg/numpy/lib/\n";
+        let r = crate::parse_str(&format!("{copy}{failure}"), &crate::ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("numpy/lib/arraysetops.py", 629)
+        );
+        // Without the build's word the installed copy is a dependency like any other.
+        assert!(crate::parse_str(&failure, &crate::ParseOptions::default()).is_empty());
+        // A src layout: the package lives under `src/`.
+        let log = "copying src/foo/a.py -> build/lib/foo\nTraceback (most recent call last):\n  File \"/home/runner/work/R/R/.venv/lib/python3.12/site-packages/foo/b.py\", line 3, in f\n    g()\nZeroDivisionError: division by zero\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(r[0].file_path, "src/foo/b.py");
+        // A copy from outside the checkout, or into another build directory, teaches nothing.
+        let mut sink = crate::sink::Sink::new(None);
+        for line in [
+            "/tmp/x/foo/a.py -> build/lib/foo",
+            "../foo/a.py -> build/lib/foo",
+            "docs/conf.py -> build/sphinx/foo",
+            "src/foo/a.py -> build/lib/bar",
+        ] {
+            super::setuptools_copy(line, &mut sink);
+        }
+        assert!(!sink.is_own_frame("/x/site-packages/foo/a.py"));
+        assert!(!sink.is_own_frame("/x/site-packages/bar/a.py"));
     }
 
     #[test]
