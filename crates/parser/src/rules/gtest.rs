@@ -70,7 +70,9 @@ impl Gtest {
         let t = ctest_body(l.trimmed());
         if let Some(name) = t.strip_prefix("[ RUN      ] ") {
             self.close(sink);
-            let name = name.trim();
+            // A value- or type-parameterized test names its parameter after the test:
+            // `Suite.Test/12, where GetParam() = (…)`, `Suite/0.Test, where TypeParam = int`.
+            let name = name.split(", where ").next().unwrap_or(name).trim();
             self.test = (!name.is_empty() && name.len() <= MAX_NAME && !name.contains(' '))
                 .then(|| name.to_string());
             return false;
@@ -163,6 +165,25 @@ fn emit(sink: &mut Sink, p: &Pending, msg: &str, test: &str, tool: &'static str)
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn parameterized_tests_are_named_without_their_parameter() {
+        // opencv's videoio test under MSVC.
+        let log = "[ RUN      ] videoio_encapsulate.write/12, where GetParam() = (\"video/sample_sorenson.avi\", \"mp4\", 12, 13, false, true)\n[ WARN:0@30.055] global cap_msmf.cpp:936 CvCapture_MSMF::initStream Failed to set mediaType\nC:\\a\\R\\R\\modules\\videoio\\test\\test_ffmpeg.cpp(379): error: Value of: capActualRaw.isOpened()\n  Actual: false\nExpected: true\n[  FAILED  ] videoio_encapsulate.write/12, where GetParam() = (\"video/sample_sorenson.avi\", \"mp4\", 12, 13, false, true) (163 ms)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "modules/videoio/test/test_ffmpeg.cpp",
+                379,
+                Some("videoio_encapsulate.write/12")
+            )
+        );
+    }
 
     #[test]
     fn linux_failure_named_after_the_running_test() {
