@@ -26,8 +26,8 @@ static KOTLIN: LazyLock<Regex> = LazyLock::new(|| {
 static KOTLIN_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[ERROR\] )?(?:e: )?(.+?\.kts?): \((\d+), (\d+)\):? (.+)$").unwrap()
 });
-/// Surefire 3 (`Class.method -- Time elapsed`) and Surefire 2 with JUnit 5 (`Class.method  Time
-/// elapsed`).
+/// Surefire 3 (`Class.method -- Time elapsed`) and, with JUnit 5, the releases before it (3.0.0-M6,
+/// 2.22: `Class.method  Time elapsed`).
 static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[ERROR\] )?([\w.$]+)\.([\w$]+)(?:\(.*?\))? +(?:-- )?Time elapsed: .*<<< (FAILURE|ERROR)!$")
         .unwrap()
@@ -726,7 +726,7 @@ mod tests {
 
     #[test]
     fn surefire_2_junit5_qualified_names_and_test_helper_frames() {
-        // fastjson2: Surefire 2 with JUnit 5 prints `Class.method  Time elapsed` (no `--`), in
+        // fastjson2: Surefire 3.0.0-M6 with JUnit 5 prints `Class.method  Time elapsed` (no `--`), in
         // the `core` module its compiler named.
         let log = "[INFO] Compiling 402 source files to /home/runner/work/fastjson2/fastjson2/core/target/classes\n[ERROR] com.alibaba.fastjson2.JSONReaderStrTest.test_UUID  Time elapsed: 0.006 s  <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <true> but was: <false>\n\tat org.junit.jupiter.api.Assertions.assertTrue(Assertions.java:179)\n\tat com.alibaba.fastjson2.JSONReaderStrTest.test_UUID(JSONReaderStrTest.java:62)\n";
         let r = parse_str(log, &ParseOptions::default());
