@@ -83,6 +83,7 @@
 //! | Perl (`rules/perl.rs`): perlcritic violations (`msg at line N, column M.  … (Severity: S)`, with `file: ` when given several files, else the one file its echoed command names) | `LINTING` |
 //! | Checks of Travis CI jobs (issue 15, former fresh5): a `diff --git` a command printed before Travis' `The command "…" exited with N` (N ≠ 0), Markdown checkers' `x.md:N:Message` and jazzy's `undocumented.json` entries of such a command, awesome_bot's `Issues :-(` rows (`[L696]`) `LINTING`; Ruby Psych `(x.md): … at line N column M` `SYNTAX` | as stated |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
+//! | Checks of real CI jobs (issue 15, former fresh4): markdown-checker's `##[error]File x, line N, …` annotations, Julia's `check-whitespace.jl` `path:N -- trailing whitespace` `LINTING`; Playwright failures (named `describe › test`), a gtest's fatal-signal stack (first repository frame past the handler) `LOGIC`; errors of an Actions step that ended without `##[error]`, or of an nps/concurrently task that exited 0, are tolerated and never reported | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -386,9 +387,14 @@ pub struct Parser {
     checkouts: u32,
     /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
     step_dir: Option<String>,
-    /// The sink's step number where the current Actions `##[group]Run` step began, and whether
-    /// an `##[error]` line was seen since (see [`Parser::run_step_starts`]).
+    /// The sink's step number at the current Actions `##[group]Run …` step header (groups a
+    /// tool opens inside the step count as later sink steps of the same Actions step), and
+    /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
     run_step: Option<(u32, bool)>,
+    /// The reports found under each concurrent task's prefix (`pkg: [task]`, see
+    /// [`normalize::Prefix::task`]), until the task says how it exited: at most
+    /// [`MAX_TASKS`] tasks of [`MAX_TASK_REPORTS`] reports each, the oldest task forgotten first.
+    task_reports: Vec<(String, Vec<sink::Key>)>,
     /// A shell command built a source distribution (`stack sdist`, `cabal sdist`, `setup.py
     /// sdist`): a later `tar -x … -C <dir> --strip-components=1` unpacks the repository's own
     /// sources into `<dir>`.
@@ -397,6 +403,10 @@ pub struct Parser {
     /// it (`The command "cmd" exited with 0.`) says what came after was tolerated.
     travis_cmd: Option<usize>,
 }
+
+/// Bounds on [`Parser::task_reports`].
+const MAX_TASKS: usize = 32;
+const MAX_TASK_REPORTS: usize = 64;
 
 impl Parser {
     pub fn new(opts: &ParseOptions) -> Self {
@@ -422,6 +432,7 @@ impl Parser {
             run_step: None,
             sdist: false,
             travis_cmd: None,
+            task_reports: Vec::new(),
         }
     }
 
@@ -574,6 +585,18 @@ impl Parser {
         self.sink.set_cwd(None);
     }
 
+    /// The Actions step begun by the last `##[group]Run …` header ends where the next one begins.
+    /// A step that fails always prints an `##[error]` before that (`Process completed with exit
+    /// code N.`, an action's own message), so a step without one passed: whatever errors its
+    /// tools printed were tolerated by the step's script (a `lintme` that ignores `black
+    /// --check`'s status, `|| true`, a linter in report-only mode) and are no failure of the job.
+    /// The last step of a log is left alone (the log may be cut there).
+    fn actions_step_ends(&mut self) {
+        if let Some((first, false)) = self.run_step.take() {
+            self.sink.steps_passed(first);
+        }
+    }
+
     /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
     fn checkout_input(&mut self, text: &str) {
         let t = text.trim_start();
@@ -582,18 +605,6 @@ impl Parser {
         } else if let Some(dir) = t.strip_prefix("path: ") {
             self.checkout_with.1 = Some(dir.trim().to_string());
         }
-    }
-
-    /// An Actions step (`##[group]Run …`) begins, so the one before it ended. A step that
-    /// fails ends with the runner's `##[error]Process completed with exit code N.` (also under
-    /// `continue-on-error`), so one that printed no `##[error]` passed: its tools' findings were
-    /// tolerated (`flake8 --exit-zero`, `|| true`, a report-only lint) and are not the job's
-    /// failure. Only `Run` groups count: a tool's own `::group::` splits a step, not ends it.
-    fn run_step_starts(&mut self) {
-        if let Some((first, false)) = self.run_step {
-            self.sink.drop_since_step(first);
-        }
-        self.run_step = Some((self.sink.step(), false));
     }
 
     /// A command a shell echoed (`+ cmd`, Travis' `$ cmd`). A build that checks its source
@@ -634,13 +645,6 @@ impl Parser {
         }
     }
 
-    /// An `##[error]` line: the current Actions step failed (or a tool annotated an error in it).
-    fn run_step_failed(&mut self) {
-        if let Some((_, failed)) = &mut self.run_step {
-            *failed = true;
-        }
-    }
-
     /// The `actions/checkout` step whose inputs were read ends. With a `path:` input the
     /// repository sits in that directory of the workspace, and tools run from the workspace
     /// print paths through it (golangci-lint's `--path-prefix`). The job's own repository is
@@ -660,7 +664,7 @@ impl Parser {
     }
 
     fn process_text(&mut self, text: &str) {
-        let (mut text, prefix) = normalize::strip_prefixes(text);
+        let (mut text, mut prefix) = normalize::strip_prefixes(text);
         if text.starts_with("  ") && self.ctx.step.starts_with("actions/checkout@") {
             self.checkout_input(text);
         }
@@ -679,8 +683,16 @@ impl Parser {
                         "error" => {
                             marker = Marker::Error;
                             self.actions_error = true;
-                            self.run_step_failed();
+                            if let Some(step) = &mut self.run_step {
+                                step.1 = true;
+                            }
+                            // A problem matcher's annotation keeps the wrapper prefixes of the
+                            // line it matched (lerna's `pkg: [task] ` before a tsc error).
+                            let (body, inner) = normalize::strip_prefixes(body);
                             text = body;
+                            if inner.task.is_some() {
+                                prefix.task = inner.task;
+                            }
                         }
                         "group" | "section" => {
                             marker = Marker::Group;
@@ -695,7 +707,8 @@ impl Parser {
                             }
                             self.step_boundary();
                             if let Some(cmd) = body.strip_prefix("Run ") {
-                                self.run_step_starts();
+                                self.actions_step_ends();
+                                self.run_step = Some((self.sink.step(), false));
                                 self.step_dir = step_cd(cmd);
                                 self.update_cwd();
                             }
@@ -751,7 +764,9 @@ impl Parser {
             Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
                 marker = Marker::Error;
                 self.actions_error = true;
-                self.run_step_failed();
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
                 text = &text[7..];
             }
             Some(b'E')
@@ -760,7 +775,9 @@ impl Parser {
                         && contains(text, "failed with exit code")) =>
             {
                 self.actions_error = true;
-                self.run_step_failed();
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
             }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
@@ -811,7 +828,51 @@ impl Parser {
             _ => {}
         }
         let line = Line::new(text, self.line_no, marker);
+        let before = self.sink.len();
         self.rules.line(&line, &self.ctx, &mut self.sink);
+        if let Some(task) = prefix.task {
+            self.task_line(task, text, before);
+        }
+    }
+
+    /// A line under a concurrent task's prefix: remembers the reports it produced, and when the
+    /// task reports its exit (concurrently's and nps's `<command> exited with code N`), forgets
+    /// them, taking them back first if the task exited 0 (a `tsc … || echo "Ignoring TypeScript
+    /// Errors"` in victory's build: the errors were tolerated).
+    fn task_line(&mut self, task: &str, text: &str, before: usize) {
+        let at = self.task_reports.iter().position(|(t, _)| t == task);
+        if let Some(code) = text
+            .rsplit_once(" exited with code ")
+            .map(|(_, c)| c.trim())
+        {
+            if let Some(i) = at {
+                let (_, keys) = self.task_reports.remove(i);
+                if code == "0" {
+                    self.sink.retract(&keys);
+                }
+            }
+            return;
+        }
+        let new = self.sink.keys_since(before);
+        if new.is_empty() {
+            return;
+        }
+        let i = match at {
+            Some(i) => i,
+            None => {
+                if self.task_reports.len() == MAX_TASKS {
+                    self.task_reports.remove(0);
+                }
+                self.task_reports.push((task.to_string(), Vec::new()));
+                self.task_reports.len() - 1
+            }
+        };
+        let keys = &mut self.task_reports[i].1;
+        for k in new {
+            if keys.len() < MAX_TASK_REPORTS {
+                keys.push(k);
+            }
+        }
     }
 
     /// `FAIL\t<import path>\t1.2s`, `FAIL\t<import path> [build failed]`, `ok  \t<import path>`:
@@ -991,6 +1052,51 @@ mod wrapper_tests {
     }
 
     #[test]
+    fn an_actions_step_that_ends_without_an_error_annotation_tolerated_its_errors() {
+        // mindmeld's `./lintme` ignores the status of `black --check` and flake8; the job then
+        // fails in its test step.
+        let lint = "2022-04-13T21:23:11.8Z ##[group]Run ./lintme\n\
+                    2022-04-13T21:23:11.8Z ##[endgroup]\n\
+                    2022-04-13T21:23:12.4Z would reformat mindmeld/app.py\n\
+                    2022-04-13T21:23:29.5Z Oh no! \u{1f4a5} \u{1f494} \u{1f4a5}\n\
+                    2022-04-13T21:23:29.5Z 94 files would be reformatted, 86 files would be left unchanged.\n\
+                    2022-04-13T21:23:34.8Z mindmeld/constants.py:31:1: E302 expected 2 blank lines, found 1\n\
+                    2022-04-13T21:23:34.9Z ##[group]Nested group a tool opened\n\
+                    2022-04-13T21:23:34.9Z src/app.py:3:1: F401 `os` imported but unused\n";
+        let next = "2022-04-13T21:24:44.6Z ##[group]Run pytest\n\
+                    2022-04-13T21:24:44.6Z ##[endgroup]\n\
+                    2022-04-13T21:24:50.1Z tests/test_a.py:7:1: F821 undefined name 'x'\n\
+                    2022-04-13T21:46:50.9Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(
+            parse(&format!("{lint}{next}")),
+            vec![("tests/test_a.py".to_string(), 7)]
+        );
+        // The same step failing keeps its findings, the nested group's too.
+        let failed = "2022-04-13T21:23:35.0Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(parse(&format!("{lint}{failed}{next}")).len(), 4);
+        // The last step of a (possibly cut) log is not judged.
+        assert_eq!(parse(lint).len(), 3);
+    }
+
+    #[test]
+    fn a_concurrent_task_that_exits_0_tolerated_its_errors() {
+        // victory's build: lerna `--stream` runs nps tasks concurrently, each `tsc … || echo
+        // "Ignoring TypeScript Errors"`; tsc's problem matcher marks the error lines.
+        let tsc = "2022-06-22T18:46:54.1Z ##[error]victory-bar: [types.create-lib] src/v37/a.stories.tsx(4,26): error TS2307: Cannot find module 'x' or its corresponding type declarations\n\
+                   2022-06-22T18:46:54.1Z victory-bar: [types.create-lib] Ignoring TypeScript Errors\n";
+        let other = "2022-06-22T18:46:54.2Z victory-box: [types.create-lib] src/b.ts(1,1): error TS2304: Cannot find name 'y'.\n";
+        let ok = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 0\n";
+        let failed = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 2\n";
+        assert_eq!(
+            parse(&format!("{tsc}{other}{ok}")),
+            vec![("src/b.ts".to_string(), 1)]
+        );
+        assert_eq!(parse(&format!("{tsc}{other}{failed}")).len(), 2);
+        // A later exit of the same task does not take back what a failed run found.
+        assert_eq!(parse(&format!("{tsc}{failed}{ok}")).len(), 1);
+    }
+
+    #[test]
     fn make_directories_place_relative_paths() {
         let log = "make[1]: Entering directory '/home/runner/work/R/R/build'\n\
                    ../src/x.c:3:5: error: 'y' undeclared (first use in this function)\n\
@@ -1118,32 +1224,6 @@ mod cap_tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "tty_windows.go");
-    }
-
-    #[test]
-    fn findings_of_an_actions_step_that_passed_were_tolerated() {
-        // sahi (BugSwarm): `flake8 --exit-zero` lists findings in a step that passes; the job
-        // fails later, in its unittest step.
-        let lint = "2022-06-16T19:30:25.4177267Z ##[group]Run pip install -e .[dev]\n\
-                    2022-06-16T19:30:25.4180009Z \x1b[36;1mflake8 . --count --exit-zero --max-complexity=10 --max-line-length=127 --statistics\x1b[0m\n\
-                    2022-06-16T19:30:25.4243742Z ##[endgroup]\n\
-                    2022-06-16T19:31:22.4472641Z ./sahi/predict.py:124:1: C901 'get_sliced_prediction' is too complex (13)\n\
-                    2022-06-16T19:31:22.4472641Z ::group::inner\n\
-                    2022-06-16T19:31:22.4472641Z ##[group]inner\n\
-                    2022-06-16T19:31:22.4473327Z ./sahi/slicing.py:305:9: F841 local variable 't0' is assigned to but never used\n";
-        let next = "2022-06-16T19:32:52.6756671Z ##[group]Run python -m unittest\n\
-                    2022-06-16T19:32:52.6756671Z ##[endgroup]\n\
-                    2022-06-16T19:33:05.7286284Z tests/test_a.py:3:1: F401 'os' imported but unused\n\
-                    2022-06-16T19:33:05.7286284Z ##[error]Process completed with exit code 1.\n";
-        let r = parse_str(&format!("{lint}{next}"), &ParseOptions::default());
-        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
-        assert_eq!(paths, ["tests/test_a.py"]);
-        // The same step, failed: its findings, those after a tool's own group too, stay.
-        let failed = "2022-06-16T19:31:23.0Z ##[error]Process completed with exit code 1.\n";
-        let r = parse_str(&format!("{lint}{failed}{next}"), &ParseOptions::default());
-        assert_eq!(r.len(), 3, "{r:?}");
-        // A log cut inside the step keeps them: its end was not seen.
-        assert_eq!(parse_str(lint, &ParseOptions::default()).len(), 2);
     }
 
     #[test]

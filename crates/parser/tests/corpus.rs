@@ -467,14 +467,16 @@ fn heldout_fresh3_set() {
 }
 
 /// `heldout/fresh4/`: built while `fresh2/` and `fresh3/` were being tuned on, from CI job logs
-/// of projects no other set names (LogSage, LLM4Build, BugSwarm's analyzer test data). Held out
-/// like `fresh3/`: one row, not gated, no per-log differences.
+/// of projects no other set names (LogSage, LLM4Build, BugSwarm's analyzer test data). Measured
+/// once held out (recall 0.425, precision 0.219 on main's `0055c96`), then its misses and false
+/// reports were examined and fixed as families (issue 15, precision and recall work), so it is no
+/// longer held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh4_set() {
     fresh_set(
         "fresh4",
-        "**fresh4** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh4** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -498,6 +500,9 @@ fn heldout_fresh5_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    // No row is held out between the rounds: the next fresh set's row (built on another branch)
+    // is the one that hides its differences.
+    #[allow(dead_code)]
     Hidden,
 }
 

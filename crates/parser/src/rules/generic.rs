@@ -13,7 +13,7 @@ use regex::Regex;
 use super::go::Go;
 use super::jvm::Jvm;
 use crate::sink::{Finding, Sink};
-use crate::{BugType, Ctx, Line};
+use crate::{BugType, Ctx, Line, Marker};
 
 static COLON: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:]+?):(\d+)(?::(\d+))?(?::\s*|\s+)(.*)$").unwrap()
@@ -259,6 +259,9 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         workflow_error(l.no, rest, sink);
         return;
     }
+    if l.first == b'F' && l.marker == Marker::Error && file_comma_line(t, l.no, sink) {
+        return;
+    }
     if !l.colon_digit {
         match l.first {
             b'B' => jenkins_workspace(t, sink),
@@ -305,6 +308,9 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     };
     let rest = c[4].trim();
     if col.is_none() && codespell(path, line, rest, l.no, sink) {
+        return;
+    }
+    if col.is_none() && whitespace_check(path, line, rest, l.no, sink) {
         return;
     }
     if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
@@ -472,6 +478,28 @@ fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bo
     true
 }
 
+/// Julia's `contrib/check-whitespace.jl` (copied by many Julia packages): `path:N -- trailing
+/// whitespace`, one of its fixed messages, for a file of any kind. It exits 1 on any.
+fn whitespace_check(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    const MESSAGES: [&str; 5] = [
+        "trailing whitespace",
+        "tab",
+        "no trailing newline",
+        "non-breaking space",
+        "trailing blank lines",
+    ];
+    let Some(msg) = rest.strip_prefix("-- ").filter(|m| MESSAGES.contains(m)) else {
+        return false;
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.8)
+            .tool("check-whitespace"),
+    );
+    true
+}
+
 /// numpydoc's docstring validation as pandas' and scipy's scripts print it:
 /// `pandas/core/x.py:3806:PR09:pandas.core.X.f:Parameter "**kwargs" description should finish
 /// with "."` (the code's two letters name the numpydoc check family).
@@ -587,6 +615,41 @@ fn psych_error(t: &str, seq: u64, sink: &mut Sink) {
     }
 }
 
+/// An error annotation whose message names its place in words, as markdown-checker's
+/// (`john0isaac/action-check-markdown`) does: `::error file=X,line=N::File X, line N, Link URL
+/// is broken.`, which the runner prints as `##[error]File X, line N, Link … is broken.` (the
+/// `file=` property is not in the log). Only on the runner's error mark: a tool's own `File x,
+/// line N` text is a traceback or a warning as often as not.
+fn file_comma_line(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some(rest) = t.strip_prefix("File ") else {
+        return false;
+    };
+    let Some((path, rest)) = rest.split_once(", line ") else {
+        return false;
+    };
+    let (num, msg) = rest.split_once(", ").unwrap_or((rest, ""));
+    let Some(line) = super::num(num) else {
+        return false;
+    };
+    // Python's `File "x.py", line 3` quotes its path; a path has no spaces here.
+    if path.is_empty() || path.contains([' ', '"', '\'']) || !crate::path::has_extension(path) {
+        return false;
+    }
+    let msg = msg.trim_end_matches('.');
+    sink.emit(
+        seq,
+        Finding::new(
+            path,
+            line,
+            BugType::Linting,
+            if msg.is_empty() { t } else { msg },
+        )
+        .conf(0.8)
+        .tool("markdown-checker"),
+    );
+    true
+}
+
 /// `::error file=F,line=L,col=C,title=T::message` (workflow command printed as plain text).
 fn workflow_error(seq: u64, rest: &str, sink: &mut Sink) {
     let Some((params, msg)) = rest.split_once("::") else {
@@ -684,6 +747,58 @@ mod tests {
                 (12, BugType::TypeError, None)
             ]
         );
+    }
+
+    #[test]
+    fn julia_whitespace_check() {
+        let log = "2025-04-14T14:51:26.1Z doc/src/manual/multi-threading.md:304 -- trailing whitespace\n\
+                   2025-04-14T14:51:26.1Z src/flisp/a.c:12 -- tab\n\
+                   2025-04-14T14:51:26.1Z base/x.jl:3 -- sure\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("doc/src/manual/multi-threading.md", 304, BugType::Linting),
+                ("src/flisp/a.c", 12, BugType::Linting)
+            ]
+        );
+    }
+
+    #[test]
+    fn place_in_words_on_the_runners_error_mark() {
+        let log = "2025-04-11T12:33:27.2206188Z ##[error]File README.md, line 9, Link http://makeapullrequest.com?WT.mc_id=academic-105485-koreyst is broken.\n\
+                   2025-04-11T12:33:27.2305405Z ##[error]File 09-building-image-applications/python/aoai-assignment.ipynb, line 55, Link https://towardsdatascience.com/x is broken.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("README.md", 9, BugType::Linting),
+                (
+                    "09-building-image-applications/python/aoai-assignment.ipynb",
+                    55,
+                    BugType::Linting
+                )
+            ]
+        );
+        assert!(r[0].message.starts_with("Link http://makeapullrequest.com"));
+        // Without the runner's mark (the tool's console format, a warning annotation) or with a
+        // traceback's quoted path, nothing.
+        for log in [
+            "File README.md, line 9, Link http://x is broken.\n",
+            "##[warning]File README.md, line 9, Link http://x is missing tracking id.\n",
+            "##[error]File \"src/a.py\", line 3, in f\n",
+            "##[error]File README, line 9, Link http://x is broken.\n",
+        ] {
+            assert!(parse_str(log, &ParseOptions::default()).is_empty(), "{log}");
+        }
     }
 
     #[test]

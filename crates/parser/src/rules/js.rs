@@ -29,6 +29,7 @@ static ERROR: crate::Needle = crate::needle!("Error");
 static EXCEPTION: crate::Needle = crate::needle!("Exception");
 static COMMA_COL: crate::Needle = crate::needle!(", col ");
 static COLON_ERROR: crate::Needle = crate::needle!(": error: ");
+static TITLE_SEP: crate::Needle = crate::needle!(" › ");
 
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Error: )?(\S[^()]*?)\((\d+),(\d+)\): error (TS\d+): (.*)$").unwrap()
@@ -157,6 +158,33 @@ fn numbered_header(t: &str) -> Option<&str> {
         .strip_prefix(')')
         .filter(|r| r.is_empty() || r.starts_with(' '))
         .map(str::trim)
+}
+
+/// Playwright's failure header (list, line and dot reporters): `1) [project] › file:l:c › describe
+/// › test ───…`, the project optional; the box rule after it may be cut mid-character. Returns
+/// the test's name: its titles after the location, as Jest's `describe › it`.
+fn playwright_header(t: &str) -> Option<String> {
+    let n = ascii_digits(t);
+    if n == 0 || n > 5 {
+        return None;
+    }
+    let rest = t[n..].strip_prefix(") ")?;
+    let rest =
+        rest.trim_end_matches(|c: char| c == '\u{2500}' || c == '\u{fffd}' || c.is_whitespace());
+    let mut parts = rest.split(" \u{203a} ");
+    let mut loc = parts.next()?;
+    if loc.starts_with('[') && loc.ends_with(']') {
+        loc = parts.next()?;
+    }
+    let (file, pos) = loc.split_once(':')?;
+    if !JS_EXTS.contains(&super::ext(file))
+        || pos.is_empty()
+        || !pos.bytes().all(|c| c.is_ascii_digit() || c == b':')
+    {
+        return None;
+    }
+    let name = parts.collect::<Vec<_>>().join(" \u{203a} ");
+    (!name.is_empty()).then_some(name)
 }
 
 /// Tools that print paths relative to the directory an npm script ran in.
@@ -388,6 +416,8 @@ struct TestBlock {
     /// A frame inside a dependency (not the test runner's own) came before any repository
     /// frame: the error was raised while loading or running that dependency.
     dep_frame: bool,
+    /// `Require stack:` was the last line: its first entry is the module whose `require` failed.
+    require_stack: bool,
 }
 
 #[derive(Debug)]
@@ -554,6 +584,9 @@ impl Js {
         }
         if !l.colon {
             return true;
+        }
+        if l.first.is_ascii_digit() && l.colon_digit && crate::has(&TITLE_SEP, t) {
+            return false;
         }
         // The same preconditions as `line` (tsc, Node exceptions, ESLint compact/unix rows),
         // cheapest first: byte searches before substring searches.
@@ -1018,6 +1051,7 @@ impl Js {
                 },
                 title_open: open,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1181,6 +1215,7 @@ impl Js {
                     tool: "vitest",
                     title_open: false,
                     dep_frame: false,
+                    require_stack: false,
                 });
                 return true;
             }
@@ -1202,12 +1237,37 @@ impl Js {
                         tool: "vitest",
                         title_open: false,
                         dep_frame: false,
+                        require_stack: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
                 }
                 return true;
             }
+        }
+        if l.first.is_ascii_digit()
+            && l.colon_digit
+            && let Some(name) = playwright_header(t)
+        {
+            self.finish_block(sink);
+            // The file is relative to Playwright's test directory, which the log does not name:
+            // only the block's absolute frames place the failure.
+            self.block = Some(TestBlock {
+                test: Some(name),
+                file: None,
+                message: None,
+                message_lines: 0,
+                code_line: None,
+                last_code_no: None,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                done: false,
+                tool: "playwright",
+                title_open: false,
+                dep_frame: false,
+                require_stack: false,
+            });
+            return true;
         }
         if let Some(name) = t.strip_prefix("● ") {
             self.finish_block(sink);
@@ -1229,6 +1289,7 @@ impl Js {
                 tool: "jest",
                 title_open: false,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1296,6 +1357,22 @@ impl Js {
         }
         if t.contains("error TS") {
             return false;
+        }
+        // Jest's `Cannot find module 'x' from 'generator.js'` names the requiring module by its
+        // base name, and the code frame under it is that module's, not the test file's: the
+        // require stack's first entry (absolute: `/app/lib/generator.js`) is its path, where the
+        // frames may be relative to another directory (`../../lib/generator.js`).
+        if b.require_stack {
+            b.require_stack = false;
+            let entry = t.strip_prefix("- ").unwrap_or(t);
+            if JS_EXTS.contains(&super::ext(entry)) && own_frame(entry, sink) {
+                b.file = Some(entry.to_string());
+            }
+            return true;
+        }
+        if t == "Require stack:" {
+            b.require_stack = b.code_line.is_none();
+            return true;
         }
         if let Some(c) = CODE_FRAME.captures(t) {
             if b.code_line.is_none() {
@@ -1763,6 +1840,56 @@ mod tests {
         assert_eq!(r[0].line_number, 4);
         assert_eq!(r[0].test_name.as_deref(), Some("sum › adds numbers"));
         assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn playwright_failures_are_named_after_their_titles() {
+        use super::playwright_header;
+        let log = "  1) [Smoke] › smoke/insomnia-tab.test.ts:14:7 › multiple-tab feature test › add tab & close tab ───\n\n    Error: expect(locator).toBeVisible()\n\n    > 18 |     expect(tab).toBeVisible();\n         |                 ^\n\n        at /home/runner/work/insomnia/insomnia/packages/insomnia-smoke-test/tests/smoke/insomnia-tab.test.ts:18:17\n\n  1 failed\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "packages/insomnia-smoke-test/tests/smoke/insomnia-tab.test.ts",
+                18,
+                Some("multiple-tab feature test › add tab & close tab")
+            )
+        );
+        // Without a project, the rule cut mid-character; a temporary project under Playwright's
+        // output directory is not the repository's.
+        assert_eq!(
+            playwright_header("1) a.test.ts:8:11 › fail ──\u{fffd}").as_deref(),
+            Some("fail")
+        );
+        let log = "  1) [chromium] › a.test.ts:8:11 › fail ──\n\n    Error: expect(received).toBe(expected)\n\n        at /home/runner/work/playwright/playwright/test-results/x-playwright-test/a.test.ts:11:28\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // Mocha's entries and other numbered lines are not Playwright's.
+        assert_eq!(playwright_header("1) suite title:"), None);
+        assert_eq!(playwright_header("1) [x] › notes.txt:3 › y"), None);
+    }
+
+    #[test]
+    fn jest_missing_module_is_in_the_requiring_module() {
+        // asyncapi's generator under docker compose (`/app`), the test run from `test/…`.
+        let log = "FAIL ./test-project.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module 'fs.extra' from 'generator.js'\n\n    Require stack:\n      /app/lib/generator.js\n      test-project.test.js\n\n      2 | const fs = require('fs');\n    > 3 | const xfs = require('fs.extra');\n        |             ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n      at Object.<anonymous> (../../lib/generator.js:3:13)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(got, [("lib/generator.js", 3, BugType::Import)]);
+        // The test file itself requiring a missing module: its own code frame.
+        let log = "FAIL src/a.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module './b' from 'src/a.test.js'\n\n    Require stack:\n      src/a.test.js\n\n    > 1 | const b = require('./b');\n        | ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/a.test.js", 1)
+        );
     }
 
     #[test]

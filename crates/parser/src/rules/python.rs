@@ -116,6 +116,10 @@ static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
 static UNITTEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
+/// nose's header for a test function (no class): `FAIL: test.rosdistro_verify_test.test_x`,
+/// the dotted name ending in a name nose collects (its `testMatch`: `test` at a word start).
+static NOSE_FUNCTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): ((?:\w+\.)+(?:\w*[_.-])?[Tt]est\w*)$").unwrap());
 
 /// True when `name` (possibly dotted) names an exception class.
 fn is_exception_name(name: &str) -> bool {
@@ -224,6 +228,55 @@ pub(crate) struct Python {
     docstyle: Option<(String, u64, u64)>,
 }
 
+/// setuptools' `copying <source> -> build/<dir>/<package path>` (build_py, bdist_egg): the
+/// repository directory of an installed package, so that its frames in `site-packages` (or an
+/// egg) map back (`copying src/foo/a.py -> build/lib/foo`: `foo` lives at `src/foo`).
+fn setuptools_copy(rest: &str, sink: &mut Sink) {
+    let Some((src, dst)) = rest.split_once(" -> ") else {
+        return;
+    };
+    let Some(dst) = dst.trim().strip_prefix("build/") else {
+        return;
+    };
+    // `build/lib/`, `build/lib.linux-x86_64-3.8/`, `build/bdist.linux-x86_64/egg/`.
+    let Some((root, pkg_path)) = dst.split_once('/') else {
+        return;
+    };
+    let pkg_path = if root.starts_with("bdist.") {
+        pkg_path.strip_prefix("egg/").unwrap_or(pkg_path)
+    } else if root == "lib" || root.starts_with("lib.") {
+        pkg_path
+    } else {
+        return;
+    };
+    let pkg_path = pkg_path.trim_end_matches('/');
+    let Some((src_dir, file)) = src.trim().rsplit_once('/') else {
+        return;
+    };
+    let ours = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('/')
+            && !s.contains("..")
+            && s.split('/').all(|seg| {
+                !seg.is_empty()
+                    && seg
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            })
+    };
+    if file.is_empty() || !ours(src_dir) || !ours(pkg_path) {
+        return;
+    }
+    let Some(prefix) = src_dir.strip_suffix(pkg_path) else {
+        return;
+    };
+    if !(prefix.is_empty() || prefix.ends_with('/')) {
+        return;
+    }
+    let top = pkg_path.split('/').next().unwrap_or(pkg_path);
+    sink.learn_package(top, &format!("{prefix}{top}"));
+}
+
 impl Python {
     /// True when `line` cannot change this matcher's state or be claimed by it: no traceback or
     /// pytest block is open and the line starts none of them (`===`, `Traceback`, `File "`,
@@ -247,12 +300,19 @@ impl Python {
                 && l.indent() == 0
                 && kebab_colon(l.trimmed()))
             && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
+            && !(l.first == b'c' && l.trimmed().starts_with("copying "))
             && self.docstyle.is_none()
             && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'c'
+            && let Some(rest) = t.strip_prefix("copying ")
+        {
+            setuptools_copy(rest, sink);
+            return false;
+        }
         // pytest section rules (`==== FAILURES ====`).
         if (l.first == b'=' && t.bytes().all(|b| b == b'='))
             || (l.first == b'R' && t.starts_with("Ran ") && t.contains(" test"))
@@ -457,6 +517,12 @@ impl Python {
             self.unittest_test = id;
             self.unittest_block = true;
             self.unittest_done = false;
+            return true;
+        }
+        if (t.starts_with("FAIL: ") || t.starts_with("ERROR: "))
+            && let Some(c) = NOSE_FUNCTION.captures(t)
+        {
+            self.unittest_test = Some(c[1].to_string());
             return true;
         }
         let Some(tb) = &self.tb else {
@@ -1055,6 +1121,65 @@ RuntimeError: after the run\n";
         );
         let r = parse_str(&format!("{head}{lib}{tail}"), &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn the_repositorys_own_egg_maps_back_through_setuptools_copies() {
+        // numpy's `setup.py install` into a venv, then pytest on the installed egg.
+        let egg = "../../builds/venv/lib/python3.8/site-packages/numpy-1.24.0.dev0+311.gdfe5f9177-py3.8-linux-x86_64.egg";
+        let failure = format!(
+            "=================================== FAILURES ===================================\n_____________________________ TestSetOps.test_isin _____________________________\n\n{egg}/numpy/lib/tests/test_arraysetops.py:216: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>           raise ValueError(\nE           ValueError: Invalid kind: auto.\n\n{egg}/numpy/lib/arraysetops.py:629: ValueError\n=========================== short test summary info ============================\n"
+        );
+        let copy = "copying numpy/lib/arraysetops.pyi -> build/bdist.linux-x86_64/egg/numpy/lib/\n";
+        let r = crate::parse_str(&format!("{copy}{failure}"), &crate::ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("numpy/lib/arraysetops.py", 629)
+        );
+        // Without the build's word the installed copy is a dependency like any other.
+        assert!(crate::parse_str(&failure, &crate::ParseOptions::default()).is_empty());
+        // A src layout: the package lives under `src/`.
+        let log = "copying src/foo/a.py -> build/lib/foo\nTraceback (most recent call last):\n  File \"/home/runner/work/R/R/.venv/lib/python3.12/site-packages/foo/b.py\", line 3, in f\n    g()\nZeroDivisionError: division by zero\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(r[0].file_path, "src/foo/b.py");
+        // A copy from outside the checkout, or into another build directory, teaches nothing.
+        let mut sink = crate::sink::Sink::new(None);
+        for line in [
+            "/tmp/x/foo/a.py -> build/lib/foo",
+            "../foo/a.py -> build/lib/foo",
+            "docs/conf.py -> build/sphinx/foo",
+            "src/foo/a.py -> build/lib/bar",
+        ] {
+            super::setuptools_copy(line, &mut sink);
+        }
+        assert!(!sink.is_own_frame("/x/site-packages/foo/a.py"));
+        assert!(!sink.is_own_frame("/x/site-packages/bar/a.py"));
+    }
+
+    #[test]
+    fn nose_names_a_test_function_by_its_dotted_path() {
+        let log = "FAIL: test.rosdistro_verify_test.test_verify_files_identical\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/opt/hostedtoolcache/Python/3.8.12/x64/lib/python3.8/site-packages/nose/case.py\", line 198, in runTest\n    self.test(*self.arg)\n  File \"/home/runner/work/rosdistro/rosdistro/test/rosdistro_verify_test.py\", line 45, in test_verify_files_identical\n    assert verify_files_identical(index_url), fold.get_message()\nAssertionError: \n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "test/rosdistro_verify_test.py",
+                45,
+                Some("test.rosdistro_verify_test.test_verify_files_identical")
+            )
+        );
+        for t in [
+            "ERROR: pip.exe",
+            "FAIL: tests.helpers",
+            "ERROR: Failure: ImportError (No module named x)",
+        ] {
+            assert!(!super::NOSE_FUNCTION.is_match(t), "{t}");
+        }
+        assert!(super::NOSE_FUNCTION.is_match("FAIL: tests.test_x.check_test"));
     }
 
     #[test]
