@@ -113,7 +113,12 @@ impl LogGen {
                     "[command]/usr/bin/git -c protocol.version=2 fetch --no-tags origin +{:040x}",
                     r
                 )),
-                _ => self.error_block(r),
+                _ => {
+                    self.error_block(r);
+                    // A step that fails ends with the runner's verdict: without it the parser
+                    // takes the step's errors as tolerated (it passed).
+                    self.push_line("##[error]Process completed with exit code 1.");
+                }
             }
         }
     }

@@ -41,11 +41,13 @@
 //! folds, BuildKit `#N 1.234 ` and step-summary `1.234 ` stamps, docker compose `svc-1  | ` prefixes, monorepo runners' `pkg:task: `
 //! prefixes, Ant's `[javac] ` task prefixes. A runner's success verdict (`Finished: SUCCESS`, `Done. Your build exited
 //! with 0.`, `Job succeeded`, and an Actions job reaching `Cleaning up orphan processes` with no
-//! `##[error]` line before it) drops what was found before it: the job tolerated it. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
+//! `##[error]` line before it) drops what was found before it: the job tolerated it. So does an
+//! Actions step that reaches the next `##[group]Run` without an `##[error]`, and a Travis command
+//! its runner says `exited with 0.`, for what they printed. `make`/`ninja` `Entering directory` lines, meson's `-I. -I..` compile commands, a `pnpm -r` package prefix, Surefire's report
 //! directory and `go test`'s `FAIL\t<import path>` tell where relative paths are relative to.
 //! Then one matcher per toolchain
 //! (`rules/python.rs`, `rust.rs`, `js.rs`, `go.rs`, `jvm.rs`, `c.rs`, `scala.rs`, `beam.rs`,
-//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `format.rs`, `infra.rs`, `generic.rs`)
+//! `dart.rs`, `ruby.rs`, `php.rs`, `dotnet.rs`, `swift.rs`, `haskell.rs`, `r.rs`, `perl.rs`, `format.rs`, `infra.rs`, `generic.rs`)
 //! looks at it.
 //! Multi-line constructs (Python tracebacks, pytest failure sections, rustc diagnostics with
 //! their ` --> ` location and lint notes, Jest/Vitest failure blocks, `go test` output and panics,
@@ -76,7 +78,12 @@
 //! | PHP: `Parse error` `SYNTAX`, `Fatal error` class/interface not found `IMPORT`, other fatal errors, PHPStan and Psalm `TYPE_ERROR` (their syntax errors `SYNTAX`); PHPUnit failures and uncaught exceptions `LOGIC` | by evidence |
 //! | .NET: `CS0234`/`CS0246`/`CS0012` `IMPORT`, `… expected`/`Syntax error` `SYNTAX`, other `CS`/`FS`/`BC` errors `TYPE_ERROR`, compiler warnings made errors and analyzers (`CA`, `IDE`, `SA`, `dotnet format`) `LINTING`; xUnit/NUnit/MSTest/Pester failures `LOGIC` | by evidence |
 //! | Swift: `no such module` `IMPORT`, `expected …` and other parse errors `SYNTAX`, other swiftc errors `TYPE_ERROR`, SwiftLint errors `LINTING`; XCTest failures (also xcpretty's summary) `LOGIC` | by evidence |
+//! | Haskell (`rules/haskell.rs`): GHC `error:`s `TYPE_ERROR` (`Could not find module` `IMPORT`, `parse error` `SYNTAX`); warnings GHC made errors (`-Werror=…`, GHC 7's `Failing due to -Werror.`) `LINTING`, other warnings never | as stated |
+//! | R (`rules/r.rs`): testthat `Failure`/`Error` headers of every release (`(at test-x.R#29)`, `(@test-x.R#29)`, `(test-x.R:29:3)`), at `tests/testthat/<file>` | `LOGIC` |
+//! | Perl (`rules/perl.rs`): perlcritic violations (`msg at line N, column M.  … (Severity: S)`, with `file: ` when given several files, else the one file its echoed command names) | `LINTING` |
+//! | Checks of Travis CI jobs (issue 15, former fresh5): a `diff --git` a command printed before Travis' `The command "…" exited with N` (N ≠ 0), Markdown checkers' `x.md:N:Message` and jazzy's `undocumented.json` entries of such a command, awesome_bot's `Issues :-(` rows (`[L696]`) `LINTING`; Ruby Psych `(x.md): … at line N column M` `SYNTAX` | as stated |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
+//! | Checks of real CI jobs (issue 15, former fresh4): markdown-checker's `##[error]File x, line N, …` annotations, Julia's `check-whitespace.jl` `path:N -- trailing whitespace` `LINTING`; Playwright failures (named `describe › test`), a gtest's fatal-signal stack (first repository frame past the handler) `LOGIC`; errors of an Actions step that ended without `##[error]`, or of an nps/concurrently task that exited 0, are tolerated and never reported | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -320,6 +327,10 @@ pub(crate) fn has(needle: &Needle, haystack: &str) -> bool {
 pub(crate) struct Ctx {
     /// The command of the current `##[group]Run …` step (first line, capped), lower-cased.
     pub step: String,
+    /// The last command a runner or shell echoed (`##[group]Run cmd`, Travis' `$ cmd`, a `set
+    /// -x` trace `+ cmd`), as printed, capped: tools that name no file when given one (perlcritic)
+    /// ran on the file it names.
+    pub command: String,
 }
 
 /// `cd docs`, `cd packages/x; hatch test`, `cd web && npm test`: the repo-relative directory an
@@ -376,7 +387,26 @@ pub struct Parser {
     checkouts: u32,
     /// The directory the current `##[group]Run cd <dir>` step changed into (repo-relative).
     step_dir: Option<String>,
+    /// The sink's step number at the current Actions `##[group]Run …` step header (groups a
+    /// tool opens inside the step count as later sink steps of the same Actions step), and
+    /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
+    run_step: Option<(u32, bool)>,
+    /// The reports found under each concurrent task's prefix (`pkg: [task]`, see
+    /// [`normalize::Prefix::task`]), until the task says how it exited: at most
+    /// [`MAX_TASKS`] tasks of [`MAX_TASK_REPORTS`] reports each, the oldest task forgotten first.
+    task_reports: Vec<(String, Vec<sink::Key>)>,
+    /// A shell command built a source distribution (`stack sdist`, `cabal sdist`, `setup.py
+    /// sdist`): a later `tar -x … -C <dir> --strip-components=1` unpacks the repository's own
+    /// sources into `<dir>`.
+    sdist: bool,
+    /// The number of reports when Travis last echoed a command (`$ cmd`): Travis' verdict on
+    /// it (`The command "cmd" exited with 0.`) says what came after was tolerated.
+    travis_cmd: Option<usize>,
 }
+
+/// Bounds on [`Parser::task_reports`].
+const MAX_TASKS: usize = 32;
+const MAX_TASK_REPORTS: usize = 64;
 
 impl Parser {
     pub fn new(opts: &ParseOptions) -> Self {
@@ -399,6 +429,10 @@ impl Parser {
             checkout_with: (false, None),
             checkouts: 0,
             step_dir: None,
+            run_step: None,
+            sdist: false,
+            travis_cmd: None,
+            task_reports: Vec::new(),
         }
     }
 
@@ -551,6 +585,18 @@ impl Parser {
         self.sink.set_cwd(None);
     }
 
+    /// The Actions step begun by the last `##[group]Run …` header ends where the next one begins.
+    /// A step that fails always prints an `##[error]` before that (`Process completed with exit
+    /// code N.`, an action's own message), so a step without one passed: whatever errors its
+    /// tools printed were tolerated by the step's script (a `lintme` that ignores `black
+    /// --check`'s status, `|| true`, a linter in report-only mode) and are no failure of the job.
+    /// The last step of a log is left alone (the log may be cut there).
+    fn actions_step_ends(&mut self) {
+        if let Some((first, false)) = self.run_step.take() {
+            self.sink.steps_passed(first);
+        }
+    }
+
     /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
     fn checkout_input(&mut self, text: &str) {
         let t = text.trim_start();
@@ -558,6 +604,44 @@ impl Parser {
             self.checkout_with.0 = true;
         } else if let Some(dir) = t.strip_prefix("path: ") {
             self.checkout_with.1 = Some(dir.trim().to_string());
+        }
+    }
+
+    /// A command a shell echoed (`+ cmd`, Travis' `$ cmd`). A build that checks its source
+    /// distribution unpacks it inside the checkout and compiles there (purescript's Travis job:
+    /// `stack sdist --tar-dir sdist-test`, `tar -xzf sdist-test/p-0.13.2.tar.gz -C sdist-test
+    /// --strip-components=1`): that directory is a copy of the repository's root, so the
+    /// compiler's paths through it are the repository's files.
+    fn shell_command(&mut self, text: &str) {
+        let cmd = text.trim_start_matches(['+', '$', ' ']);
+        if text.starts_with("$ ") || text.starts_with("+ ") {
+            self.ctx.command.clear();
+            self.ctx.command.push_str(sink::truncate_chars(cmd, 200));
+        }
+        if text.starts_with("$ ") {
+            self.travis_cmd = Some(self.sink.len());
+        }
+        if !self.sdist {
+            self.sdist = cmd.len() < 512 && contains(cmd, "sdist");
+            return;
+        }
+        if !(cmd.starts_with("tar ") && contains(cmd, "--strip-components=1")) {
+            return;
+        }
+        let mut words = cmd.split_ascii_whitespace();
+        let mut dir = None;
+        while let Some(w) = words.next() {
+            if w == "-C" || w == "--directory" {
+                dir = words.next();
+            } else if let Some(d) = w.strip_prefix("--directory=") {
+                dir = Some(d);
+            }
+        }
+        let Some(dir) = dir.filter(|d| !d.starts_with(['/', '~', '$']) && !d.contains("..")) else {
+            return;
+        };
+        if let Some(d) = path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".") {
+            self.sink.set_checkout_dir(&d);
         }
     }
 
@@ -580,7 +664,7 @@ impl Parser {
     }
 
     fn process_text(&mut self, text: &str) {
-        let (mut text, prefix) = normalize::strip_prefixes(text);
+        let (mut text, mut prefix) = normalize::strip_prefixes(text);
         if text.starts_with("  ") && self.ctx.step.starts_with("actions/checkout@") {
             self.checkout_input(text);
         }
@@ -599,19 +683,32 @@ impl Parser {
                         "error" => {
                             marker = Marker::Error;
                             self.actions_error = true;
+                            if let Some(step) = &mut self.run_step {
+                                step.1 = true;
+                            }
+                            // A problem matcher's annotation keeps the wrapper prefixes of the
+                            // line it matched (lerna's `pkg: [task] ` before a tsc error).
+                            let (body, inner) = normalize::strip_prefixes(body);
                             text = body;
+                            if inner.task.is_some() {
+                                prefix.task = inner.task;
+                            }
                         }
                         "group" | "section" => {
                             marker = Marker::Group;
                             text = body;
                             self.end_checkout();
                             self.ctx.step.clear();
+                            self.ctx.command.clear();
                             if let Some(cmd) = body.strip_prefix("Run ") {
                                 let cmd = sink::truncate_chars(cmd, 200);
                                 self.ctx.step.push_str(&cmd.to_ascii_lowercase());
+                                self.ctx.command.push_str(cmd);
                             }
                             self.step_boundary();
                             if let Some(cmd) = body.strip_prefix("Run ") {
+                                self.actions_step_ends();
+                                self.run_step = Some((self.sink.step(), false));
                                 self.step_dir = step_cd(cmd);
                                 self.update_cwd();
                             }
@@ -667,6 +764,9 @@ impl Parser {
             Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
                 marker = Marker::Error;
                 self.actions_error = true;
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
                 text = &text[7..];
             }
             Some(b'E')
@@ -675,6 +775,9 @@ impl Parser {
                         && contains(text, "failed with exit code")) =>
             {
                 self.actions_error = true;
+                if let Some(step) = &mut self.run_step {
+                    step.1 = true;
+                }
             }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
@@ -696,6 +799,20 @@ impl Parser {
             Some(b'/' | b'c' | b'g' | b'x' | b'a') if self.dirs.compile_command(text) => {
                 self.update_cwd();
             }
+            // A shell's `set -x` trace and Travis' command echo.
+            Some(b'+' | b'$') => self.shell_command(text),
+            // Travis' verdict on the command it echoed last: one that exited 0 passed, so what
+            // its tools printed was tolerated (`flake8 --exit-zero`, `|| true`), as for an
+            // Actions step without `##[error]`. The line goes on to the matchers (a check's
+            // candidates wait for it).
+            Some(b'T')
+                if text.starts_with("The command \"")
+                    && rules::travis_command_failed(text) == Some(false) =>
+            {
+                if let Some(start) = self.travis_cmd.take() {
+                    self.sink.drop_from(start);
+                }
+            }
             Some(b' ') if text.starts_with(" > [") && text.ends_with(':') => {
                 self.docker_summary = true;
             }
@@ -711,7 +828,51 @@ impl Parser {
             _ => {}
         }
         let line = Line::new(text, self.line_no, marker);
+        let before = self.sink.len();
         self.rules.line(&line, &self.ctx, &mut self.sink);
+        if let Some(task) = prefix.task {
+            self.task_line(task, text, before);
+        }
+    }
+
+    /// A line under a concurrent task's prefix: remembers the reports it produced, and when the
+    /// task reports its exit (concurrently's and nps's `<command> exited with code N`), forgets
+    /// them, taking them back first if the task exited 0 (a `tsc … || echo "Ignoring TypeScript
+    /// Errors"` in victory's build: the errors were tolerated).
+    fn task_line(&mut self, task: &str, text: &str, before: usize) {
+        let at = self.task_reports.iter().position(|(t, _)| t == task);
+        if let Some(code) = text
+            .rsplit_once(" exited with code ")
+            .map(|(_, c)| c.trim())
+        {
+            if let Some(i) = at {
+                let (_, keys) = self.task_reports.remove(i);
+                if code == "0" {
+                    self.sink.retract(&keys);
+                }
+            }
+            return;
+        }
+        let new = self.sink.keys_since(before);
+        if new.is_empty() {
+            return;
+        }
+        let i = match at {
+            Some(i) => i,
+            None => {
+                if self.task_reports.len() == MAX_TASKS {
+                    self.task_reports.remove(0);
+                }
+                self.task_reports.push((task.to_string(), Vec::new()));
+                self.task_reports.len() - 1
+            }
+        };
+        let keys = &mut self.task_reports[i].1;
+        for k in new {
+            if keys.len() < MAX_TASK_REPORTS {
+                keys.push(k);
+            }
+        }
     }
 
     /// `FAIL\t<import path>\t1.2s`, `FAIL\t<import path> [build failed]`, `ok  \t<import path>`:
@@ -891,6 +1052,51 @@ mod wrapper_tests {
     }
 
     #[test]
+    fn an_actions_step_that_ends_without_an_error_annotation_tolerated_its_errors() {
+        // mindmeld's `./lintme` ignores the status of `black --check` and flake8; the job then
+        // fails in its test step.
+        let lint = "2022-04-13T21:23:11.8Z ##[group]Run ./lintme\n\
+                    2022-04-13T21:23:11.8Z ##[endgroup]\n\
+                    2022-04-13T21:23:12.4Z would reformat mindmeld/app.py\n\
+                    2022-04-13T21:23:29.5Z Oh no! \u{1f4a5} \u{1f494} \u{1f4a5}\n\
+                    2022-04-13T21:23:29.5Z 94 files would be reformatted, 86 files would be left unchanged.\n\
+                    2022-04-13T21:23:34.8Z mindmeld/constants.py:31:1: E302 expected 2 blank lines, found 1\n\
+                    2022-04-13T21:23:34.9Z ##[group]Nested group a tool opened\n\
+                    2022-04-13T21:23:34.9Z src/app.py:3:1: F401 `os` imported but unused\n";
+        let next = "2022-04-13T21:24:44.6Z ##[group]Run pytest\n\
+                    2022-04-13T21:24:44.6Z ##[endgroup]\n\
+                    2022-04-13T21:24:50.1Z tests/test_a.py:7:1: F821 undefined name 'x'\n\
+                    2022-04-13T21:46:50.9Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(
+            parse(&format!("{lint}{next}")),
+            vec![("tests/test_a.py".to_string(), 7)]
+        );
+        // The same step failing keeps its findings, the nested group's too.
+        let failed = "2022-04-13T21:23:35.0Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(parse(&format!("{lint}{failed}{next}")).len(), 4);
+        // The last step of a (possibly cut) log is not judged.
+        assert_eq!(parse(lint).len(), 3);
+    }
+
+    #[test]
+    fn a_concurrent_task_that_exits_0_tolerated_its_errors() {
+        // victory's build: lerna `--stream` runs nps tasks concurrently, each `tsc … || echo
+        // "Ignoring TypeScript Errors"`; tsc's problem matcher marks the error lines.
+        let tsc = "2022-06-22T18:46:54.1Z ##[error]victory-bar: [types.create-lib] src/v37/a.stories.tsx(4,26): error TS2307: Cannot find module 'x' or its corresponding type declarations\n\
+                   2022-06-22T18:46:54.1Z victory-bar: [types.create-lib] Ignoring TypeScript Errors\n";
+        let other = "2022-06-22T18:46:54.2Z victory-box: [types.create-lib] src/b.ts(1,1): error TS2304: Cannot find name 'y'.\n";
+        let ok = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 0\n";
+        let failed = "2022-06-22T18:46:54.3Z victory-bar: [types.create-lib] nps types.create-lib exited with code 2\n";
+        assert_eq!(
+            parse(&format!("{tsc}{other}{ok}")),
+            vec![("src/b.ts".to_string(), 1)]
+        );
+        assert_eq!(parse(&format!("{tsc}{other}{failed}")).len(), 2);
+        // A later exit of the same task does not take back what a failed run found.
+        assert_eq!(parse(&format!("{tsc}{failed}{ok}")).len(), 1);
+    }
+
+    #[test]
     fn make_directories_place_relative_paths() {
         let log = "make[1]: Entering directory '/home/runner/work/R/R/build'\n\
                    ../src/x.c:3:5: error: 'y' undeclared (first use in this function)\n\
@@ -998,7 +1204,7 @@ mod cap_tests {
 
     #[test]
     fn a_step_that_cds_first_roots_its_relative_paths() {
-        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
+        let log = "##[group]Run cd web; ruff check .\nsrc/m.py:1:8: F401 [*] `os` imported but unused\nweb/src/n.py:1:8: F401 [*] `os` imported but unused\n##[error]Process completed with exit code 1.\n##[group]Run cd \"$DIR\" && ruff check .\nsrc/o.py:1:8: F401 [*] `os` imported but unused\n";
         let r = parse_str(log, &ParseOptions::default());
         let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
         assert_eq!(paths, ["web/src/m.py", "web/src/n.py", "src/o.py"]);
@@ -1018,6 +1224,43 @@ mod cap_tests {
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "tty_windows.go");
+    }
+
+    #[test]
+    fn an_unpacked_source_distribution_is_the_repository() {
+        // LogChunks purescript (Travis): the job builds its sdist, unpacks it into `sdist-test`
+        // and compiles there.
+        let build = "+stack --no-terminal --jobs=2 sdist --tar-dir sdist-test\n\
+                     +tar -xzf sdist-test/purescript-0.13.2.tar.gz -C sdist-test --strip-components=1\n";
+        let error = "/home/travis/build/purescript/purescript/sdist-test/src/Language/PureScript/Environment.hs:528:3: error:\n    • Couldn't match type ‘Bool -> TypeClassData’ with ‘TypeClassData’\n";
+        let r = parse_str(&format!("{build}{error}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/Language/PureScript/Environment.hs");
+        // Without the sdist, an unpacked archive is someone else's sources.
+        let other =
+            "+tar -xzf sdist-test/purescript-0.13.2.tar.gz -C sdist-test --strip-components=1\n";
+        let r = parse_str(&format!("{other}{error}"), &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "sdist-test/src/Language/PureScript/Environment.hs"
+        );
+    }
+
+    #[test]
+    fn findings_of_a_travis_command_that_exited_0_were_tolerated() {
+        let lint = "$ flake8 . --exit-zero\nsrc/a.py:3:1: F401 'os' imported but unused\n";
+        let passed = "\u{1b}[32;1mThe command \"flake8 . --exit-zero\" exited with 0.\u{1b}[0m\n";
+        let test = "$ pytest\nsrc/b.py:4:1: F821 undefined name 'x'\n";
+        let failed = "\u{1b}[31;1mThe command \"pytest\" exited with 1.\u{1b}[0m\n";
+        let r = parse_str(
+            &format!("{lint}{passed}{test}{failed}"),
+            &ParseOptions::default(),
+        );
+        let paths: Vec<_> = r.iter().map(|r| r.file_path.as_str()).collect();
+        assert_eq!(paths, ["src/b.py"]);
+        // Findings before the command are not its own.
+        let r = parse_str(&format!("{test}{lint}{passed}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
     }
 
     #[test]

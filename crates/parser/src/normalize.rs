@@ -361,6 +361,10 @@ pub struct Prefix<'a> {
     /// The package directory of a `pnpm -r` prefix (`packages/core test: …`): the tool's
     /// relative paths are relative to it.
     pub package_dir: Option<&'a str>,
+    /// The `pkg: [task]` of a lerna `--stream` line running one of several concurrent tasks
+    /// (nps, concurrently): the task's own `… exited with code 0` says whether the errors printed
+    /// under this prefix failed anything.
+    pub task: Option<&'a str>,
 }
 
 /// Parses `digits` at the start of `s`; returns the rest.
@@ -490,6 +494,48 @@ fn task_then_colon(b: &[u8]) -> usize {
     0
 }
 
+/// Maven's elapsed milliseconds before its level (`19547 [ERROR] …`, slf4j-simple's
+/// `showDateTime` without a date format, as `MAVEN_OPTS` sets it in some projects): the length of
+/// the number and its space, or 0.
+fn maven_elapsed(b: &[u8]) -> usize {
+    let Some(n) = skip_digits(b).filter(|&n| n <= 10) else {
+        return 0;
+    };
+    let rest = &b[n..];
+    const LEVELS: [&[u8]; 5] = [
+        b" [INFO] ",
+        b" [ERROR] ",
+        b" [WARNING] ",
+        b" [WARN] ",
+        b" [DEBUG] ",
+    ];
+    if LEVELS.iter().any(|l| rest.starts_with(l)) {
+        n + 1
+    } else {
+        0
+    }
+}
+
+/// A concurrently/nps task name at `b[at..]` after a lerna package prefix (`[types.create-lib] `):
+/// its length with the space, or 0. Records `pkg: [task]` in `info`.
+fn concurrent_task<'a>(b: &'a [u8], at: usize, info: &mut Prefix<'a>) -> usize {
+    let rest = &b[at..];
+    if rest.first() != Some(&b'[') {
+        return 0;
+    }
+    let t = rest[1..]
+        .iter()
+        .take(64)
+        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':'))
+        .count();
+    if t == 0 || rest.get(t + 1) != Some(&b']') || rest.get(t + 2) != Some(&b' ') {
+        return 0;
+    }
+    // Both parts are ASCII: `from_utf8` cannot fail.
+    info.task = std::str::from_utf8(&b[..at + t + 2]).ok();
+    t + 3
+}
+
 /// Cuts the prefixes CI systems, container builds and monorepo runners put in front of a
 /// tool's output (one pass per prefix, outermost first):
 /// - Jenkins Timestamper (`[2024-01-31T12:34:56.789Z] `, `12:34:56  `) and `parallel` branch
@@ -499,7 +545,7 @@ fn task_then_colon(b: &[u8]) -> usize {
 /// - Docker BuildKit's plain progress (`#12 3.456 `) and docker compose service names
 ///   (`web-1  | `, `web_1  | `);
 /// - monorepo runners: turbo (`web:build: `, `@acme/ui:test: `), lerna `--stream`
-///   (`@acme/ui: `), yarn workspaces foreach (`[@acme/ui]: `), `pnpm -r`
+///   (`@acme/ui: `; `pkg: [task] ` before an nps/concurrently task), yarn workspaces foreach (`[@acme/ui]: `), `pnpm -r`
 ///   (`packages/core test: `, whose directory is returned).
 ///
 /// Each shape is tested on its first bytes before anything else; a line matching none is
@@ -550,7 +596,12 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix<'_>) {
                     if t > 0 {
                         t
                     } else {
-                        compose_or_monorepo(b, &mut info)
+                        let m = maven_elapsed(b);
+                        if m > 0 {
+                            m
+                        } else {
+                            compose_or_monorepo(b, &mut info)
+                        }
                     }
                 }
             }
@@ -726,7 +777,20 @@ fn compose_or_monorepo<'a>(b: &'a [u8], info: &mut Prefix<'a>) -> usize {
                 return 0;
             }
             if name[0] == b'@' && b.get(n + 1) == Some(&b' ') {
-                return n + 2;
+                return n + 2 + concurrent_task(b, n + 2, info);
+            }
+            // lerna `--stream` (`pkg: `) is too like a tool's own `word: ` to cut alone; before
+            // a concurrently/nps task name (`victory-bar: [types.create-lib] `) it is not.
+            if b.get(n + 1) == Some(&b' ') && b.get(n + 2) == Some(&b'[') {
+                let lower = name.to_ascii_lowercase();
+                if matches!(
+                    lower.as_slice(),
+                    b"error" | b"warning" | b"warn" | b"note" | b"info" | b"fatal" | b"hint"
+                ) {
+                    return 0;
+                }
+                let t = concurrent_task(b, n + 2, info);
+                return if t == 0 { 0 } else { n + 2 + t };
             }
             let t = task_then_colon(&b[n + 1..]);
             if t == 0 { 0 } else { n + 1 + t }
@@ -1048,6 +1112,21 @@ mod tests {
         assert_eq!(text, "FAIL src/a.test.ts");
         assert_eq!(info.package_dir, Some("packages/core"));
         assert_eq!(cut("packages/core build$ tsc -p ."), "tsc -p .");
+        assert_eq!(
+            cut("19547 [ERROR] ensureConsistencyWithStrata  Time elapsed: 0.068 s  <<< FAILURE!"),
+            "[ERROR] ensureConsistencyWithStrata  Time elapsed: 0.068 s  <<< FAILURE!"
+        );
+        assert_eq!(cut("12 [INFO] BUILD"), "[INFO] BUILD");
+        // lerna `--stream` before an nps/concurrently task name (victory's build).
+        let line = "victory-bar: [types.create-lib] src/v37/victory-bar.stories.tsx(4,26): error TS2307: x";
+        let (text, info) = strip_prefixes(line);
+        assert_eq!(
+            text,
+            "src/v37/victory-bar.stories.tsx(4,26): error TS2307: x"
+        );
+        assert_eq!(info.task, Some("victory-bar: [types.create-lib]"));
+        let (text, info) = strip_prefixes("@acme/ui: [lint:js] src/a.js");
+        assert_eq!((text, info.task), ("src/a.js", Some("@acme/ui: [lint:js]")));
         // Tool lines that look a little like prefixes are kept whole.
         for line in [
             "src/a.py:3:1: F401 `os` imported but unused",
@@ -1065,6 +1144,12 @@ mod tests {
             "Makefile:12: recipe for target 'all' failed",
             "src/lib error: x",
             "scripts/build:12: error",
+            "ERROR: [Errno 2] No such file or directory: 'x'",
+            "warning: [unused-import] x",
+            "victory-bar: [types.create-lib]",
+            "pkg: [a b] x",
+            "19547 [error] x",
+            "3 [WARNING]",
         ] {
             assert_eq!(cut(line), line, "{line}");
         }

@@ -300,6 +300,11 @@ pub fn is_generated(path: &str) -> bool {
     if name == "_testmain.go" {
         return true;
     }
+    // Playwright's output directory (traces, screenshots, and the temporary projects its own
+    // test suite writes and runs there).
+    if path.starts_with("test-results/") || path.contains("/test-results/") {
+        return true;
+    }
     // Build directories of rebar3, mix, dune and Sphinx: dependencies and outputs.
     if path.starts_with("_build/") {
         return true;
@@ -855,6 +860,7 @@ mod tests {
             "build/CMakeFiles/CMakeScratch/TryCompile-abc/src.c",
             "CMakeFiles/CMakeTmp/CheckSymbolExists.c",
             "pkg/_testmain.go",
+            "test-results/playwright-should-work-playwright-test/a.test.ts",
         ] {
             assert!(is_generated(p), "{p}");
         }

@@ -70,6 +70,9 @@ impl<'a> Finding<'a> {
     }
 }
 
+/// What makes a report distinct: its file, line and type.
+pub(crate) type Key = (String, u32, BugType);
+
 #[derive(Debug, Default)]
 pub struct Sink {
     workspace: Option<String>,
@@ -107,14 +110,20 @@ const NOT_PACKAGES: [&str; 8] = [
     "tests", "test", "src", "lib", "docs", "examples", "scripts", "testing",
 ];
 
-/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest.
+/// `…/site-packages/<pkg>/<rest>` (or `dist-packages`): the package name and the rest. An egg
+/// (`site-packages/numpy-1.24.0-py3.8-linux-x86_64.egg/numpy/…`, `setup.py install`) holds the
+/// package one directory down.
 fn installed_package(raw: &str) -> Option<(&str, &str)> {
     let at = memchr::memmem::find(raw.as_bytes(), b"-packages/")?;
     let before = &raw[..at];
     if !(before.ends_with("/site") || before.ends_with("/dist")) {
         return None;
     }
-    raw[at + 10..].split_once('/')
+    let (pkg, rest) = raw[at + 10..].split_once('/')?;
+    if pkg.ends_with(".egg") {
+        return rest.split_once('/');
+    }
+    Some((pkg, rest))
 }
 
 /// True when the relative path `raw` starts with the directory `dir` (repo-relative).
@@ -341,6 +350,16 @@ impl Sink {
         }
     }
 
+    /// The build said where one of the repository's Python packages lives (setuptools copying
+    /// `numpy/lib/x.py` into `build/…/numpy/lib`): `name` at the repo directory `dir`.
+    pub fn learn_package(&mut self, name: &str, dir: &str) {
+        if self.own_packages.len() < MAX_OWN_PACKAGES
+            && !self.own_packages.iter().any(|(n, _)| n == name)
+        {
+            self.own_packages.push((name.to_string(), dir.to_string()));
+        }
+    }
+
     /// True when a stack frame's path is the repository's own code: inside the repository once
     /// checkout prefixes are gone, and not a vendored or installed dependency. The stack-trace
     /// matchers (Python, JS, Go) keep the innermost such frame.
@@ -394,6 +413,36 @@ impl Sink {
             self.seen
                 .insert((r.file_path.clone(), r.line_number, r.error_type), i);
         }
+    }
+
+    /// The sink's steps from `first` on made one CI step that passed: their reports were
+    /// tolerated by it and are taken back.
+    pub fn steps_passed(&mut self, first: u32) {
+        let keys: Vec<_> = self
+            .reports
+            .iter()
+            .zip(&self.origin)
+            .filter(|(_, (step, _))| step.wrapping_sub(first) <= self.step.wrapping_sub(first))
+            .map(|((_, r), _)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect();
+        self.retract(&keys);
+    }
+
+    /// The keys (path, line, type) of the reports added since there were `n`.
+    pub fn keys_since(&self, n: usize) -> Vec<Key> {
+        self.reports
+            .get(n..)
+            .unwrap_or_default()
+            .iter()
+            .map(|(_, r)| (r.file_path.clone(), r.line_number, r.error_type))
+            .collect()
+    }
+
+    /// Takes back the reports found after the first `start` (a command that passed tolerated
+    /// them).
+    pub fn drop_from(&mut self, start: usize) {
+        let keys = self.keys_since(start);
+        self.retract(&keys);
     }
 
     /// A new CI step starts.

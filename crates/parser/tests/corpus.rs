@@ -467,27 +467,31 @@ fn heldout_fresh3_set() {
 }
 
 /// `heldout/fresh4/`: built while `fresh2/` and `fresh3/` were being tuned on, from CI job logs
-/// of projects no other set names (LogSage, LLM4Build, BugSwarm's analyzer test data). Held out
-/// like `fresh3/`: one row, not gated, no per-log differences.
+/// of projects no other set names (LogSage, LLM4Build, BugSwarm's analyzer test data). Measured
+/// once held out (recall 0.425, precision 0.219 on main's `0055c96`), then its misses and false
+/// reports were examined and fixed as families (issue 15, precision and recall work), so it is no
+/// longer held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh4_set() {
     fresh_set(
         "fresh4",
-        "**fresh4** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh4** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
 /// `heldout/fresh5/`: built while `fresh4/` was being tuned on, from CI job logs of projects no
 /// other set names, a third of them Travis CI (LogChunks) rather than GitHub Actions, the rest
-/// from LogSage, BugSwarm's analyzer test data and LLM4Build. Held out like `fresh4/`: one row,
-/// not gated, no per-log differences.
+/// from LogSage, BugSwarm's analyzer test data and LLM4Build. Measured once held out (recall
+/// 0.487, precision 0.380), then its misses and false reports were examined and fixed as families
+/// (issue 15, precision and recall work on the former fresh5 set), so it is no longer held out:
+/// it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh5_set() {
     fresh_set(
         "fresh5",
-        "**fresh5** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh5** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -508,6 +512,9 @@ fn heldout_fresh6_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    // No row is held out between the rounds: the next fresh set's row (built on another branch)
+    // is the one that hides its differences.
+    #[allow(dead_code)]
     Hidden,
 }
 

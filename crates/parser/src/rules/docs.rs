@@ -1,10 +1,15 @@
 //! Documentation builds that fail on warnings: Sphinx under `-W` (`docs/x.rst:12: WARNING: msg`,
 //! and the spelling builder's `WARNING: ref/x.txt:1166: : Spell check: word: …`) and sphinx-lint
-//! (`Misc/x.rst:1: No newline at end of file. (missing-final-newline)`). Each becomes a `LINTING`
-//! report at the documentation file's line.
+//! (`Misc/x.rst:1: No newline at end of file. (missing-final-newline)`), and Markdown checkers'
+//! `README.md:2186:Line longer than 80 characters.` (gomali), and awesome_bot's failed links
+//! (`  1. [L696]  url message` under `Issues :-(`, in the file of its `> Checking links in x`),
+//! and jazzy's `undocumented.json` entries (`"file"`, `"line"`, `"warning": "undocumented"`) of a
+//! step that failed.
+//! Each becomes a `LINTING` report at the documentation file's line.
 //!
 //! Sphinx prints the same warnings in builds that pass, so a warning is reported only once its
-//! CI step failed (the step's `##[error]`, or Sphinx's own `Warning, treated as error:`); the
+//! CI step failed (the step's `##[error]`, Travis' `The command "…" exited with 1.`, or Sphinx's
+//! own `Warning, treated as error:`); the
 //! candidates of a step that ended without failing are dropped. It must never report a file
 //! without a documentation extension (autodoc's `x.py:docstring of f:3` names no line of the
 //! file), nor a docutils `ERROR:` row, which the generic `path:line: error` rule already reads.
@@ -24,6 +29,27 @@ pub(crate) struct Docs {
     pending: Vec<(u64, String, u64, String, &'static str)>,
     /// The step failed on its warnings: later ones are reported at once.
     confirmed: bool,
+    /// awesome_bot's file (`> Checking links in README.org`), and whether its `Issues :-(`
+    /// list, printed only when the check fails, has begun.
+    links: Option<(String, bool)>,
+    /// Inside jazzy's `undocumented.json` (`"warnings": [`): the current object's `"file"` and
+    /// `"line"`.
+    jazzy: Option<(Option<String>, Option<u64>)>,
+}
+
+/// A JSON member line `"key": value,` of a pretty-printed object: the key and the raw value.
+fn json_member(t: &str) -> Option<(&str, &str)> {
+    let rest = t.strip_prefix('"')?;
+    let (key, value) = rest.split_once("\": ")?;
+    Some((key, value.trim_end_matches(',')))
+}
+
+/// An awesome_bot row: `  1. [L696]  https://… message`: the line.
+fn awesome_bot_row(t: &str) -> Option<(u64, &str)> {
+    let d = t.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = t[d..].strip_prefix(". [L")?;
+    let (line, msg) = rest.split_once(']')?;
+    Some((super::num(line)?, msg.trim()))
 }
 
 /// `path:line: rest` with a documentation extension.
@@ -35,6 +61,17 @@ fn location(t: &str) -> Option<(&str, u64, &str)> {
         return None;
     }
     Some((path, line, rest))
+}
+
+/// `README.md:2186:Line longer than 80 characters.`: a Markdown checker's `path:line:Message`
+/// with no space after the colon (gomali), a Markdown file only.
+fn tight_location(t: &str) -> Option<(&str, u64, &str)> {
+    let (path, rest) = t.split_once(':')?;
+    let (line, msg) = rest.split_once(':')?;
+    let ok = matches!(super::ext(path), "md" | "markdown")
+        && !path.contains(' ')
+        && msg.as_bytes().first().is_some_and(u8::is_ascii_uppercase);
+    ok.then_some((path, super::num(line)?, msg))
 }
 
 /// sphinx-lint's check name closing a message: `(missing-final-newline)`.
@@ -52,13 +89,19 @@ fn lint_check(rest: &str) -> Option<&str> {
 impl Docs {
     /// True when `line` cannot change this matcher's state or be claimed by it.
     pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if self.links.is_some()
+            || (l.first == b'>' && l.trimmed().starts_with("> Checking links in "))
+            || (l.first == b'"' && (self.jazzy.is_some() || l.trimmed() == "\"warnings\": ["))
+        {
+            return false;
+        }
         if l.marker == Marker::Group {
             return self.pending.is_empty() && !self.confirmed;
         }
         if l.marker == Marker::Error {
             return self.pending.is_empty();
         }
-        if l.first == b'W' {
+        if l.first == b'W' || (l.last == b'.' && !self.pending.is_empty()) {
             return false;
         }
         // Only a path with a documentation extension before the first colon can be read.
@@ -79,8 +122,69 @@ impl Docs {
             return false;
         }
         let t = l.trimmed();
+        if let Some(file) = t.strip_prefix("> Checking links in ") {
+            self.links = Some((file.trim().to_string(), false));
+            return true;
+        }
+        if let Some((file, issues)) = &mut self.links {
+            if t == "Issues :-(" {
+                *issues = true;
+                return true;
+            }
+            if t.starts_with("Wrote results to ") {
+                self.links = None;
+                return false;
+            }
+            if *issues && let Some((line, msg)) = awesome_bot_row(t) {
+                let file = file.clone();
+                sink.emit(
+                    l.no,
+                    Finding::new(&file, line, BugType::Linting, msg)
+                        .conf(0.8)
+                        .tool("awesome_bot"),
+                );
+                return true;
+            }
+        }
+        if l.first == b'"' {
+            if t == "\"warnings\": [" {
+                self.jazzy = Some((None, None));
+                return true;
+            }
+            if let Some((file, line)) = &mut self.jazzy {
+                match json_member(t) {
+                    Some(("file", v)) => *file = Some(v.trim_matches('"').to_string()),
+                    Some(("line", v)) => *line = super::num(v),
+                    Some(("warning", "\"undocumented\"")) => {
+                        if let (Some(path), Some(n)) = (file.take(), line.take())
+                            && self.pending.len() < MAX_PENDING
+                        {
+                            let msg = "undocumented declaration";
+                            if self.confirmed {
+                                emit(l.no, &path, n, msg, "jazzy", sink);
+                            } else {
+                                self.pending.push((l.no, path, n, msg.to_string(), "jazzy"));
+                            }
+                        }
+                    }
+                    Some(("source_directory", _)) => self.jazzy = None,
+                    _ => {}
+                }
+                return true;
+            }
+        }
         if t.starts_with("Warning, treated as error") {
             self.confirm(sink);
+            return false;
+        }
+        // Travis' verdict on the command that printed them.
+        if l.last == b'.'
+            && let Some(failed) = super::travis_command_failed(t)
+        {
+            if failed {
+                self.confirm(sink);
+            }
+            *self = Docs::default();
             return false;
         }
         if !l.colon_digit {
@@ -91,10 +195,7 @@ impl Docs {
                 return false;
             };
             (path, line, msg.trim_start_matches([':', ' ']), "sphinx")
-        } else {
-            let Some((path, line, rest)) = location(t) else {
-                return false;
-            };
+        } else if let Some((path, line, rest)) = location(t) {
             if let Some(msg) = rest.strip_prefix("WARNING: ") {
                 (path, line, msg, "sphinx")
             } else if lint_check(rest).is_some() {
@@ -102,6 +203,10 @@ impl Docs {
             } else {
                 return false;
             }
+        } else if let Some((path, line, msg)) = tight_location(t) {
+            (path, line, msg, "markdown-check")
+        } else {
+            return false;
         };
         if self.confirmed {
             emit(l.no, path, line, msg, tool, sink);
@@ -151,5 +256,53 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::Linting);
         assert_eq!(r[1].line_number, 1);
         assert_eq!(r[1].rule.as_deref(), Some("missing-final-newline"));
+    }
+
+    #[test]
+    fn awesome_bot_issues_not_its_white_list() {
+        // LogChunks awesome-emacs (Travis).
+        let log = "> Checking links in README.org\nLinks to check: 1049\n> White listed:\n  2. [L399]  http://ternjs.net/doc/manual.html#emacs] bad URI(is not URI?): http://ternjs.net/doc/manual.html#emacs] \n\nIssues :-(\n> Links \n  1. [L696]  https://jblevins.org/projects/markdown-mode/ Failed to open TCP connection to jblevins.org:443 (Connection refused - connect(2) for \"jblevins.org\" port 443) \n> Dupes \n  None ✓\n\nWrote results to ab-results-README.org.json\n  3. [L12]  after the run\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("README.org", 696)
+        );
+    }
+
+    #[test]
+    fn jazzy_undocumented_declarations_of_a_failed_check() {
+        // LogChunks realm-cocoa (Travis): `./build.sh verify-docs` prints jazzy's JSON and fails.
+        let json = "$ ./build.sh verify-docs\nUndocumented Realm swift declarations:\n{\n  \"warnings\": [\n    {\n      \"file\": \"/Users/travis/build/realm/realm-cocoa/RealmSwift/Error.swift\",\n      \"line\": 37,\n      \"symbol\": \"Realm.Error.Code\",\n      \"symbol_kind\": \"source.lang.swift.decl.typealias\",\n      \"warning\": \"undocumented\"\n    }\n  ],\n  \"source_directory\": \"/Users/travis/build/realm/realm-cocoa\"\n}";
+        let failed = "The command \"./build.sh verify-docs\" exited with 1.\n";
+        let r = parse_str(&format!("{json}{failed}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("RealmSwift/Error.swift", 37)
+        );
+        let passed = "\nThe command \"./build.sh verify-docs\" exited with 0.\n";
+        assert_eq!(
+            parse_str(&format!("{json}{passed}"), &ParseOptions::default()),
+            []
+        );
+    }
+
+    #[test]
+    fn a_markdown_checkers_rows_of_a_travis_command_that_failed() {
+        // LogChunks vim-galore (Travis): `gomali *.md`.
+        let rows = "$ gomali *.md\nREADME.md:2186:Line longer than 80 characters.\n\n";
+        let failed = "\u{1b}[31;1mThe command \"gomali *.md\" exited with 1.\u{1b}[0m\n";
+        let r = parse_str(&format!("{rows}{failed}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("README.md", 2186)
+        );
+        let passed = "The command \"gomali *.md\" exited with 0.\n";
+        assert_eq!(
+            parse_str(&format!("{rows}{passed}"), &ParseOptions::default()),
+            []
+        );
     }
 }

@@ -31,11 +31,21 @@ static FRAME_AT: LazyLock<Regex> =
 static FRAME_MONO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?\.(?:cs|fs|vb))\((\d+),\d+\): at (.+)$").unwrap());
 
-/// Pester (PowerShell): `at <ScriptBlock>, /path/X.Tests.ps1: line 137`.
+/// Pester (PowerShell): `at <ScriptBlock>, /path/X.Tests.ps1: line 137` (Pester 4) and
+/// `at <ScriptBlock>, /path/X.Tests.ps1:137` (Pester 5 and its runtime's own test harness).
 static FRAME_PESTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^at (.+?), (.+?): line (\d+)$").unwrap());
+    LazyLock::new(|| Regex::new(r"^at (.+?), (.+?\.ps[dm]?1)(?:: line |:)(\d+)$").unwrap());
 static PESTER_FAILED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[-\] (.+?)(?: \d+(?:\.\d+)?m?s)?$").unwrap());
+
+/// PowerShell assertion functions whose frames sit above the test's own line: Pester's
+/// `Should`/`Invoke-Assertion`, Axiom's `Verify-*`, `Assert-*` helpers.
+fn is_assertion_function(f: &str) -> bool {
+    f.starts_with("Should")
+        || f.starts_with("Verify-")
+        || f.starts_with("Assert-")
+        || f == "Invoke-Assertion"
+}
 
 #[derive(Debug)]
 struct TestBlock {
@@ -138,6 +148,7 @@ fn classify(code: Option<&str>, msg: &str) -> BugType {
 /// `1) Failed : …`, `[-] …`, `Unhandled exception.`).
 fn test_header(l: &Line<'_>) -> bool {
     matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
+        || (l.first == b'E' && l.trimmed().starts_with("ERROR: - "))
         || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
 }
 
@@ -234,12 +245,29 @@ impl Dotnet {
             });
             return true;
         }
+        // Pester's runtime harness prints a test that threw as `ERROR: - name -> message`.
+        if let Some(rest) = t.strip_prefix("ERROR: - ")
+            && let Some((name, message)) = rest.split_once(" -> ")
+        {
+            self.block = Some(TestBlock {
+                test: Some(name.to_string()),
+                message: message.to_string(),
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+            });
+            return true;
+        }
         if l.first == b'['
             && let Some(c) = PESTER_FAILED.captures(t)
         {
+            // Pester's runtime test harness: `[-] - name -> message`.
+            let (name, message) = match c[1].strip_prefix("- ").and_then(|r| r.split_once(" -> ")) {
+                Some((name, message)) => (name, message),
+                None => (&c[1], ""),
+            };
             self.block = Some(TestBlock {
-                test: Some(c[1].to_string()),
-                message: String::new(),
+                test: Some(name.to_string()),
+                message: message.to_string(),
                 seq: l.no,
                 budget: BLOCK_BUDGET,
             });
@@ -335,10 +363,15 @@ impl Dotnet {
         }
         b.budget -= 1;
         let frame = if t.starts_with("at ") {
-            FRAME_AT
-                .captures(t)
-                .or_else(|| FRAME_PESTER.captures(t))
-                .map(|c| (c[2].to_string(), c[3].to_string()))
+            match FRAME_AT.captures(t) {
+                Some(c) => Some((c[2].to_string(), c[3].to_string())),
+                // An assertion function's own frame (Pester's `Should`, Axiom's `Verify-Equal`,
+                // kept in the repository under `Dependencies/`) is never where the test failed.
+                None => FRAME_PESTER
+                    .captures(t)
+                    .filter(|c| !is_assertion_function(&c[1]))
+                    .map(|c| (c[2].to_string(), c[3].to_string())),
+            }
         } else if t.ends_with(')') && t.contains("): at ") {
             FRAME_MONO
                 .captures(t)
@@ -446,6 +479,30 @@ mod tests {
         assert_eq!(r[2].error_type, BugType::Linting);
         assert_eq!(r[3].error_type, BugType::Linting);
         assert_eq!(r[4].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn pester_runtime_harness_failure_skips_assertion_frames() {
+        // LogChunks Pester (Travis, macOS): the new runtime's harness with Axiom's assertions.
+        let log = "[-] - Running without any params runs all files from the local folder -> Expected and actual values differ!\nExpected: '/var/folders/bb/T/dir/file1.Tests.ps1'\nActual  : 'file1.Tests.ps1'\nat Verify-Equal, /Users/travis/build/pester/Pester/Dependencies/Axiom/Verify-Equal.ps1:16\nat <ScriptBlock>, /Users/travis/build/pester/Pester/new-runtimepoc/Pester.RSpec.ts.ps1:184\nat t, /Users/travis/build/pester/Pester/new-runtimepoc/p.psm1:103\nat <ScriptBlock>, <No file>:1\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "new-runtimepoc/Pester.RSpec.ts.ps1");
+        assert_eq!(r[0].line_number, 184);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Running without any params runs all files from the local folder")
+        );
+        assert_eq!(r[0].message, "Expected and actual values differ!");
+        // A test that threw: PowerShell's error record, then the same frames.
+        let log = "ERROR: - Exluding full path excludes it tests from Paths runs them -> The property 'Count' cannot be found on this object. Verify that the property \nexists.\nAt /Users/travis/build/pester/Pester/new-runtimepoc/Pester.RSpec.ts.ps1:199 \nchar:17\n+                 $result.Count | Verify-Equal 1\n    + CategoryInfo          : NotSpecified: (:) [], PropertyNotFoundException\n \n\nat <ScriptBlock>, /Users/travis/build/pester/Pester/new-runtimepoc/Pester.RSpec.ts.ps1:199\nat t, /Users/travis/build/pester/Pester/new-runtimepoc/p.psm1:103\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 199);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Exluding full path excludes it tests from Paths runs them")
+        );
     }
 
     #[test]

@@ -78,6 +78,9 @@ struct GitDiff {
     /// black's `reformatted x` (log line, path), reported at the step's end when it failed and
     /// no diff showed the file.
     reformatted: Vec<(u64, String)>,
+    /// Armed by Travis' command echo (`$ cmd`): only Travis' own verdict on that command
+    /// (`The command "cmd" exited with 1.`) confirms its diff.
+    travis: bool,
 }
 
 impl GitDiff {
@@ -107,12 +110,38 @@ impl GitDiff {
     /// Returns true when the line was part of a diff.
     fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
-        if l.marker == Marker::Error {
+        if l.marker == Marker::Error && !self.travis {
             self.confirm(sink);
+            return false;
+        }
+        // Travis runs each command of a job's script in turn and says how each ended: a
+        // `diff --git` a command printed is its check's verdict when the command then failed
+        // (spacemacs' documentation formatter: `PLEASE APPLY CHANGES BELOW:` and the diff).
+        if l.first == b'$' && t.starts_with("$ ") && (self.armed.is_none() || self.travis) {
+            self.pending.clear();
+            self.confirmed = false;
+            self.end_diff();
+            self.armed = Some("git diff");
+            self.travis = true;
+            return false;
+        }
+        if self.travis
+            && l.last == b'.'
+            && let Some(failed) = super::travis_command_failed(t)
+        {
+            if failed {
+                self.confirm(sink);
+            }
+            self.pending.clear();
+            self.armed = None;
+            self.travis = false;
+            self.confirmed = false;
+            self.end_diff();
             return false;
         }
         if t == "All changes made by hooks:" {
             self.armed = Some("pre-commit");
+            self.travis = false;
             self.nix = false;
             self.confirm(sink);
             return true;
@@ -123,6 +152,7 @@ impl GitDiff {
             && (name.contains("fmt") || name.contains("format"))
         {
             self.armed = Some("treefmt");
+            self.travis = false;
             self.nix = true;
             self.confirm(sink);
             return true;
@@ -848,6 +878,33 @@ mod tests {
             .into_iter()
             .map(|r| (r.file_path, r.line_number, r.error_type, r.tool))
             .collect()
+    }
+
+    #[test]
+    fn a_travis_command_that_failed_after_printing_a_diff() {
+        // LogChunks spacemacs (Travis): the docs formatter's script prints the diff to apply.
+        let diff = "$ .travisci/test.sh\n======================================================================\nPLEASE APPLY CHANGES BELOW:\n======================================================================\n\u{1b}[1mdiff --git a/layers/+lang/ruby/README.org b/layers/+lang/ruby/README.org\u{1b}[m\n\u{1b}[1mindex 18d226b..c6dbc80 100644\u{1b}[m\n\u{1b}[1m--- a/layers/+lang/ruby/README.org\u{1b}[m\n\u{1b}[1m+++ b/layers/+lang/ruby/README.org\u{1b}[m\n\u{1b}[36m@@ -106,25 +106,25 @@\u{1b}[m \u{1b}[mdirectory local variables.\u{1b}[m\n * Key bindings\u{1b}[m\n ** Ruby (enh-ruby-mode, robe, inf-ruby, ruby-tools)\u{1b}[m\n \u{1b}[m\n\u{1b}[31m-| Key binding | Description |\u{1b}[m\n\u{1b}[32m+| Key binding | Description                |\u{1b}[m\n\n";
+        let failed = "\u{1b}[31;1mThe command \".travisci/test.sh\" exited with 2.\u{1b}[0m\n";
+        let r = parse_str(&format!("{diff}{failed}"), &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(got, [("layers/+lang/ruby/README.org", 109)]);
+        // The same output of a command that passed is information.
+        let passed = "The command \".travisci/test.sh\" exited with 0.\n";
+        assert_eq!(
+            parse_str(&format!("{diff}{passed}"), &ParseOptions::default()),
+            []
+        );
+        // yarn echoes its scripts as `$ cmd` in Actions steps too: there only Travis' verdict
+        // confirms, never the step's `##[error]`.
+        let actions = "##[group]Run yarn lint\n##[endgroup]\n";
+        let error = "##[error]Process completed with exit code 1.\n";
+        assert_eq!(
+            parse_str(&format!("{actions}{diff}{error}"), &ParseOptions::default()),
+            []
+        );
     }
 
     #[test]

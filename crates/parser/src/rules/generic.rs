@@ -13,7 +13,7 @@ use regex::Regex;
 use super::go::Go;
 use super::jvm::Jvm;
 use crate::sink::{Finding, Sink};
-use crate::{BugType, Ctx, Line};
+use crate::{BugType, Ctx, Line, Marker};
 
 static COLON: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:]+?):(\d+)(?::(\d+))?(?::\s*|\s+)(.*)$").unwrap()
@@ -259,12 +259,16 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         workflow_error(l.no, rest, sink);
         return;
     }
+    if l.first == b'F' && l.marker == Marker::Error && file_comma_line(t, l.no, sink) {
+        return;
+    }
     if !l.colon_digit {
         match l.first {
             b'B' => jenkins_workspace(t, sink),
             b'"' => {
                 super::c::iar(t, l.no, sink);
             }
+            b'(' if l.last.is_ascii_digit() => psych_error(t, l.no, sink),
             _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
             _ if l.colon && l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
                 expat_error(t, l.no, sink);
@@ -304,6 +308,9 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     };
     let rest = c[4].trim();
     if col.is_none() && codespell(path, line, rest, l.no, sink) {
+        return;
+    }
+    if col.is_none() && whitespace_check(path, line, rest, l.no, sink) {
         return;
     }
     if ext == "py" && numpydoc(path, line, rest, l.no, sink) {
@@ -348,7 +355,19 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
             }
         }
         "java" | "kt" | "kts" => {
-            if let Some(msg) = rest.strip_prefix("error: ") {
+            if ext == "java"
+                && let Some(repo) = sink.repo_path(path)
+            {
+                jvm.learn_java_path(&repo);
+            }
+            // javac never prints a column: `X.java:24:8: error: Unused import - …` is Checkstyle's
+            // plain format (maven-checkstyle-plugin's console output), a lint.
+            if ext == "java"
+                && col.is_some()
+                && let Some(msg) = rest.strip_prefix("error: ")
+            {
+                lint_error(l.no, path, line, col, msg, "checkstyle", sink);
+            } else if let Some(msg) = rest.strip_prefix("error: ") {
                 let tool = if ext == "java" { "javac" } else { "kotlinc" };
                 jvm.compiler(path, line, col, msg, tool, true, l.no, sink);
             }
@@ -356,15 +375,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
         }
         "sh" | "bash" | "zsh" | "ksh" => {
             if let Some(msg) = rest.strip_prefix("error: ") {
-                let (msg, rule) = split_rule_suffix(msg);
-                sink.emit(
-                    l.no,
-                    Finding::new(path, line, BugType::Linting, msg)
-                        .col(col)
-                        .conf(0.95)
-                        .tool("shellcheck")
-                        .rule(rule),
-                );
+                lint_error(l.no, path, line, col, msg, "shellcheck", sink);
             }
             true
         }
@@ -467,6 +478,28 @@ fn codespell(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bo
     true
 }
 
+/// Julia's `contrib/check-whitespace.jl` (copied by many Julia packages): `path:N -- trailing
+/// whitespace`, one of its fixed messages, for a file of any kind. It exits 1 on any.
+fn whitespace_check(path: &str, line: u64, rest: &str, seq: u64, sink: &mut Sink) -> bool {
+    const MESSAGES: [&str; 5] = [
+        "trailing whitespace",
+        "tab",
+        "no trailing newline",
+        "non-breaking space",
+        "trailing blank lines",
+    ];
+    let Some(msg) = rest.strip_prefix("-- ").filter(|m| MESSAGES.contains(m)) else {
+        return false;
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .conf(0.8)
+            .tool("check-whitespace"),
+    );
+    true
+}
+
 /// numpydoc's docstring validation as pandas' and scipy's scripts print it:
 /// `pandas/core/x.py:3806:PR09:pandas.core.X.f:Parameter "**kwargs" description should finish
 /// with "."` (the code's two letters name the numpydoc check family).
@@ -525,12 +558,96 @@ fn after_spaced_jenkins_workspace(t: &str) -> &str {
     }
 }
 
+/// A linter's `path:line:col: error: message [Rule]` row (shellcheck's gcc format, Checkstyle's
+/// plain format): `LINTING`, the bracketed suffix as the rule.
+fn lint_error(
+    seq: u64,
+    path: &str,
+    line: u64,
+    col: Option<u64>,
+    msg: &str,
+    tool: &'static str,
+    sink: &mut Sink,
+) {
+    let (msg, rule) = split_rule_suffix(msg);
+    sink.emit(
+        seq,
+        Finding::new(path, line, BugType::Linting, msg)
+            .col(col)
+            .conf(0.95)
+            .tool(tool)
+            .rule(rule),
+    );
+}
+
 /// Splits a trailing ` [CODE]` (shellcheck's `[SC2045]`) off a message.
 fn split_rule_suffix(msg: &str) -> (&str, Option<&str>) {
     match msg.strip_suffix(']').and_then(|m| m.rsplit_once(" [")) {
         Some((m, r)) if !r.is_empty() && !r.contains(' ') => (m, Some(r)),
         _ => (msg, None),
     }
+}
+
+/// Ruby's YAML parser (Psych) on a file: `(./x/y.md): did not find expected ',' or ']' while
+/// parsing a flow sequence at line 5 column 7` (a YAML front matter, a config). `(<unknown>)`
+/// names a string, not a file.
+fn psych_error(t: &str, seq: u64, sink: &mut Sink) {
+    let Some((file, rest)) = t.strip_prefix('(').and_then(|r| r.split_once("): ")) else {
+        return;
+    };
+    let Some((msg, at)) = rest.rsplit_once(" at line ") else {
+        return;
+    };
+    let Some((line, col)) = at.split_once(" column ") else {
+        return;
+    };
+    if file.starts_with('<') || file.contains(' ') {
+        return;
+    }
+    if let Some(line) = super::num(line) {
+        sink.emit(
+            seq,
+            Finding::new(file, line, BugType::Syntax, msg)
+                .col(super::num(col))
+                .conf(0.9)
+                .tool("psych"),
+        );
+    }
+}
+
+/// An error annotation whose message names its place in words, as markdown-checker's
+/// (`john0isaac/action-check-markdown`) does: `::error file=X,line=N::File X, line N, Link URL
+/// is broken.`, which the runner prints as `##[error]File X, line N, Link … is broken.` (the
+/// `file=` property is not in the log). Only on the runner's error mark: a tool's own `File x,
+/// line N` text is a traceback or a warning as often as not.
+fn file_comma_line(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    let Some(rest) = t.strip_prefix("File ") else {
+        return false;
+    };
+    let Some((path, rest)) = rest.split_once(", line ") else {
+        return false;
+    };
+    let (num, msg) = rest.split_once(", ").unwrap_or((rest, ""));
+    let Some(line) = super::num(num) else {
+        return false;
+    };
+    // Python's `File "x.py", line 3` quotes its path; a path has no spaces here.
+    if path.is_empty() || path.contains([' ', '"', '\'']) || !crate::path::has_extension(path) {
+        return false;
+    }
+    let msg = msg.trim_end_matches('.');
+    sink.emit(
+        seq,
+        Finding::new(
+            path,
+            line,
+            BugType::Linting,
+            if msg.is_empty() { t } else { msg },
+        )
+        .conf(0.8)
+        .tool("markdown-checker"),
+    );
+    true
 }
 
 /// `::error file=F,line=L,col=C,title=T::message` (workflow command printed as plain text).
@@ -595,6 +712,93 @@ mod tests {
         assert_eq!(r[1].error_type, BugType::Linting);
         assert_eq!(r[1].rule.as_deref(), Some("F401"));
         assert_eq!(r[1].file_path, "a.py");
+    }
+
+    #[test]
+    fn psych_yaml_errors_name_the_file() {
+        // LogChunks learnxinyminutes (Travis): the YAML front matter check's Rakefile task.
+        let log = "(./tr-tr/clojure-tr.html.markdown): did not find expected ',' or ']' while parsing a flow sequence at line 5 column 7\n(<unknown>): mapping values are not allowed in this context at line 1 column 4\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("tr-tr/clojure-tr.html.markdown", 5, BugType::Syntax)
+        );
+    }
+
+    #[test]
+    fn checkstyle_plain_rows_with_a_column_are_lints() {
+        // raphw/byte-buddy (BugSwarm, Actions): maven-checkstyle-plugin's console output; javac's
+        // own `X.java:24: error:` has no column and stays a compiler error.
+        let log = "/home/runner/work/byte-buddy/byte-buddy/byte-buddy-dep/src/main/java/net/bytebuddy/matcher/HasSuperTypeMatcher.java:24:8: error: Unused import - java.util.LinkedList.
+/home/runner/work/R/R/src/main/java/a/B.java:7:1: error: Missing a Javadoc comment. [JavadocType]
+/home/runner/work/R/R/src/main/java/a/C.java:12: error: cannot find symbol
+";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.line_number, r.error_type, r.rule.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (24, BugType::Linting, None),
+                (7, BugType::Linting, Some("JavadocType")),
+                (12, BugType::TypeError, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn julia_whitespace_check() {
+        let log = "2025-04-14T14:51:26.1Z doc/src/manual/multi-threading.md:304 -- trailing whitespace\n\
+                   2025-04-14T14:51:26.1Z src/flisp/a.c:12 -- tab\n\
+                   2025-04-14T14:51:26.1Z base/x.jl:3 -- sure\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("doc/src/manual/multi-threading.md", 304, BugType::Linting),
+                ("src/flisp/a.c", 12, BugType::Linting)
+            ]
+        );
+    }
+
+    #[test]
+    fn place_in_words_on_the_runners_error_mark() {
+        let log = "2025-04-11T12:33:27.2206188Z ##[error]File README.md, line 9, Link http://makeapullrequest.com?WT.mc_id=academic-105485-koreyst is broken.\n\
+                   2025-04-11T12:33:27.2305405Z ##[error]File 09-building-image-applications/python/aoai-assignment.ipynb, line 55, Link https://towardsdatascience.com/x is broken.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("README.md", 9, BugType::Linting),
+                (
+                    "09-building-image-applications/python/aoai-assignment.ipynb",
+                    55,
+                    BugType::Linting
+                )
+            ]
+        );
+        assert!(r[0].message.starts_with("Link http://makeapullrequest.com"));
+        // Without the runner's mark (the tool's console format, a warning annotation) or with a
+        // traceback's quoted path, nothing.
+        for log in [
+            "File README.md, line 9, Link http://x is broken.\n",
+            "##[warning]File README.md, line 9, Link http://x is missing tracking id.\n",
+            "##[error]File \"src/a.py\", line 3, in f\n",
+            "##[error]File README, line 9, Link http://x is broken.\n",
+        ] {
+            assert!(parse_str(log, &ParseOptions::default()).is_empty(), "{log}");
+        }
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub(crate) struct Go {
     summary_pkg: Option<String>,
     /// Lines left of quicktest's `stack:` section after a test's failure line.
     qt_stack: u8,
+    /// The directory of the Gradle project whose task runs (`> Task :playground:backend:test`):
+    /// a Go module built by Gradle lives there, whatever its import path's host.
+    gradle_dir: Option<String>,
 }
 
 /// Lines of a quicktest `stack:` section read for a test-file frame.
@@ -164,7 +167,7 @@ impl Go {
             && !(l.last == b':' && l.indent() > 0 && l.trimmed() == "stack:")
             && !matches!(
                 l.first,
-                b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W'
+                b'=' | b'-' | b'p' | b'#' | b'F' | b'o' | b'P' | b'W' | b'>'
             )
             && !(l.indent() > 0 && l.colon_digit)
             && !(l.colon_digit
@@ -175,6 +178,16 @@ impl Go {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'>' {
+            if let Some(task) = t.strip_prefix("> Task :") {
+                let task = task.split(' ').next().unwrap_or("");
+                self.gradle_dir = task
+                    .rsplit_once(':')
+                    .map(|(project, _)| project.replace(':', "/"))
+                    .filter(|p| !p.is_empty() && !p.contains(".."));
+            }
+            return false;
+        }
         if self.qt_stack > 0 && self.quicktest_frame(l, t, sink) {
             return true;
         }
@@ -343,7 +356,14 @@ impl Go {
         if let Some(rest) = t.strip_prefix("FAIL\t") {
             // `FAIL\t<import path>\t0.01s` or `FAIL\t<import path> [build failed]`.
             let pkg = rest.split(['\t', ' ']).next().unwrap_or("");
-            self.emit_ready(package_dir(pkg), sink);
+            match self
+                .gradle_dir
+                .as_deref()
+                .and_then(|d| under_project(pkg, d))
+            {
+                Some(dir) => self.emit_ready(&dir, sink),
+                None => self.emit_ready(package_dir(pkg), sink),
+            }
         } else if t.starts_with("ok  \t") {
             self.emit_ready("", sink);
         } else if let Some(rest) = t.strip_prefix("FAIL ")
@@ -561,6 +581,18 @@ fn gotestsum_package(rest: &str) -> Option<&str> {
     }
 }
 
+/// The directory of package `pkg` when its import path runs through the Gradle project directory
+/// `dir` (`beam.apache.org/playground/backend/internal/x` under `playground/backend`): the
+/// project's directory is the module's, so the package is `dir` and the rest of the path.
+fn under_project(pkg: &str, dir: &str) -> Option<String> {
+    let at = pkg.find(&format!("/{dir}"))?;
+    let rest = &pkg[at + 1 + dir.len()..];
+    if rest.is_empty() {
+        return Some(dir.to_string());
+    }
+    rest.strip_prefix('/').map(|r| format!("{dir}/{r}"))
+}
+
 /// The directory of package `pkg` (an import path) inside its module's repository, guessed from
 /// the hosting convention: `github.com/owner/repo[/vN]/sub/pkg` is `sub/pkg`; for other hosts the
 /// module is the first two segments (`go.uber.org/zap`, `k8s.io/kubernetes`), and a path without
@@ -706,6 +738,26 @@ pub(crate) fn colon(
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_go_module_built_by_a_gradle_project() {
+        // apache/beam's playground: `go test ./...` run by Gradle's `:playground:backend:test`,
+        // the module `beam.apache.org/playground/backend` in `playground/backend`.
+        let log = "> Task :playground:backend:test\nok  \tbeam.apache.org/playground/backend/cmd/server\t10.046s\n--- FAIL: Test_prepareStep (0.00s)\n    --- FAIL: Test_prepareStep/Error_during_expired_context_of_the_example (0.00s)\n        code_processing_test.go:988: prepareStep: got status = STATUS_COMPILING, want STATUS_RUN_TIMEOUT\nFAIL\nFAIL\tbeam.apache.org/playground/backend/internal/code_processing\t8.323s\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].test_name.as_deref()),
+            (
+                "playground/backend/internal/code_processing/code_processing_test.go",
+                Some("Test_prepareStep/Error_during_expired_context_of_the_example")
+            )
+        );
+        assert_eq!(super::under_project("x.org/backend2/a", "backend"), None);
+        assert_eq!(
+            super::under_project("x.org/playground/backend", "playground/backend").as_deref(),
+            Some("playground/backend")
+        );
+    }
 
     #[test]
     fn goroutine_frames_without_their_tab_in_a_jenkins_gopath() {

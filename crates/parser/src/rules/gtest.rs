@@ -43,6 +43,27 @@ pub(crate) struct Gtest {
     /// The test of the open `[ RUN      ]` block.
     test: Option<String>,
     pending: Option<Pending>,
+    /// Inside a fatal-signal stack trace of the running test (folly's and glog's failure signal
+    /// handlers): its message, the lines left to read, and whether the current frame is the
+    /// signal handler's own.
+    crash: Option<Crash>,
+}
+
+#[derive(Debug)]
+struct Crash {
+    msg: String,
+    seq: u64,
+    budget: u16,
+    handler_frame: bool,
+}
+
+/// Lines of a signal handler's stack trace read for the crash site.
+const CRASH_BUDGET: u16 = 400;
+
+/// The handler's own frames (folly's `symbolizer::signalHandler`, glog's `FailureSignalHandler`),
+/// printed innermost, before the frame that faulted: never the crash site.
+fn is_handler_symbol(sym: &str) -> bool {
+    sym.contains("ignalHandler") || sym.contains("symbolizer")
 }
 
 /// Strips CTest's `N: ` prefix (test number) from a line of test output.
@@ -70,7 +91,9 @@ impl Gtest {
         let t = ctest_body(l.trimmed());
         if let Some(name) = t.strip_prefix("[ RUN      ] ") {
             self.close(sink);
-            let name = name.trim();
+            // A value- or type-parameterized test names its parameter after the test:
+            // `Suite.Test/12, where GetParam() = (…)`, `Suite/0.Test, where TypeParam = int`.
+            let name = name.split(", where ").next().unwrap_or(name).trim();
             self.test = (!name.is_empty() && name.len() <= MAX_NAME && !name.contains(' '))
                 .then(|| name.to_string());
             return false;
@@ -89,6 +112,22 @@ impl Gtest {
         let Some(test) = self.test.clone() else {
             return false;
         };
+        if self.crash.is_some() {
+            return self.crash_line(t, &test, sink);
+        }
+        // folly: `*** Signal 11 (SIGSEGV) (0x…) received by PID … stack trace: ***`; glog:
+        // `*** SIGSEGV (@0x0) received by PID … ; stack trace: ***`.
+        if t.starts_with("*** ") && t.ends_with("stack trace: ***") {
+            let msg = t.trim_start_matches("*** ");
+            let msg = msg.split(" received by").next().unwrap_or(msg);
+            self.crash = Some(Crash {
+                msg: msg.to_string(),
+                seq: l.no,
+                budget: CRASH_BUDGET,
+                handler_frame: false,
+            });
+            return true;
+        }
         if t.starts_with("[       OK ]")
             || t.starts_with("[  FAILED  ]")
             || t.starts_with("[  SKIPPED ]")
@@ -138,11 +177,49 @@ impl Gtest {
     }
 
     /// Ends the open block (a new step, or the test's verdict line).
+    /// A line of a fatal signal's stack trace: `@ <address> <symbol>` frames, each followed by
+    /// the symbolizer's `path:line` (and `-> path` for inlined code). The first repository frame
+    /// that is not the signal handler's is the crash site.
+    fn crash_line(&mut self, t: &str, test: &str, sink: &mut Sink) -> bool {
+        let Some(c) = &mut self.crash else {
+            return false;
+        };
+        c.budget = c.budget.saturating_sub(1);
+        if c.budget == 0 || t.is_empty() || t.starts_with('[') {
+            self.crash = None;
+            return false;
+        }
+        if let Some(frame) = t.strip_prefix("@ ") {
+            let sym = frame.trim_start().split_once(' ').map_or("", |(_, s)| s);
+            c.handler_frame = is_handler_symbol(sym);
+            return true;
+        }
+        if c.handler_frame || t.starts_with("-> ") {
+            return true;
+        }
+        if let Some((path, n)) = t.rsplit_once(':')
+            && let Some(n) = super::num(n)
+            && path.starts_with('/')
+            && sink.is_own_frame(path)
+        {
+            let p = Pending {
+                path: path.to_string(),
+                line: n,
+                seq: c.seq,
+            };
+            let msg = c.msg.clone();
+            self.crash = None;
+            emit(sink, &p, &msg, test, "gtest");
+        }
+        true
+    }
+
     fn close(&mut self, sink: &mut Sink) {
         if let (Some(p), Some(test)) = (self.pending.take(), self.test.take()) {
             emit(sink, &p, "Failure", &test, "gtest");
         }
         self.test = None;
+        self.crash = None;
     }
 
     pub fn flush(&mut self, sink: &mut Sink) {
@@ -163,6 +240,49 @@ fn emit(sink: &mut Sink, p: &Pending, msg: &str, test: &str, tool: &'static str)
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_fatal_signal_is_at_its_first_repository_frame_past_the_handler() {
+        // folly's tests under CTest: the symbolizer prints each frame's source under it.
+        let log = "[ RUN      ] AsyncSocketIntegrationTest.PingPongNotifyMmsg\n*** Aborted at 1763137469 (Unix time, try 'date -d @1763137469') ***\n*** Signal 11 (SIGSEGV) (0x56034c3852c9) received by PID 16859 (pthread TID 0x7fbe10cadfc0) (linux TID 16859) (code: address not mapped to object), stack trace: ***\n    @ 000000000014ee22 _ZN5folly10symbolizer12_GLOBAL__N_113signalHandlerEiP9siginfo_tPv\n                       /home/runner/work/folly/folly/folly/debugging/symbolizer/SignalHandler.cpp:526\n    @ 000000000004251f (unknown)\n    @ 000000000005e7a1 _ZN5folly6detail8function5call_IZNS_20AsyncUDPServerSocket12onReadClosedEvEUlvE_Lb1ELb0EvJEEET2_DpT3_RNS1_4DataE\n                       /home/runner/work/folly/folly/folly/io/async/AsyncUDPServerSocket.h:342\n                       -> /home/runner/work/folly/folly/folly/io/async/test/AsyncUDPSocketTest.cpp\n    @ 00000000000a3c9f _ZN26AsyncSocketIntegrationTestD2Ev\n                       /usr/include/c++/11/bits/stl_construct.h:88\n\n          Start 1639: io_async_async_udp_socket_test.x\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "folly/io/async/AsyncUDPServerSocket.h",
+                342,
+                Some("AsyncSocketIntegrationTest.PingPongNotifyMmsg")
+            )
+        );
+        assert!(r[0].message.starts_with("Signal 11 (SIGSEGV)"));
+        // Outside a RUN block, or with only the handler's and system frames, nothing.
+        let bare = log.split_once('\n').map(|(_, rest)| rest).unwrap_or(log);
+        assert!(parse_str(bare, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn parameterized_tests_are_named_without_their_parameter() {
+        // opencv's videoio test under MSVC.
+        let log = "[ RUN      ] videoio_encapsulate.write/12, where GetParam() = (\"video/sample_sorenson.avi\", \"mp4\", 12, 13, false, true)\n[ WARN:0@30.055] global cap_msmf.cpp:936 CvCapture_MSMF::initStream Failed to set mediaType\nC:\\a\\R\\R\\modules\\videoio\\test\\test_ffmpeg.cpp(379): error: Value of: capActualRaw.isOpened()\n  Actual: false\nExpected: true\n[  FAILED  ] videoio_encapsulate.write/12, where GetParam() = (\"video/sample_sorenson.avi\", \"mp4\", 12, 13, false, true) (163 ms)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "modules/videoio/test/test_ffmpeg.cpp",
+                379,
+                Some("videoio_encapsulate.write/12")
+            )
+        );
+    }
 
     #[test]
     fn linux_failure_named_after_the_running_test() {

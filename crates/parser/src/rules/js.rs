@@ -29,6 +29,7 @@ static ERROR: crate::Needle = crate::needle!("Error");
 static EXCEPTION: crate::Needle = crate::needle!("Exception");
 static COMMA_COL: crate::Needle = crate::needle!(", col ");
 static COLON_ERROR: crate::Needle = crate::needle!(": error: ");
+static TITLE_SEP: crate::Needle = crate::needle!(" › ");
 
 static TSC_PAREN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Error: )?(\S[^()]*?)\((\d+),(\d+)\): error (TS\d+): (.*)$").unwrap()
@@ -157,6 +158,33 @@ fn numbered_header(t: &str) -> Option<&str> {
         .strip_prefix(')')
         .filter(|r| r.is_empty() || r.starts_with(' '))
         .map(str::trim)
+}
+
+/// Playwright's failure header (list, line and dot reporters): `1) [project] › file:l:c › describe
+/// › test ───…`, the project optional; the box rule after it may be cut mid-character. Returns
+/// the test's name: its titles after the location, as Jest's `describe › it`.
+fn playwright_header(t: &str) -> Option<String> {
+    let n = ascii_digits(t);
+    if n == 0 || n > 5 {
+        return None;
+    }
+    let rest = t[n..].strip_prefix(") ")?;
+    let rest =
+        rest.trim_end_matches(|c: char| c == '\u{2500}' || c == '\u{fffd}' || c.is_whitespace());
+    let mut parts = rest.split(" \u{203a} ");
+    let mut loc = parts.next()?;
+    if loc.starts_with('[') && loc.ends_with(']') {
+        loc = parts.next()?;
+    }
+    let (file, pos) = loc.split_once(':')?;
+    if !JS_EXTS.contains(&super::ext(file))
+        || pos.is_empty()
+        || !pos.bytes().all(|c| c.is_ascii_digit() || c == b':')
+    {
+        return None;
+    }
+    let name = parts.collect::<Vec<_>>().join(" \u{203a} ");
+    (!name.is_empty()).then_some(name)
 }
 
 /// Tools that print paths relative to the directory an npm script ran in.
@@ -388,6 +416,8 @@ struct TestBlock {
     /// A frame inside a dependency (not the test runner's own) came before any repository
     /// frame: the error was raised while loading or running that dependency.
     dep_frame: bool,
+    /// `Require stack:` was the last line: its first entry is the module whose `require` failed.
+    require_stack: bool,
 }
 
 #[derive(Debug)]
@@ -431,6 +461,47 @@ pub(crate) struct Js {
     /// (step, key): if mocha's `N passing (…)` follows, a test logged them (a logger printing a
     /// caught error) and mocha lists its real failures under `N failing` itself.
     bare_traces: Vec<(u32, (String, u32, BugType))>,
+    /// A standard-engine linter's banner (`standard: Use JavaScript Standard Style (url)`) was
+    /// printed: its command name, whose own lines (`standard: Run \`standard --fix\`…`) and
+    /// indented `path:l:c: message` rows follow.
+    standard: Option<String>,
+}
+
+/// The banner `standard` and the other standard-engine linters (semistandard, ts-standard,
+/// happiness) print before their findings: `<cmd>: Use <Style name> (<homepage>)`, and before
+/// standard 8 `Error: Use JavaScript Standard Style`.
+fn standard_banner(t: &str) -> Option<&str> {
+    if let Some(name) = t.strip_prefix("Error: Use ")
+        && name.ends_with(" Style")
+        && name.len() < 60
+    {
+        return Some("Error");
+    }
+    let (cmd, rest) = t.split_once(": Use ")?;
+    let ok = !cmd.is_empty()
+        && cmd.len() <= 40
+        && cmd.bytes().all(|c| c.is_ascii_lowercase() || c == b'-')
+        && rest.ends_with(')')
+        && rest.contains(" (http");
+    ok.then_some(cmd)
+}
+
+/// A standard-engine row: `  path:line:col: message`, with ` (rule)` in `--verbose` mode.
+fn standard_row(t: &str) -> Option<(&str, u64, u64, &str, Option<&str>)> {
+    let (loc, msg) = t.split_once(": ")?;
+    let (path, line, col) = split_lc(loc)?;
+    let msg = msg.trim_end();
+    let (msg, rule) = match msg.strip_suffix(')').and_then(|m| m.rsplit_once(" (")) {
+        Some((m, r))
+            if !r.is_empty()
+                && r.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || b"@/-_".contains(&c)) =>
+        {
+            (m, Some(r))
+        }
+        _ => (msg, None),
+    };
+    Some((path, line, col, msg, rule))
 }
 
 /// `path:line:col` (no spaces in the path).
@@ -468,7 +539,8 @@ impl Js {
     /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
     /// [`Js::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        if self.block.is_some()
+        if self.standard.is_some()
+            || self.block.is_some()
             || self.node_loc.is_some()
             || self.node_err.is_some()
             || self.eslint_file.is_some()
@@ -483,8 +555,14 @@ impl Js {
         if t.is_empty() {
             return true;
         }
-        // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows.
+        // Mocha's `N failing` opens its numbered failure list; TSLint's `ERROR: ` rows;
+        // standard-engine's banner.
         if (l.first == b'"' && t[1..].trim_start().starts_with("FAIL "))
+            || (l.first.is_ascii_lowercase()
+                && t.ends_with(')')
+                && l.colon
+                && standard_banner(t).is_some())
+            || (l.first == b'E' && t.starts_with("Error: Use "))
             || (l.last == b'g' && l.first.is_ascii_digit())
             || (l.first == b'E' && (t.starts_with("ERROR: ") || t.starts_with("ERROR in ")))
             || (l.first == b'[' && t.starts_with("[tsl] ERROR in "))
@@ -506,6 +584,9 @@ impl Js {
         }
         if !l.colon {
             return true;
+        }
+        if l.first.is_ascii_digit() && l.colon_digit && crate::has(&TITLE_SEP, t) {
+            return false;
         }
         // The same preconditions as `line` (tsc, Node exceptions, ESLint compact/unix rows),
         // cheapest first: byte searches before substring searches.
@@ -535,6 +616,40 @@ impl Js {
             // next line can tell: a stylish row then still belongs to the block.
             self.eslint_blank = self.eslint_file.is_some();
             return false;
+        }
+        if let Some(cmd) = &self.standard {
+            if l.indent() > 0 {
+                // standardrb prints the same banner and rows for Ruby: RuboCop's matcher reads them.
+                if let Some((path, line, col, msg, rule)) = standard_row(t)
+                    && JS_EXTS.contains(&super::ext(path))
+                {
+                    let ty = if msg.starts_with("Parsing error") {
+                        BugType::Syntax
+                    } else {
+                        BugType::Linting
+                    };
+                    sink.emit(
+                        l.no,
+                        Finding::new(path, line, ty, msg)
+                            .col(Some(col))
+                            .conf(0.95)
+                            .tool("standard")
+                            .rule(rule),
+                    );
+                    return true;
+                }
+            } else if !t
+                .strip_prefix(cmd.as_str())
+                .is_some_and(|r| r.starts_with(": "))
+            {
+                self.standard = None;
+            }
+        }
+        if ((l.first.is_ascii_lowercase() && t.ends_with(')')) || l.first == b'E')
+            && let Some(cmd) = standard_banner(t)
+        {
+            self.standard = Some(cmd.to_string());
+            return true;
         }
         if !self.bare_traces.is_empty() && l.first.is_ascii_digit() && is_mocha_passing(t) {
             let step = sink.step();
@@ -936,6 +1051,7 @@ impl Js {
                 },
                 title_open: open,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1099,6 +1215,7 @@ impl Js {
                     tool: "vitest",
                     title_open: false,
                     dep_frame: false,
+                    require_stack: false,
                 });
                 return true;
             }
@@ -1120,12 +1237,37 @@ impl Js {
                         tool: "vitest",
                         title_open: false,
                         dep_frame: false,
+                        require_stack: false,
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
                 }
                 return true;
             }
+        }
+        if l.first.is_ascii_digit()
+            && l.colon_digit
+            && let Some(name) = playwright_header(t)
+        {
+            self.finish_block(sink);
+            // The file is relative to Playwright's test directory, which the log does not name:
+            // only the block's absolute frames place the failure.
+            self.block = Some(TestBlock {
+                test: Some(name),
+                file: None,
+                message: None,
+                message_lines: 0,
+                code_line: None,
+                last_code_no: None,
+                seq: l.no,
+                budget: BLOCK_BUDGET,
+                done: false,
+                tool: "playwright",
+                title_open: false,
+                dep_frame: false,
+                require_stack: false,
+            });
+            return true;
         }
         if let Some(name) = t.strip_prefix("● ") {
             self.finish_block(sink);
@@ -1147,6 +1289,7 @@ impl Js {
                 tool: "jest",
                 title_open: false,
                 dep_frame: false,
+                require_stack: false,
             });
             return true;
         }
@@ -1214,6 +1357,22 @@ impl Js {
         }
         if t.contains("error TS") {
             return false;
+        }
+        // Jest's `Cannot find module 'x' from 'generator.js'` names the requiring module by its
+        // base name, and the code frame under it is that module's, not the test file's: the
+        // require stack's first entry (absolute: `/app/lib/generator.js`) is its path, where the
+        // frames may be relative to another directory (`../../lib/generator.js`).
+        if b.require_stack {
+            b.require_stack = false;
+            let entry = t.strip_prefix("- ").unwrap_or(t);
+            if JS_EXTS.contains(&super::ext(entry)) && own_frame(entry, sink) {
+                b.file = Some(entry.to_string());
+            }
+            return true;
+        }
+        if t == "Require stack:" {
+            b.require_stack = b.code_line.is_none();
+            return true;
         }
         if let Some(c) = CODE_FRAME.captures(t) {
             if b.code_line.is_none() {
@@ -1591,7 +1750,7 @@ mod tests {
 
     #[test]
     fn npm_workspace_directory_prefixes_relative_paths() {
-        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
+        let log = "##[group]Run npm test\n##[endgroup]\nError: src/app/a.spec.ts:72:53 - error TS2345: bad\nnpm error path /home/runner/work/R/R/client\n##[error]Process completed with exit code 1.\n##[group]Run other\nsrc/b.ts(1,1): error TS2322: x\n";
         let r = parse_str(log, &ParseOptions::default());
         assert_eq!(r[0].file_path, "client/src/app/a.spec.ts");
         assert_eq!(r[1].file_path, "src/b.ts");
@@ -1681,6 +1840,56 @@ mod tests {
         assert_eq!(r[0].line_number, 4);
         assert_eq!(r[0].test_name.as_deref(), Some("sum › adds numbers"));
         assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn playwright_failures_are_named_after_their_titles() {
+        use super::playwright_header;
+        let log = "  1) [Smoke] › smoke/insomnia-tab.test.ts:14:7 › multiple-tab feature test › add tab & close tab ───\n\n    Error: expect(locator).toBeVisible()\n\n    > 18 |     expect(tab).toBeVisible();\n         |                 ^\n\n        at /home/runner/work/insomnia/insomnia/packages/insomnia-smoke-test/tests/smoke/insomnia-tab.test.ts:18:17\n\n  1 failed\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1);
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "packages/insomnia-smoke-test/tests/smoke/insomnia-tab.test.ts",
+                18,
+                Some("multiple-tab feature test › add tab & close tab")
+            )
+        );
+        // Without a project, the rule cut mid-character; a temporary project under Playwright's
+        // output directory is not the repository's.
+        assert_eq!(
+            playwright_header("1) a.test.ts:8:11 › fail ──\u{fffd}").as_deref(),
+            Some("fail")
+        );
+        let log = "  1) [chromium] › a.test.ts:8:11 › fail ──\n\n    Error: expect(received).toBe(expected)\n\n        at /home/runner/work/playwright/playwright/test-results/x-playwright-test/a.test.ts:11:28\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+        // Mocha's entries and other numbered lines are not Playwright's.
+        assert_eq!(playwright_header("1) suite title:"), None);
+        assert_eq!(playwright_header("1) [x] › notes.txt:3 › y"), None);
+    }
+
+    #[test]
+    fn jest_missing_module_is_in_the_requiring_module() {
+        // asyncapi's generator under docker compose (`/app`), the test run from `test/…`.
+        let log = "FAIL ./test-project.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module 'fs.extra' from 'generator.js'\n\n    Require stack:\n      /app/lib/generator.js\n      test-project.test.js\n\n      2 | const fs = require('fs');\n    > 3 | const xfs = require('fs.extra');\n        |             ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n      at Object.<anonymous> (../../lib/generator.js:3:13)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(got, [("lib/generator.js", 3, BugType::Import)]);
+        // The test file itself requiring a missing module: its own code frame.
+        let log = "FAIL src/a.test.js\n  \u{25cf} Test suite failed to run\n\n    Cannot find module './b' from 'src/a.test.js'\n\n    Require stack:\n      src/a.test.js\n\n    > 1 | const b = require('./b');\n        | ^\n\n      at Resolver.resolveModule (node_modules/jest-resolve/build/index.js:299:11)\n\nTest Suites: 1 failed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/a.test.js", 1)
+        );
     }
 
     #[test]
@@ -1859,6 +2068,50 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "test/numbers_bigint.coffee");
         assert_eq!(r[0].error_type, BugType::Syntax);
+    }
+
+    #[test]
+    fn standard_engine_rows_under_its_banner() {
+        // LogChunks git-it-electron (Travis): standard 8 without rule names, a parse error, and
+        // standard 14's `--fix` hint with `--verbose` rule names; the banner's own lines keep the
+        // block open, the next unindented line ends it.
+        let log = "standard: Use JavaScript Standard Style (https://github.com/feross/standard) \r\n  /home/travis/build/jlord/git-it-electron/lib/build-challenges.js:178:40: A space is required after ','.\r\n  /home/travis/build/jlord/git-it-electron/lib/locale.js:17:4: Parsing error: Unexpected string\r\nnpm ERR! Test failed.  See above for more details.\n  lib/after.js:1:1: not a row any more\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("lib/build-challenges.js", 178, BugType::Linting),
+                ("lib/locale.js", 17, BugType::Syntax)
+            ]
+        );
+        let log = "ts-standard: Use TypeScript Standard Style (https://github.com/standard/ts-standard)\nts-standard: Run `ts-standard --fix` to automatically fix some problems.\n  /app/src/index.ts:3:7: 'x' is assigned a value but never used. (@typescript-eslint/no-unused-vars)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "src/index.ts");
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("@typescript-eslint/no-unused-vars")
+        );
+        // standard's README (standard/standard): the banner before standard 8.
+        let log = "$ standard\nError: Use JavaScript Standard Style\n  lib/torrent.js:950:11: Expected '===' and instead saw '=='.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("lib/torrent.js", 950)
+        );
+        // standardrb's rows are RuboCop's (its matcher names the cop).
+        let log = "standard: Use Ruby Standard Style (https://github.com/testdouble/standard)\n  app/models/order.rb:45:5: Style/TrailingCommaInHashLiteral: Put a comma after the last item of a multiline hash.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].rule.as_deref(),
+            Some("Style/TrailingCommaInHashLiteral")
+        );
     }
 
     #[test]

@@ -26,8 +26,10 @@ static KOTLIN: LazyLock<Regex> = LazyLock::new(|| {
 static KOTLIN_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[ERROR\] )?(?:e: )?(.+?\.kts?): \((\d+), (\d+)\):? (.+)$").unwrap()
 });
+/// Surefire 3 (`Class.method -- Time elapsed`) and, with JUnit 5, the releases before it (3.0.0-M6,
+/// 2.22: `Class.method  Time elapsed`).
 static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:\[ERROR\] )?([\w.$]+)\.([\w$]+)(?:\(.*?\))? +-- Time elapsed: .*<<< (FAILURE|ERROR)!$")
+    Regex::new(r"^(?:\[ERROR\] )?([\w.$]+)\.([\w$]+)(?:\(.*?\))? +(?:-- )?Time elapsed: .*<<< (FAILURE|ERROR)!$")
         .unwrap()
 });
 static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
@@ -126,6 +128,9 @@ struct TestBlock {
     message: Option<String>,
     seq: u64,
     budget: u32,
+    /// The first frame of a test-side helper of another class (`TestUtils.assertProblems`):
+    /// reported only when the stack never reaches the failing test's own class.
+    helper: Option<(String, u64)>,
 }
 
 /// A compiler diagnostic waiting for its continuation lines (`symbol:`, `location:`, the source
@@ -153,6 +158,19 @@ pub(crate) struct Jvm {
     /// Directory of the module whose tests run (from Surefire's `Surefire report directory:` or
     /// Gradle's `> Task :module:test`), prefixed to paths rebuilt from frames.
     module: Option<String>,
+    /// Repository directories of `.java` files compilers named (warnings included): a frame's
+    /// package directory under one of them is where its source is, whatever the layout (Ant
+    /// projects keep tests in `test/`, not Maven's `src/test/java/`).
+    java_dirs: Vec<String>,
+}
+
+/// Bound on the remembered `.java` directories.
+const MAX_JAVA_DIRS: usize = 64;
+
+/// The first `n` segments of a class's package.
+fn package_head(class: &str, n: usize) -> String {
+    let pkg = class.rsplit_once('.').map_or("", |(p, _)| p);
+    pkg.split('.').take(n).collect::<Vec<_>>().join(".")
 }
 
 /// Packages that are never the project's own code.
@@ -280,21 +298,41 @@ impl Jvm {
             let pkg = s.rsplit_once('.').map_or("", |(p, _)| p);
             pkg.split('.').take(2).collect::<Vec<_>>().join(".")
         };
-        let ours =
-            !is_library_class(class) && (!b.class.contains('.') || top(class) == top(&b.class));
+        // A project may live in a package that is a library's elsewhere (JNA is `com.sun.jna`):
+        // then only the test class's own three-segment package is ours.
+        let ours = if is_library_class(class) {
+            b.class.contains('.') && package_head(class, 3) == package_head(&b.class, 3)
+        } else {
+            !b.class.contains('.') || top(class) == top(&b.class)
+        };
         if ours {
             let outer = class.split('$').next().unwrap_or(class);
             let test_class = b.class.split('$').next().unwrap_or("");
-            let is_test = outer == test_class
-                || (!test_class.contains('.') && outer.ends_with(test_class))
-                || c[3].contains("Test");
-            let path = self.in_module(source_path(outer, &c[3], is_test));
+            let own_class =
+                outer == test_class || (!test_class.contains('.') && outer.ends_with(test_class));
+            let is_test = own_class || c[3].contains("Test");
+            let path = self
+                .learned_path(outer, &c[3], is_test)
+                .unwrap_or_else(|| self.in_module(source_path(outer, &c[3], is_test)));
+            let line = super::num(&c[4]).unwrap_or(0);
+            // A test-side helper of another class (javaparser's `TestUtils.assertProblems`,
+            // called by every validator test) is where the assertion sits, not the failing test:
+            // the test's own frame below it is. Code under test (no `Test` in its file) stays
+            // the innermost repository frame.
+            if !own_class && test_class.contains('.') && c[3].contains("Test") {
+                if let Some(b) = &mut self.block
+                    && b.helper.is_none()
+                {
+                    b.helper = Some((path, line));
+                }
+                return true;
+            }
             let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
             let test = b.test.clone();
             let seq = b.seq;
             sink.emit(
                 seq,
-                Finding::new(&path, super::num(&c[4]).unwrap_or(0), BugType::Logic, &msg)
+                Finding::new(&path, line, BugType::Logic, &msg)
                     .test(Some(&test))
                     .conf(0.6)
                     .tool("junit"),
@@ -304,14 +342,58 @@ impl Jvm {
         true
     }
 
-    fn start(&mut self, class: &str, test: String, seq: u64) {
+    fn start(&mut self, class: &str, test: String, seq: u64, sink: &mut Sink) {
+        self.end_block(sink);
         self.block = Some(TestBlock {
             class: class.to_string(),
             test,
             message: None,
             seq,
             budget: BLOCK_BUDGET,
+            helper: None,
         });
+    }
+
+    /// A compiler named a `.java` file of the repository (`repo` is repo-relative).
+    pub fn learn_java_path(&mut self, repo: &str) {
+        let Some((dir, _)) = repo.rsplit_once('/') else {
+            return;
+        };
+        if self.java_dirs.len() < MAX_JAVA_DIRS && !self.java_dirs.iter().any(|d| d == dir) {
+            self.java_dirs.push(dir.to_string());
+        }
+    }
+
+    /// The file of `class` in a directory a compiler named: the one ending in the class's
+    /// package directory, a test root (`test` in its path) for a test class.
+    fn learned_path(&self, class: &str, file: &str, is_test: bool) -> Option<String> {
+        let pkg = class.rsplit_once('.')?.0.replace('.', "/");
+        let mut found = self.java_dirs.iter().filter(|d| {
+            d.strip_suffix(pkg.as_str())
+                .is_some_and(|root| root.is_empty() || root.ends_with('/'))
+        });
+        let first = found.next()?;
+        let pick = std::iter::once(first)
+            .chain(found)
+            .find(|d| d.contains("test") == is_test)
+            .unwrap_or(first);
+        Some(format!("{pick}/{file}"))
+    }
+
+    /// Closes the open JUnit block; a stack that never reached the test's own class is reported
+    /// at its helper frame.
+    fn end_block(&mut self, sink: &mut Sink) {
+        let Some(b) = self.block.take() else { return };
+        if let Some((path, line)) = b.helper {
+            let msg = b.message.as_deref().unwrap_or("test failed");
+            sink.emit(
+                b.seq,
+                Finding::new(&path, line, BugType::Logic, msg)
+                    .test(Some(&b.test))
+                    .conf(0.5)
+                    .tool("junit"),
+            );
+        }
     }
 
     /// Prefixes the module directory to a path rebuilt from a class name.
@@ -390,7 +472,7 @@ impl Jvm {
         }
         if let Some(b) = &mut self.block {
             if b.budget == 0 {
-                self.block = None;
+                self.end_block(sink);
             } else {
                 b.budget -= 1;
                 if let Some(c) = JUNIT5_SOURCE.captures(t) {
@@ -510,22 +592,32 @@ impl Jvm {
             );
             return true;
         }
+        // Ant's JUnit task: `Testcase: testX(com.x.FooTest):\tFAILED` (or `Caused an ERROR`).
+        if let Some(rest) = t.strip_prefix("Testcase: ")
+            && (t.ends_with("FAILED") || t.ends_with("Caused an ERROR"))
+            && let Some((name, _)) = rest.split_once("):")
+            && let Some((method, class)) = name.split_once('(')
+        {
+            let test = format!("{method}({class})");
+            self.start(class, test, l.no, sink);
+            return true;
+        }
         if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
             if let Some(c) = SUREFIRE3.captures(t) {
                 let test = format!("{}.{}", &c[1], &c[2]);
-                self.start(&c[1], test, l.no);
+                self.start(&c[1], test, l.no, sink);
                 return true;
             }
             if let Some(c) = SUREFIRE2.captures(t) {
                 let test = format!("{}({})", &c[1], &c[2]);
-                self.start(&c[2], test, l.no);
+                self.start(&c[2], test, l.no, sink);
                 return true;
             }
             if let Some(c) = SUREFIRE_METHOD.captures(t)
                 && let Some(class) = self.suite.clone()
             {
                 let test = format!("{class}.{}", &c[1]);
-                self.start(&class, test, l.no);
+                self.start(&class, test, l.no, sink);
                 return true;
             }
         }
@@ -534,7 +626,7 @@ impl Jvm {
             && let Some(c) = JUNIT4.captures(t)
         {
             let test = format!("{}({})", &c[1], &c[2]);
-            self.start(&c[2], test, l.no);
+            self.start(&c[2], test, l.no, sink);
             return true;
         }
         if t.starts_with("JUnit ")
@@ -543,7 +635,7 @@ impl Jvm {
         {
             // Refined by the `MethodSource [className = …]` line that follows.
             let test = format!("{}.{}", &c[1], &c[2]);
-            self.start(&c[1], test, l.no);
+            self.start(&c[1], test, l.no, sink);
             return true;
         }
         if t.ends_with(" FAILED")
@@ -551,7 +643,7 @@ impl Jvm {
             && let Some(c) = GRADLE.captures(t)
         {
             let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
-            self.start(&c[1], test, l.no);
+            self.start(&c[1], test, l.no, sink);
             return true;
         }
         false
@@ -581,13 +673,43 @@ impl Jvm {
 
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish_diag(sink);
-        self.block = None;
+        self.end_block(sink);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn ant_junit_failures_placed_through_the_compilers_directories() {
+        // java-native-access/jna (BugSwarm, Actions): Ant's JUnit task, tests in `test/`, a
+        // project package under `com.sun.`; javac's warnings name the test directory.
+        let javac = "    [javac] /home/runner/work/jna/jna/test/com/sun/jna/GCWaits.java:37: warning: [removal] runFinalization() in System has been deprecated and marked for removal\n";
+        let junit = "    [junit] Testcase: testInvokeCallback(com.sun.jna.DirectCallbacksTest):\tFAILED\n    [junit] Existing native function wrapper should be reused expected same\n    [junit] junit.framework.AssertionFailedError: Existing native function wrapper should be reused\n    [junit] \tat com.sun.jna.CallbacksTest.testInvokeCallback(CallbacksTest.java:969)\n    [junit] \tat java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:104)\n    [junit] \n";
+        let r = parse_str(&format!("{javac}{junit}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("test/com/sun/jna/CallbacksTest.java", 969)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("testInvokeCallback(com.sun.jna.DirectCallbacksTest)")
+        );
+        // Without a compiler's path, the Maven convention.
+        let r = parse_str(junit, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/sun/jna/CallbacksTest.java"
+        );
+        // A JDK frame in `com.sun.` is still not the project's.
+        let proxy = junit.replace(
+            "com.sun.jna.CallbacksTest.testInvokeCallback(CallbacksTest.java:969)",
+            "com.sun.proxy.Proxy12.invoke(Proxy12.java:5)",
+        );
+        assert_eq!(parse_str(&proxy, &ParseOptions::default()), []);
+    }
 
     #[test]
     fn maven_compiler_and_surefire() {
@@ -686,6 +808,67 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].line_number, 42);
         assert_eq!(r[0].error_type, BugType::Import);
+    }
+
+    #[test]
+    fn surefire_2_junit5_qualified_names_and_test_helper_frames() {
+        // fastjson2: Surefire 3.0.0-M6 with JUnit 5 prints `Class.method  Time elapsed` (no `--`), in
+        // the `core` module its compiler named.
+        let log = "[INFO] Compiling 402 source files to /home/runner/work/fastjson2/fastjson2/core/target/classes\n[ERROR] com.alibaba.fastjson2.JSONReaderStrTest.test_UUID  Time elapsed: 0.006 s  <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <true> but was: <false>\n\tat org.junit.jupiter.api.Assertions.assertTrue(Assertions.java:179)\n\tat com.alibaba.fastjson2.JSONReaderStrTest.test_UUID(JSONReaderStrTest.java:62)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "core/src/test/java/com/alibaba/fastjson2/JSONReaderStrTest.java",
+                62,
+                Some("com.alibaba.fastjson2.JSONReaderStrTest.test_UUID")
+            )]
+        );
+        // javaparser: a shared test helper asserts; the failing test's own frame is below it
+        // (a nested test class's frame names its outer class's file). Two tests sharing the
+        // helper are two failures.
+        let helper = "\tat org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)\n\tat com.github.javaparser.utils.TestUtils.assertCollections(TestUtils.java:229)\n\tat com.github.javaparser.utils.TestUtils.assertProblems(TestUtils.java:233)\n";
+        let log = format!(
+            "[ERROR] com.github.javaparser.ast.validator.Java1_3ValidatorTest.noAssert -- Time elapsed: 0.012 s <<< FAILURE!\norg.opentest4j.AssertionFailedError:\n{helper}\tat com.github.javaparser.ast.validator.Java1_3ValidatorTest.noAssert(Java1_3ValidatorTest.java:41)\n[ERROR] com.github.javaparser.ast.validator.Java15ValidatorTest$Record$RecordDeclarationForbidden.recordDeclaration -- Time elapsed: 0.002 s <<< FAILURE!\norg.opentest4j.AssertionFailedError:\n{helper}\tat com.github.javaparser.ast.validator.Java15ValidatorTest$Record$RecordDeclarationForbidden.recordDeclaration(Java15ValidatorTest.java:72)\n"
+        );
+        let r = parse_str(&log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "src/test/java/com/github/javaparser/ast/validator/Java1_3ValidatorTest.java",
+                    41
+                ),
+                (
+                    "src/test/java/com/github/javaparser/ast/validator/Java15ValidatorTest.java",
+                    72
+                )
+            ]
+        );
+        // A stack that never reaches the test's class (cut, or a failure in a base class's
+        // set-up) is reported at the helper; code under test stays the innermost frame.
+        let log = format!(
+            "[ERROR] com.github.javaparser.ast.XTest.a -- Time elapsed: 0.1 s <<< FAILURE!\norg.opentest4j.AssertionFailedError:\n{helper}"
+        );
+        let r = parse_str(&log, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/github/javaparser/utils/TestUtils.java"
+        );
+        let log = "[ERROR] com.github.javaparser.ast.XTest.a -- Time elapsed: 0.1 s <<< ERROR!\njava.lang.IllegalStateException: x\n\tat com.github.javaparser.ast.Node.walk(Node.java:12)\n\tat com.github.javaparser.ast.XTest.a(XTest.java:5)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/main/java/com/github/javaparser/ast/Node.java", 12)
+        );
     }
 
     #[test]

@@ -14,11 +14,14 @@ pub(crate) mod format;
 pub(crate) mod generic;
 pub(crate) mod go;
 pub(crate) mod gtest;
+pub(crate) mod haskell;
 pub(crate) mod infra;
 pub(crate) mod js;
 pub(crate) mod jvm;
+pub(crate) mod perl;
 pub(crate) mod php;
 pub(crate) mod python;
+pub(crate) mod r;
 pub(crate) mod ruby;
 pub(crate) mod rust;
 pub(crate) mod scala;
@@ -47,6 +50,7 @@ pub(crate) struct Rules {
     swift: swift::Swift,
     gtest: gtest::Gtest,
     docs: docs::Docs,
+    haskell: haskell::Haskell,
 }
 
 impl Rules {
@@ -54,6 +58,16 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
+        // First: GHC's headers look like gcc's, and its module lines like other tools' progress.
+        if !self.haskell.quiet(l) && self.haskell.line(l, sink) {
+            return;
+        }
+        if !r::quiet(l) && r::line(l, sink) {
+            return;
+        }
+        if !perl::quiet(l) && perl::line(l, ctx, sink) {
+            return;
+        }
         if !self.format.quiet(l) && self.format.line(l, ctx, sink) {
             return;
         }
@@ -129,8 +143,22 @@ impl Rules {
         self.swift.flush(sink);
         self.gtest.flush(sink);
         self.infra.flush(sink);
+        self.haskell.flush(sink);
         sink.next_step();
     }
+}
+
+/// Travis' verdict on a command: `The command "…" exited with N.`; true when N is not 0. The
+/// verdict may follow output that did not end its line (`}The command …`).
+pub(crate) fn travis_command_failed(t: &str) -> Option<bool> {
+    if !t.ends_with('.') {
+        return None;
+    }
+    let at = memchr::memmem::rfind(t.as_bytes(), b"The command \"")?;
+    let rest = &t[at + "The command \"".len()..];
+    let (_, code) = rest.rsplit_once("\" exited with ")?;
+    let code = code.strip_suffix('.')?;
+    Some(code != "0")
 }
 
 /// Parses a decimal number that must fit a line or column (>= 1 checked by the sink).

@@ -116,6 +116,10 @@ static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
 static UNITTEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
+/// nose's header for a test function (no class): `FAIL: test.rosdistro_verify_test.test_x`,
+/// the dotted name ending in a name nose collects (its `testMatch`: `test` at a word start).
+static NOSE_FUNCTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): ((?:\w+\.)+(?:\w*[_.-])?[Tt]est\w*)$").unwrap());
 
 /// True when `name` (possibly dotted) names an exception class.
 fn is_exception_name(name: &str) -> bool {
@@ -155,6 +159,9 @@ struct Traceback {
     budget: u32,
     indent: usize,
     test: Option<String>,
+    /// A further traceback of a unittest failure already reported: the exception chain's
+    /// later links (`During handling of the above exception…`), not a failure of their own.
+    chained: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -177,6 +184,21 @@ struct PyBlock {
     first_e: Option<String>,
     captured: bool,
     lines: u32,
+    /// The frames after the innermost repository frame: 0 none yet, 1 only the import
+    /// system's (`<frozen importlib._bootstrap>`), 2 others too. With 1, whatever the exception,
+    /// the repository's line was an import the import system failed on.
+    import_tail: u8,
+}
+
+/// Follows [`PyBlock::import_tail`] over one frame.
+fn import_tail(state: u8, own: bool, path: &str) -> u8 {
+    if own {
+        0
+    } else if path.starts_with("<frozen importlib") {
+        if state == 0 { 1 } else { state }
+    } else {
+        2
+    }
 }
 
 #[derive(Debug, Default)]
@@ -185,6 +207,10 @@ pub(crate) struct Python {
     section: Section,
     block: Option<PyBlock>,
     unittest_test: Option<String>,
+    /// Inside a unittest `FAIL:`/`ERROR:` block (up to the next `=====` rule or `Ran N tests`),
+    /// and whether its traceback was already read.
+    unittest_block: bool,
+    unittest_done: bool,
     /// `--tb=line` reports waiting for their test id from the short summary.
     line_mode: std::collections::VecDeque<(String, u64)>,
     /// Failed node ids from `-v` / xdist progress lines, to name failure blocks in full.
@@ -202,6 +228,55 @@ pub(crate) struct Python {
     docstyle: Option<(String, u64, u64)>,
 }
 
+/// setuptools' `copying <source> -> build/<dir>/<package path>` (build_py, bdist_egg): the
+/// repository directory of an installed package, so that its frames in `site-packages` (or an
+/// egg) map back (`copying src/foo/a.py -> build/lib/foo`: `foo` lives at `src/foo`).
+fn setuptools_copy(rest: &str, sink: &mut Sink) {
+    let Some((src, dst)) = rest.split_once(" -> ") else {
+        return;
+    };
+    let Some(dst) = dst.trim().strip_prefix("build/") else {
+        return;
+    };
+    // `build/lib/`, `build/lib.linux-x86_64-3.8/`, `build/bdist.linux-x86_64/egg/`.
+    let Some((root, pkg_path)) = dst.split_once('/') else {
+        return;
+    };
+    let pkg_path = if root.starts_with("bdist.") {
+        pkg_path.strip_prefix("egg/").unwrap_or(pkg_path)
+    } else if root == "lib" || root.starts_with("lib.") {
+        pkg_path
+    } else {
+        return;
+    };
+    let pkg_path = pkg_path.trim_end_matches('/');
+    let Some((src_dir, file)) = src.trim().rsplit_once('/') else {
+        return;
+    };
+    let ours = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('/')
+            && !s.contains("..")
+            && s.split('/').all(|seg| {
+                !seg.is_empty()
+                    && seg
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            })
+    };
+    if file.is_empty() || !ours(src_dir) || !ours(pkg_path) {
+        return;
+    }
+    let Some(prefix) = src_dir.strip_suffix(pkg_path) else {
+        return;
+    };
+    if !(prefix.is_empty() || prefix.ends_with('/')) {
+        return;
+    }
+    let top = pkg_path.split('/').next().unwrap_or(pkg_path);
+    sink.learn_package(top, &format!("{prefix}{top}"));
+}
+
 impl Python {
     /// True when `line` cannot change this matcher's state or be claimed by it: no traceback or
     /// pytest block is open and the line starts none of them (`===`, `Traceback`, `File "`,
@@ -210,6 +285,7 @@ impl Python {
         self.tb.is_none()
             && matches!(self.section, Section::None | Section::Other)
             && !matches!(l.first, b'=' | b'T' | b'F' | b'E')
+            && !(l.first == b'R' && self.unittest_block)
             && !(l.colon
                 && matches!(l.last, b']' | b'D' | b'R')
                 && (crate::has(&FAILED_WORD, l.trimmed()) || crate::has(&ERROR_WORD, l.trimmed())))
@@ -224,13 +300,28 @@ impl Python {
                 && l.indent() == 0
                 && kebab_colon(l.trimmed()))
             && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
+            && !(l.first == b'c' && l.trimmed().starts_with("copying "))
             && self.docstyle.is_none()
             && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'c'
+            && let Some(rest) = t.strip_prefix("copying ")
+        {
+            setuptools_copy(rest, sink);
+            return false;
+        }
         // pytest section rules (`==== FAILURES ====`).
+        if (l.first == b'=' && t.bytes().all(|b| b == b'='))
+            || (l.first == b'R' && t.starts_with("Ran ") && t.contains(" test"))
+        {
+            // unittest's rule before each failure block, and its summary after the last.
+            self.unittest_test = None;
+            self.unittest_block = false;
+            self.unittest_done = false;
+        }
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
             self.finish_block(sink);
@@ -384,6 +475,7 @@ impl Python {
                 budget: TRACEBACK_BUDGET,
                 indent: l.indent(),
                 test: self.unittest_test.clone(),
+                chained: self.unittest_done,
             });
             return true;
         }
@@ -398,6 +490,7 @@ impl Python {
                 budget: BARE_BUDGET,
                 indent: 0,
                 test: None,
+                chained: false,
             });
             if sink.is_own_frame(path) {
                 tb.frame = Some((path.to_string(), line));
@@ -409,9 +502,27 @@ impl Python {
             .or_else(|| t.strip_prefix("ERROR: "))
             && let Some(c) = UNITTEST.captures(t)
         {
-            let id = c.get(2).map_or(&c[1], |m| m.as_str());
             let _ = rest;
-            self.unittest_test = Some(id.to_string());
+            // `test_x (pkg.mod.Class)` before Python 3.11, `test_x (pkg.mod.Class.test_x)`
+            // since. A module that failed to import is reported as a `_FailedTest` named after
+            // the module: there is no test to name.
+            let (method, class) = (&c[1], &c[2]);
+            let id = if class.starts_with("unittest.loader.") {
+                None
+            } else if class.ends_with(&format!(".{method}")) {
+                Some(class.to_string())
+            } else {
+                Some(format!("{class}.{method}"))
+            };
+            self.unittest_test = id;
+            self.unittest_block = true;
+            self.unittest_done = false;
+            return true;
+        }
+        if (t.starts_with("FAIL: ") || t.starts_with("ERROR: "))
+            && let Some(c) = NOSE_FUNCTION.captures(t)
+        {
+            self.unittest_test = Some(c[1].to_string());
             return true;
         }
         let Some(tb) = &self.tb else {
@@ -430,7 +541,11 @@ impl Python {
             // tag: line 2524, column 3`): the fault is in that XML/JSON/TOML file, not in the
             // script's line that parsed it.
             let bad_input = tb.test.is_none() && DATA_ERRORS.contains(&name);
-            if let Some((path, line)) = tb.frame.as_ref().filter(|_| !child_failed && !bad_input) {
+            if let Some((path, line)) = tb
+                .frame
+                .as_ref()
+                .filter(|_| !child_failed && !bad_input && !tb.chained)
+            {
                 let ty = exception_type(name);
                 sink.emit(
                     tb.seq,
@@ -441,7 +556,12 @@ impl Python {
                         .rule(Some(name.rsplit('.').next().unwrap_or(name))),
                 );
             }
-            self.unittest_test = None;
+            // The test's failure is read: a traceback before the block ends is a later link of
+            // its exception chain.
+            self.unittest_done = self.unittest_block;
+            if !self.unittest_block {
+                self.unittest_test = None;
+            }
             return true;
         }
         // Python 3.11+ caret lines and source lines are indented; anything else at the
@@ -543,13 +663,20 @@ impl Python {
             }
             return true;
         }
+        // `<frozen importlib._bootstrap>:1007: in _find_and_load`: the import system's frames.
+        if indent == 0 && t.starts_with("<frozen ") {
+            block.import_tail = import_tail(block.import_tail, false, t);
+            return true;
+        }
         if indent == 0
             && l.colon_digit
             && let Some(c) = LOC.captures(t)
         {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if sink.is_own_frame(&path) {
+                let own = sink.is_own_frame(&path);
+                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                if own {
                     block.loc = Some((path, n));
                 }
                 let rest = &c[3];
@@ -579,7 +706,9 @@ impl Python {
         if let Some(c) = FRAME.captures(t) {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
-                if sink.is_own_frame(&path) {
+                let own = sink.is_own_frame(&path);
+                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                if own {
                     block.loc = Some((path, n));
                 }
             }
@@ -599,7 +728,11 @@ impl Python {
         let Some((path, line)) = &b.loc else {
             return;
         };
-        let ty = b.exc.as_deref().map_or(BugType::Logic, exception_type);
+        let ty = if b.import_tail == 1 {
+            BugType::Import
+        } else {
+            b.exc.as_deref().map_or(BugType::Logic, exception_type)
+        };
         let full = b.test.as_deref().and_then(|short| {
             self.verbose_ids.iter().find(|id| {
                 id.split_once("::")
@@ -658,6 +791,8 @@ impl Python {
         self.section = Section::None;
         self.tb = None;
         self.unittest_test = None;
+        self.unittest_block = false;
+        self.unittest_done = false;
         self.line_mode.clear();
         self.verbose_ids.clear();
         self.grouped_file = None;
@@ -901,6 +1036,150 @@ mod tests {
                 .captures("tests/x.py::test_y PASSED [ 1%]")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn unittest_blocks_name_the_method_and_report_one_chained_failure() {
+        // ytdl-org/youtube-dl (LogSage, Actions): a chained exception under one ERROR header;
+        // the root cause's frame is the failure, the re-raise is its chain.
+        let log = "======================================================================\n\
+ERROR: test_bitwise_operators_typecast (test.test_jsinterp.TestJSInterpreter)\n\
+----------------------------------------------------------------------\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/youtube_dl/jsinterp.py\", line 80, in wrapped\n    \
+return op(zeroise(a), zeroise(b)) & 0xffffffff\n\
+TypeError: unsupported operand type(s) for <<: 'float' and 'int'\n\
+\n\
+During handling of the above exception, another exception occurred:\n\
+\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/test/test_jsinterp.py\", line 462, in test_bitwise_operators_typecast\n    \
+self._test('function f(){return 0.0 << null}', 0)\n  \
+File \"/home/runner/work/youtube-dl/youtube-dl/youtube_dl/jsinterp.py\", line 585, in _operator\n    \
+raise self.Exception('Failed to evaluate')\n\
+youtube_dl.jsinterp.Exception: Failed to evaluate 0.0 << None\n\
+\n\
+======================================================================\n\
+FAIL: test_add (tests.test_calc.CalcTest.test_add)\n\
+----------------------------------------------------------------------\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/R/R/tests/test_calc.py\", line 9, in test_add\n    \
+self.assertEqual(1, 2)\n\
+AssertionError: 1 != 2\n\
+\n\
+======================================================================\n\
+ERROR: sahi.model (unittest.loader._FailedTest)\n\
+----------------------------------------------------------------------\n\
+ImportError: Failed to import test module: sahi.model\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/sahi/sahi/sahi/model.py\", line 13, in <module>\n    \
+from sahi.utils.import_utils import is_torch_available\n\
+ImportError: cannot import name 'is_torch_available'\n\
+\n\
+----------------------------------------------------------------------\n\
+Ran 3 tests in 0.013s\n\
+Traceback (most recent call last):\n  \
+File \"/home/runner/work/R/R/run.py\", line 4, in <module>\n    \
+main()\n\
+RuntimeError: after the run\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "youtube_dl/jsinterp.py",
+                    80,
+                    Some("test.test_jsinterp.TestJSInterpreter.test_bitwise_operators_typecast")
+                ),
+                (
+                    "tests/test_calc.py",
+                    9,
+                    Some("tests.test_calc.CalcTest.test_add")
+                ),
+                ("sahi/model.py", 13, None),
+                ("run.py", 4, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_exception_raised_by_the_import_system_is_an_import_error() {
+        // mckinsey/vizro (BugSwarm): collecting a conftest whose import fails inside importlib
+        // with a KeyError; the same KeyError raised by a library frame stays a logic error.
+        let head = "==================================== ERRORS ====================================\n______ ERROR collecting tests/unit/nodes ______\n../../.local/lib/python3.9/site-packages/_pytest/assertion/rewrite.py:178: in exec_module\n    exec(co, module.__dict__)\ntests/unit/nodes/conftest.py:6: in <module>\n    from vizro_ai.dashboard.plan import x\n<frozen importlib._bootstrap>:1007: in _find_and_load\n    ???\n<frozen importlib._bootstrap_external>:1235: in _get_parent_path\n    ???\n";
+        let lib = "../../.local/lib/python3.9/site-packages/lib/core.py:12: in get\n    ???\n";
+        let tail = "E   KeyError: 'vizro_ai'\n=========================== short test summary info ============================\n";
+        let r = parse_str(&format!("{head}{tail}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("tests/unit/nodes/conftest.py", 6, BugType::Import)
+        );
+        let r = parse_str(&format!("{head}{lib}{tail}"), &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn the_repositorys_own_egg_maps_back_through_setuptools_copies() {
+        // numpy's `setup.py install` into a venv, then pytest on the installed egg.
+        let egg = "../../builds/venv/lib/python3.8/site-packages/numpy-1.24.0.dev0+311.gdfe5f9177-py3.8-linux-x86_64.egg";
+        let failure = format!(
+            "=================================== FAILURES ===================================\n_____________________________ TestSetOps.test_isin _____________________________\n\n{egg}/numpy/lib/tests/test_arraysetops.py:216: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>           raise ValueError(\nE           ValueError: Invalid kind: auto.\n\n{egg}/numpy/lib/arraysetops.py:629: ValueError\n=========================== short test summary info ============================\n"
+        );
+        let copy = "copying numpy/lib/arraysetops.pyi -> build/bdist.linux-x86_64/egg/numpy/lib/\n";
+        let r = crate::parse_str(&format!("{copy}{failure}"), &crate::ParseOptions::default());
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("numpy/lib/arraysetops.py", 629)
+        );
+        // Without the build's word the installed copy is a dependency like any other.
+        assert!(crate::parse_str(&failure, &crate::ParseOptions::default()).is_empty());
+        // A src layout: the package lives under `src/`.
+        let log = "copying src/foo/a.py -> build/lib/foo\nTraceback (most recent call last):\n  File \"/home/runner/work/R/R/.venv/lib/python3.12/site-packages/foo/b.py\", line 3, in f\n    g()\nZeroDivisionError: division by zero\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(r[0].file_path, "src/foo/b.py");
+        // A copy from outside the checkout, or into another build directory, teaches nothing.
+        let mut sink = crate::sink::Sink::new(None);
+        for line in [
+            "/tmp/x/foo/a.py -> build/lib/foo",
+            "../foo/a.py -> build/lib/foo",
+            "docs/conf.py -> build/sphinx/foo",
+            "src/foo/a.py -> build/lib/bar",
+        ] {
+            super::setuptools_copy(line, &mut sink);
+        }
+        assert!(!sink.is_own_frame("/x/site-packages/foo/a.py"));
+        assert!(!sink.is_own_frame("/x/site-packages/bar/a.py"));
+    }
+
+    #[test]
+    fn nose_names_a_test_function_by_its_dotted_path() {
+        let log = "FAIL: test.rosdistro_verify_test.test_verify_files_identical\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/opt/hostedtoolcache/Python/3.8.12/x64/lib/python3.8/site-packages/nose/case.py\", line 198, in runTest\n    self.test(*self.arg)\n  File \"/home/runner/work/rosdistro/rosdistro/test/rosdistro_verify_test.py\", line 45, in test_verify_files_identical\n    assert verify_files_identical(index_url), fold.get_message()\nAssertionError: \n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        assert_eq!(
+            (
+                r[0].file_path.as_str(),
+                r[0].line_number,
+                r[0].test_name.as_deref()
+            ),
+            (
+                "test/rosdistro_verify_test.py",
+                45,
+                Some("test.rosdistro_verify_test.test_verify_files_identical")
+            )
+        );
+        for t in [
+            "ERROR: pip.exe",
+            "FAIL: tests.helpers",
+            "ERROR: Failure: ImportError (No module named x)",
+        ] {
+            assert!(!super::NOSE_FUNCTION.is_match(t), "{t}");
+        }
+        assert!(super::NOSE_FUNCTION.is_match("FAIL: tests.test_x.check_test"));
     }
 
     #[test]

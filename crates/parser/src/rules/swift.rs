@@ -91,7 +91,11 @@ impl Swift {
             }
             return false;
         }
-        if !crate::contains(t, ".swift:") {
+        // XCTest sources: Swift, and Objective-C for the summary's location line.
+        if !crate::contains(t, ".swift:")
+            && !crate::contains(t, ".m:")
+            && !crate::contains(t, ".mm:")
+        {
             return false;
         }
         // xcpretty: the glyph may follow other text the capture glued on.
@@ -115,7 +119,7 @@ impl Swift {
         if l.indent() >= 2
             && !t.contains(' ')
             && let Some((path, n)) = t.rsplit_once(':')
-            && path.ends_with(".swift")
+            && (path.ends_with(".swift") || path.ends_with(".m") || path.ends_with(".mm"))
             && let (Some(n), Some((name, msg, seq))) = (super::num(n), self.test.take())
         {
             let class = self.class.as_deref().unwrap_or("");
@@ -222,10 +226,10 @@ fn summary_test(text: &str) -> Option<&str> {
     rest.starts_with("test").then_some(rest)
 }
 
-/// xcpretty's `Module_Tests.SomeTestCase` header: dotted identifiers, nothing else.
+/// xcpretty's `Module_Tests.SomeTestCase` header: dotted identifiers, nothing else (an
+/// Objective-C test class has no module: `InterprocessTest`).
 fn is_class_header(t: &str) -> bool {
     t.len() < 200
-        && t.contains('.')
         && t.split('.').all(|p| {
             p.bytes()
                 .next()
@@ -240,6 +244,25 @@ mod tests {
 
     fn parse(log: &str) -> Vec<crate::BugReport> {
         parse_str(log, &ParseOptions::default())
+    }
+
+    #[test]
+    fn xcpretty_summary_of_objective_c_tests() {
+        // LogChunks realm-cocoa (Travis): the class has no module, the location is an `.m` file.
+        let log = "InterprocessTest\n\n  testCompactOnLaunchFailSilently, \u{1b}[31m((sizeBefore) equal to (sizeAfter)) failed: (\"12288\") is not equal to (\"16384\")\u{1b}[0m\n\n  \u{1b}[36m/Users/travis/build/realm/realm-cocoa/Realm/Tests/InterprocessTests.m:139\u{1b}[0m\n\n  ```\nnl\nnl  testCompactOnLaunchFailSilently, ((0) equal to ([self runChildAndWait])) failed\n\n  /Users/travis/build/realm/realm-cocoa/Realm/Tests/InterprocessTests.m:122\n";
+        let r = parse(log);
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        let test = Some("InterprocessTest.testCompactOnLaunchFailSilently");
+        assert_eq!(
+            got,
+            [
+                ("Realm/Tests/InterprocessTests.m", 139, test),
+                ("Realm/Tests/InterprocessTests.m", 122, test)
+            ]
+        );
     }
 
     #[test]
