@@ -465,12 +465,7 @@ impl Queue {
             };
             match outcome {
                 Ok(()) => {
-                    match self.backend.finish(id, owner).await {
-                        Ok(true) => {}
-                        Ok(false) => warn!("the job's lease had passed to another worker; it may run again there"),
-                        Err(e) => error!(error = %e, "cannot remove finished job; it runs again when its lease ends"),
-                    }
-                    self.depth_dec();
+                    self.remove(owner, id).await;
                     info!(attempts = job.attempts, elapsed_ms = started.elapsed().as_millis() as u64, "job finished");
                 }
                 Err(err) if err.wait().is_some() => {
@@ -553,16 +548,22 @@ impl Queue {
 
     /// Ends a job whose retries ran out while another part of the service takes its work over.
     async fn end_taken_over(&self, owner: &str, job: &JobRecord, who: &str, msg: &str) {
-        match self.backend.finish(job.id, owner).await {
-            Ok(true) => self.depth_dec(),
+        self.remove(owner, job.id).await;
+        info!(attempts = job.attempts, error = %msg, "job ended after its retries; {who} takes it over");
+    }
+
+    /// Removes a job that ended from the queue.
+    async fn remove(&self, owner: &str, id: u64) {
+        match self.backend.finish(id, owner).await {
+            Ok(true) => {}
             Ok(false) => {
                 warn!("the job's lease had passed to another worker; it may run again there")
             }
             Err(e) => {
-                error!(error = %e, "cannot remove the job; it runs again when its lease ends")
+                error!(error = %e, "cannot remove finished job; it runs again when its lease ends")
             }
         }
-        info!(attempts = job.attempts, error = %msg, "job ended after its retries; {who} takes it over");
+        self.depth_dec();
     }
 
     async fn park(&self, owner: &str, job: &mut JobRecord, msg: String) {
