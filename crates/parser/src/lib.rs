@@ -585,6 +585,14 @@ impl Parser {
         self.sink.set_cwd(None);
     }
 
+    /// The runner said the job, and the current `Run` step, failed (`##[error]`, `Error: `).
+    fn saw_actions_error(&mut self) {
+        self.actions_error = true;
+        if let Some(step) = &mut self.run_step {
+            step.1 = true;
+        }
+    }
+
     /// The Actions step begun by the last `##[group]Run …` header ends where the next one begins.
     /// A step that fails always prints an `##[error]` before that (`Process completed with exit
     /// code N.`, an action's own message), so a step without one passed: whatever errors its
@@ -682,10 +690,7 @@ impl Parser {
                     match kind {
                         "error" => {
                             marker = Marker::Error;
-                            self.actions_error = true;
-                            if let Some(step) = &mut self.run_step {
-                                step.1 = true;
-                            }
+                            self.saw_actions_error();
                             // A problem matcher's annotation keeps the wrapper prefixes of the
                             // line it matched (lerna's `pkg: [task] ` before a tsc error).
                             let (body, inner) = normalize::strip_prefixes(body);
@@ -763,10 +768,7 @@ impl Parser {
             // …`, `Error:      ^--^ SC2086: …`), which no tool's own `Error: msg` has.
             Some(b'E') if text.starts_with("Error:  ") || text.starts_with("Error: \t") => {
                 marker = Marker::Error;
-                self.actions_error = true;
-                if let Some(step) = &mut self.run_step {
-                    step.1 = true;
-                }
+                self.saw_actions_error();
                 text = &text[7..];
             }
             Some(b'E')
@@ -774,10 +776,7 @@ impl Parser {
                     || (text.starts_with("Error: The process '")
                         && contains(text, "failed with exit code")) =>
             {
-                self.actions_error = true;
-                if let Some(step) = &mut self.run_step {
-                    step.1 = true;
-                }
+                self.saw_actions_error();
             }
             Some(b'C') if !self.actions_error && text == "Cleaning up orphan processes" => {
                 self.step_boundary();
