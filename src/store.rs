@@ -791,6 +791,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_job_is_claimed_only_with_its_delivery_record_written() {
+        // CI once parked a fresh delivery as "payload missing": a worker woken by the job
+        // before claimed the new one between `insert_accepted`'s two sled writes (the job, then
+        // its delivery record, under the accept lock). That moment is rebuilt here.
+        use crate::store::backend::Backend;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .accept_delivery(&delivery("d1"), b"{}", Some(NewJob::delivery("o/r#1")))
+            .unwrap();
+        let accepting = store.inner.accept_lock.lock().unwrap();
+        let record = store.inner.deliveries.remove("d1").unwrap().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let worker = {
+            let (store, rt) = (store.clone(), tokio::runtime::Handle::current());
+            std::thread::spawn(move || {
+                let job = rt
+                    .block_on(store.claim("w", Duration::from_secs(60)))
+                    .unwrap();
+                let job = job.expect("the job is runnable");
+                tx.send(store.payload(&job.delivery_id).unwrap()).unwrap();
+            })
+        };
+        let early = rx.recv_timeout(Duration::from_millis(300));
+        assert!(early.is_err(), "claimed mid-accept, payload {early:?}");
+        store.inner.deliveries.insert("d1", record).unwrap();
+        drop(accepting);
+        assert_eq!(rx.recv().unwrap().as_deref(), Some(&b"{}"[..]));
+        worker.join().unwrap();
+    }
+
+    #[tokio::test]
     async fn only_parked_jobs_are_requeued_by_an_operator() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();

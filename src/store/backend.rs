@@ -195,6 +195,10 @@ impl Backend for Store {
     }
 
     async fn claim(&self, _owner: &str, _lease: Duration) -> Result<Option<JobRecord>, StoreError> {
+        // `accept_delivery` writes a job before its delivery record (crash order), under this
+        // lock: a worker that saw the job without it would find no payload and park a good
+        // delivery. Holding it here makes every job this scan sees fully accepted.
+        let _accepting = self.inner.accept_lock.lock().expect("accept lock poisoned");
         let mut running = self
             .inner
             .running
