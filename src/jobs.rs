@@ -100,7 +100,9 @@ pub enum JobError {
         #[source]
         source: std::string::FromUtf8Error,
     },
-    /// A task the handler started (the streaming parser) panicked or was cancelled; retried.
+    /// A task the handler started (the streaming parser) panicked or was cancelled. A panic is a
+    /// bug that the same log hits every time: parked at once, its message kept for the operator.
+    /// A cancelled task (a shutdown) is retried.
     #[error("{what}: {source}")]
     Task {
         what: &'static str,
@@ -148,6 +150,7 @@ impl JobError {
                 source: GitAgentError::NotARegularFile { .. },
                 ..
             } => true,
+            JobError::Task { source, .. } => source.is_panic(),
             JobError::GitAgent {
                 source: GitAgentError::Stale { .. },
                 ..
@@ -155,7 +158,6 @@ impl JobError {
             | JobError::Store(_)
             | JobError::Registry(_)
             | JobError::Workspace(_)
-            | JobError::Task { .. }
             | JobError::Retry(_)
             | JobError::PushUnrecorded { .. }
             | JobError::Wait { .. } => false,
@@ -820,6 +822,27 @@ mod tests {
         // The GitHub error stays reachable as the source, typed.
         let source = std::error::Error::source(&server).unwrap();
         assert!(source.downcast_ref::<GitHubError>().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_panicking_parser_task_is_parked_at_once_with_its_message() {
+        // The same log panics the parser every time: retrying only delays the operator.
+        let panicked = tokio::task::spawn_blocking(|| panic!("begin > end (5 > 4)"))
+            .await
+            .unwrap_err();
+        let err = JobError::Task {
+            what: "parser task",
+            source: panicked,
+        };
+        assert!(err.is_permanent());
+        assert!(err.to_string().contains("begin > end"), "{err}");
+        let handle = tokio::spawn(std::future::pending::<()>());
+        handle.abort();
+        let cancelled = JobError::Task {
+            what: "parser task",
+            source: handle.await.unwrap_err(),
+        };
+        assert!(!cancelled.is_permanent());
     }
 
     /// Hands each job's kind to the test.
