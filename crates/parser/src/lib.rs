@@ -63,7 +63,7 @@
 //! | Evidence | Type |
 //! |---|---|
 //! | Failed assertion, failing test (pytest, unittest, `cargo test` panic, compiletest annotation mismatch, Jest/Vitest, `go test`, JUnit, GoogleTest `Failure`/MSVC `error:` in a `[ RUN ]` block, Boost.Test `error: in "suite/test"`), uncaught runtime exception with a frame in the repo, bash runtime errors of a repository script (`x.sh: line 9: cd: …`, `unbound variable`; `syntax error` is `SYNTAX`) | `LOGIC` |
-//! | Parse errors: Python `SyntaxError`, rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error` (and any ESLint error naming no rule), webpack `Module parse failed`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
+//! | Parse errors: Python `SyntaxError` (and template engines' `TemplateSyntaxError`), rustc `expected …`/unclosed delimiter, `TS1xxx`, ESLint `Parsing error` (and any ESLint error naming no rule), webpack `Module parse failed`, Node/Babel `SyntaxError`, gcc/clang `expected …`, javac `';' expected`, go `syntax error`, ruff `invalid-syntax`, flake8 `E999 SyntaxError` | `SYNTAX` |
 //! | Python `IndentationError` / `TabError` (also via flake8 `E999`, ruff indentation parse errors) | `INDENTATION` |
 //! | `ModuleNotFoundError`/`ImportError`, rustc `E0432`/`E0433` (crate or module)/`E0463`/`E0583`, `TS2307`/`TS2305`/`TS2792`/`TS7016`, mypy `import-not-found`/`import-untyped`, Node `Cannot find module`, webpack `Module not found`, go missing packages (also `missing go.sum entry`, a module that failed to download `mod@v1.2: Get …`), javac `package … does not exist`/`cannot access`, missing C/C++ headers | `IMPORT` |
 //! | Other compiler and type-checker errors (rustc, tsc, mypy, javac, kotlinc, gcc/clang, IAR `Error[Pe…]`, `go build`) | `TYPE_ERROR` |
@@ -84,6 +84,7 @@
 //! | Checks of Travis CI jobs (issue 15, former fresh5): a `diff --git` a command printed before Travis' `The command "…" exited with N` (N ≠ 0), Markdown checkers' `x.md:N:Message` and jazzy's `undocumented.json` entries of such a command, awesome_bot's `Issues :-(` rows (`[L696]`) `LINTING`; Ruby Psych `(x.md): … at line N column M` `SYNTAX` | as stated |
 //! | Checks of real CI jobs (issue 15, former fresh3): a failed check's unified diff (pre-commit `--show-diff-on-failure`, a `git diff` step, a nix formatter check), black's `reformatted x` in a failed step, Sphinx `-W` warnings and sphinx-lint (`rules/docs.rs`, once the step failed), codespell `x:N: word ==> fix`, numpydoc validation codes, Checkstyle `[ERROR]` rows, clang-tidy checks (`[bugprone-…]`) `LINTING`; glibc `Assertion … failed.` and esbuild `✘ [ERROR]` at the caller's frame `LOGIC`; expat errors naming an XML file `SYNTAX`; Jest failing to parse a dependency: the repository's import of it `IMPORT` | as stated |
 //! | Checks of real CI jobs (issue 15, former fresh4): markdown-checker's `##[error]File x, line N, …` annotations, Julia's `check-whitespace.jl` `path:N -- trailing whitespace` `LINTING`; Playwright failures (named `describe › test`), a gtest's fatal-signal stack (first repository frame past the handler) `LOGIC`; errors of an Actions step that ended without `##[error]`, or of an nps/concurrently task that exited 0, are tolerated and never reported | as stated |
+//! | Travis-era Gradle and Maven (issue 15, former fresh6): Gradle's `* Where: Build file '…' line: N` `LOGIC` (`SYNTAX` when it `Could not compile`); Checkstyle 5 rows through `[ant:checkstyle]` without a severity `LINTING`; TestNG's `m on m(Class)(Class)` under Surefire 2 `LOGIC` | as stated |
 //!
 //! Warnings, notes, `help:` lines and build-tool summaries (`make: ***`, `BUILD FAILURE`,
 //! `Process completed with exit code 1`) are never reports of their own.
@@ -351,6 +352,116 @@ fn step_cd(cmd: &str) -> Option<String> {
     path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".")
 }
 
+/// `git clone [options] <url> [dir]`: the directory the clone goes to (the URL's last
+/// segment without `.git` when none is given), when it is a plain relative one.
+fn clone_dest(cmd: &str) -> Option<String> {
+    let rest = cmd.strip_prefix("git clone ")?;
+    let rest = rest.split(['&', ';', '|', '>']).next()?;
+    let mut words = rest.split_ascii_whitespace();
+    let mut positional = Vec::with_capacity(2);
+    while let Some(w) = words.next() {
+        if w.starts_with('-') {
+            // Options that take their value as the next word.
+            if matches!(
+                w,
+                "--depth"
+                    | "-b"
+                    | "--branch"
+                    | "-o"
+                    | "--origin"
+                    | "-j"
+                    | "--jobs"
+                    | "--reference"
+                    | "-c"
+                    | "--config"
+                    | "--filter"
+                    | "--shallow-since"
+                    | "-u"
+            ) {
+                words.next();
+            }
+            continue;
+        }
+        positional.push(w);
+    }
+    let dir = match positional.as_slice() {
+        [url] => {
+            let last = url.trim_end_matches('/').rsplit(['/', ':']).next()?;
+            last.strip_suffix(".git").unwrap_or(last)
+        }
+        [_, dir] => dir,
+        _ => return None,
+    };
+    let dir = dir.trim_matches(['"', '\'']);
+    if dir.is_empty() || dir.starts_with(['/', '~', '-']) || dir.contains(['$', '`', '*']) {
+        return None;
+    }
+    if dir.split('/').any(|seg| seg == "..") {
+        return None;
+    }
+    path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".")
+}
+
+/// Spellings of "the directory the command runs in" a job passes as a bind mount's source.
+const MOUNT_CWD: [&str; 9] = [
+    "$PWD",
+    "${PWD}",
+    "$(pwd)",
+    "`pwd`",
+    ".",
+    "$TRAVIS_BUILD_DIR",
+    "${TRAVIS_BUILD_DIR}",
+    "$GITHUB_WORKSPACE",
+    "${GITHUB_WORKSPACE}",
+];
+
+/// `docker run -v $PWD:/root/src/openface img …` (also `--volume`, `--volume=`, `-v=`,
+/// `--mount type=bind,source=$(pwd),target=/app`, the source quoted or not): the absolute
+/// directory inside the container that is the directory the command ran in. Tools run in the
+/// container print the repository's files under it. `None` for any other mount (a named
+/// volume, a subdirectory, the docker socket) or command.
+fn docker_mount(cmd: &str) -> Option<&str> {
+    if !contains(cmd, "docker") || !contains(cmd, " run ") {
+        return None;
+    }
+    let mut words = cmd.split_ascii_whitespace();
+    while let Some(w) = words.next() {
+        let spec = match w {
+            "-v" | "--volume" | "--mount" => words.next()?,
+            _ => match w
+                .strip_prefix("--volume=")
+                .or_else(|| w.strip_prefix("-v="))
+                .or_else(|| w.strip_prefix("--mount="))
+            {
+                Some(spec) => spec,
+                None => continue,
+            },
+        };
+        let spec = spec.trim_matches(['"', '\'']);
+        let (src, dst) = if spec.starts_with("type=bind,") {
+            let field = |keys: &[&str]| {
+                spec.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    keys.contains(&k).then_some(v)
+                })
+            };
+            (
+                field(&["source", "src"])?,
+                field(&["target", "destination", "dst"])?,
+            )
+        } else {
+            let (src, rest) = spec.split_once(':')?;
+            (src, rest.split(':').next()?)
+        };
+        let src = src.trim_matches(['"', '\'']);
+        let dst = dst.trim_matches(['"', '\'']).trim_end_matches('/');
+        if MOUNT_CWD.contains(&src) && dst.len() > 1 && dst.starts_with('/') {
+            return Some(dst);
+        }
+    }
+    None
+}
+
 /// Streaming parser: feed it bytes in any chunking, then [`finish`](Parser::finish).
 ///
 /// Memory is bounded: the partial line carried between chunks is capped at [`MAX_LINE`], the
@@ -391,6 +502,9 @@ pub struct Parser {
     /// tool opens inside the step count as later sink steps of the same Actions step), and
     /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
     run_step: Option<(u32, bool)>,
+    /// A `##[group]Run …` group not yet known to be the runner's step header (the sink's step
+    /// number at it, and whether a line was printed inside it): see [`Parser::step_header_line`].
+    pending_run: Option<(u32, bool)>,
     /// The reports found under each concurrent task's prefix (`pkg: [task]`, see
     /// [`normalize::Prefix::task`]), until the task says how it exited: at most
     /// [`MAX_TASKS`] tasks of [`MAX_TASK_REPORTS`] reports each, the oldest task forgotten first.
@@ -402,6 +516,10 @@ pub struct Parser {
     /// The number of reports when Travis last echoed a command (`$ cmd`): Travis' verdict on
     /// it (`The command "cmd" exited with 0.`) says what came after was tolerated.
     travis_cmd: Option<usize>,
+    /// Travis' clone of the repository (`$ git clone … https://…/o/r.git o/r`, then `$ cd o/r`):
+    /// the clone's directory, and the repo-relative directory later `$ cd <dir>` commands moved
+    /// to (Travis runs a job's commands in one shell, so a `cd` holds for the rest of the job).
+    travis_clone: Option<(String, Option<Vec<String>>)>,
 }
 
 /// Bounds on [`Parser::task_reports`].
@@ -430,7 +548,9 @@ impl Parser {
             checkouts: 0,
             step_dir: None,
             run_step: None,
+            pending_run: None,
             sdist: false,
+            travis_clone: None,
             travis_cmd: None,
             task_reports: Vec::new(),
         }
@@ -605,6 +725,31 @@ impl Parser {
         }
     }
 
+    /// A line inside a pending `##[group]Run …` group (`None` for its `##[endgroup]`). The
+    /// runner prints a step's header as a group holding the step's inputs: a script step's
+    /// script then its `shell: …` line (and `env:`), an action's `with:` or `env:`, or nothing.
+    /// A script's own `::group::Run tests` holds the script's output instead, and must not end
+    /// the step it runs in; it is told apart by those lines, so the step ends only once one is
+    /// seen.
+    fn step_header_line(&mut self, text: Option<&str>) {
+        let Some((first, printed)) = self.pending_run else {
+            return;
+        };
+        let header = match text {
+            Some(t) => t.starts_with("shell: ") || t == "with:" || t == "env:",
+            None => !printed,
+        };
+        if header {
+            self.pending_run = None;
+            self.actions_step_ends();
+            self.run_step = Some((first, false));
+        } else if text.is_none() {
+            self.pending_run = None;
+        } else {
+            self.pending_run = Some((first, true));
+        }
+    }
+
     /// An `actions/checkout` step's input line (`  path: sub/dir`, `  repository: o/r`).
     fn checkout_input(&mut self, text: &str) {
         let t = text.trim_start();
@@ -626,8 +771,13 @@ impl Parser {
             self.ctx.command.clear();
             self.ctx.command.push_str(sink::truncate_chars(cmd, 200));
         }
+        self.docker_mount(cmd);
         if text.starts_with("$ ") {
+            self.rules.command_echoed();
             self.travis_cmd = Some(self.sink.len());
+            if cmd.starts_with("git clone ") || cmd.starts_with("cd ") {
+                self.travis_cd(cmd);
+            }
         }
         if !self.sdist {
             self.sdist = cmd.len() < 512 && contains(cmd, "sdist");
@@ -650,6 +800,102 @@ impl Parser {
         };
         if let Some(d) = path::normalize_dir(dir, None).filter(|d| !d.is_empty() && d != ".") {
             self.sink.set_checkout_dir(&d);
+        }
+    }
+
+    /// A container run with the job's directory mounted: when that directory is the
+    /// repository's root (no `cd` into a subdirectory was followed), the mount point is the
+    /// checkout the container's tools print paths under (`/root/src/openface/tests/x.py`).
+    fn docker_mount(&mut self, cmd: &str) {
+        if self.step_dir.is_none()
+            && let Some(dst) = docker_mount(cmd)
+        {
+            self.sink.learn_workspace(dst);
+        }
+    }
+
+    /// Travis' `$ git clone … <dir>` and `$ cd <dir>` echoes: where the job's later commands run,
+    /// relative to the repository (f90nml's job runs `cd test`, then `coverage run …
+    /// test_f90nml.py`, whose traceback names `test_f90nml.py`). Only plain relative directories
+    /// are followed; any other `cd` (`~`, `$VAR`, absolute, out of the clone) makes the directory
+    /// unknown until the clone is entered again.
+    fn travis_cd(&mut self, cmd: &str) {
+        if let Some(rest) = cmd.strip_prefix("git clone ") {
+            // Inside the repository's clone, a `git clone` brings another project (samoa's
+            // job clones `incubator-s4` and runs its Gradle build): not the repository's files.
+            if let Some((_, Some(segs))) = &self.travis_clone {
+                if let Some(dir) = clone_dest(cmd) {
+                    let dir = if segs.is_empty() {
+                        dir
+                    } else {
+                        format!("{}/{dir}", segs.join("/"))
+                    };
+                    self.sink.add_foreign_dir(&dir);
+                }
+                return;
+            }
+            if let Some(dest) = rest.split_ascii_whitespace().last()
+                && !dest.contains("://")
+                && !dest.starts_with('-')
+            {
+                self.travis_clone = Some((dest.trim_end_matches('/').to_string(), None));
+            }
+            return;
+        }
+        let Some((clone, at)) = &mut self.travis_clone else {
+            return;
+        };
+        let dir = cmd["cd ".len()..].trim().trim_end_matches('/');
+        if clone.is_empty() {
+            let mut segs = dir.split('/');
+            let owner_repo = segs.clone().count() == 2
+                && segs.all(|seg| {
+                    !seg.is_empty()
+                        && seg != ".."
+                        && seg
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+                });
+            if !owner_repo {
+                self.travis_clone = None;
+                return;
+            }
+            *clone = dir.to_string();
+        }
+        if dir == clone.as_str() || dir == "$TRAVIS_BUILD_DIR" || dir == "${TRAVIS_BUILD_DIR}" {
+            *at = Some(Vec::new());
+        } else if let Some(segs) = at {
+            let plain = !dir.is_empty()
+                && dir.split('/').all(|seg| {
+                    !seg.is_empty()
+                        && seg
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+                });
+            if !plain {
+                *at = None;
+            } else {
+                for seg in dir.split('/') {
+                    match seg {
+                        "." => {}
+                        ".." => {
+                            if segs.pop().is_none() {
+                                *at = None;
+                                break;
+                            }
+                        }
+                        s => segs.push(s.to_string()),
+                    }
+                }
+            }
+        }
+        let dir = match &self.travis_clone {
+            Some((_, Some(segs))) if !segs.is_empty() => Some(segs.join("/")),
+            _ => None,
+        };
+        if dir != self.step_dir {
+            self.step_dir = dir;
+            self.update_cwd();
         }
     }
 
@@ -680,6 +926,9 @@ impl Parser {
             self.package_dir = prefix.package_dir.map(str::to_string);
             self.update_cwd();
         }
+        if self.pending_run.is_some() && !text.starts_with("##[") {
+            self.step_header_line(Some(text));
+        }
         let mut marker = Marker::None;
         match text.as_bytes().first() {
             Some(b'#') => {
@@ -705,18 +954,29 @@ impl Parser {
                             self.end_checkout();
                             self.ctx.step.clear();
                             self.ctx.command.clear();
-                            if let Some(cmd) = body.strip_prefix("Run ") {
+                            let run = body.strip_prefix("Run ");
+                            if let Some(cmd) = run {
                                 let cmd = sink::truncate_chars(cmd, 200);
                                 self.ctx.step.push_str(&cmd.to_ascii_lowercase());
                                 self.ctx.command.push_str(cmd);
                             }
                             self.step_boundary();
-                            if let Some(cmd) = body.strip_prefix("Run ") {
-                                self.actions_step_ends();
-                                self.run_step = Some((self.sink.step(), false));
+                            self.pending_run = None;
+                            if let Some(cmd) = run {
+                                self.pending_run = Some((self.sink.step(), false));
                                 self.step_dir = step_cd(cmd);
                                 self.update_cwd();
+                                self.docker_mount(cmd);
+                                // The job's own repository comes from `actions/checkout`: a
+                                // step that clones one brings another project's code.
+                                if let Some(dir) = clone_dest(cmd) {
+                                    self.sink.add_foreign_dir(&dir);
+                                }
                             }
+                        }
+                        "endgroup" => {
+                            self.step_header_line(None);
+                            return;
                         }
                         // Warnings, notices, debug output and echoed commands are never
                         // errors.
@@ -755,6 +1015,11 @@ impl Parser {
             }
             Some(b't') if text.starts_with("travis_fold:") || text.starts_with("travis_time:") => {
                 return;
+            }
+            // Travis' logs that echo no clone (2015, and BugSwarm's reproductions) go from the
+            // system information (`Build language: java`) straight to `$ cd owner/repo`.
+            Some(b'B') if self.travis_clone.is_none() && text.starts_with("Build language: ") => {
+                self.travis_clone = Some((String::new(), None));
             }
             // Buildkite's collapsed group headers.
             Some(b'~') if text.starts_with("~~~ ") => return,
@@ -1075,6 +1340,139 @@ mod wrapper_tests {
         assert_eq!(parse(&format!("{lint}{failed}{next}")).len(), 4);
         // The last step of a (possibly cut) log is not judged.
         assert_eq!(parse(lint).len(), 3);
+    }
+
+    #[test]
+    fn a_scripts_own_run_group_does_not_end_the_step_it_runs_in() {
+        // opencv's test step runs a Python script that prints `::group::Run opencv_test_core`
+        // around each test binary: the runner shows it as `##[group]Run …` too, but without the
+        // `shell:` line (or `with:`/`env:`) its real step headers hold.
+        let step = "2025-11-16T11:08:36.1Z ##[group]Run python run_all.py\n\
+                    2025-11-16T11:08:36.1Z python run_all.py\n\
+                    2025-11-16T11:08:36.1Z shell: /usr/bin/bash -e {0}\n\
+                    2025-11-16T11:08:36.1Z env:\n\
+                    2025-11-16T11:08:36.1Z   PYTHONPATH: build/python_loader\n\
+                    2025-11-16T11:08:36.1Z ##[endgroup]\n\
+                    2025-11-16T11:08:36.2Z src/a.py:3:1: F401 `os` imported but unused\n";
+        let script_group = "2025-11-16T11:08:36.7Z ##[group]Run opencv_test_core\n\
+                            2025-11-16T11:08:36.7Z Env: {}\n\
+                            2025-11-16T11:08:37.0Z tests/test_b.py:7:1: F821 undefined name 'x'\n\
+                            2025-11-16T11:12:29.7Z ##[endgroup]\n";
+        let failed = "2025-11-16T11:12:30.1Z ##[error]Process completed with exit code 1.\n";
+        let next = "2025-11-16T11:12:30.2Z ##[group]Run echo done\n\
+                    2025-11-16T11:12:30.2Z echo done\n\
+                    2025-11-16T11:12:30.2Z shell: /usr/bin/bash -e {0}\n\
+                    2025-11-16T11:12:30.2Z ##[endgroup]\n\
+                    2025-11-16T11:12:30.3Z done\n";
+        assert_eq!(
+            parse(&format!("{step}{script_group}{failed}{next}")),
+            vec![
+                ("src/a.py".to_string(), 3),
+                ("tests/test_b.py".to_string(), 7)
+            ]
+        );
+        // The same step passing: its header's `shell:` line makes `Run echo done` the next step,
+        // so the findings the step tolerated are taken back.
+        assert_eq!(parse(&format!("{step}{script_group}{next}")), vec![]);
+    }
+
+    #[test]
+    fn a_repository_the_travis_job_clones_is_not_the_repositorys() {
+        // yahoo/samoa's Travis job clones apache/incubator-s4 and runs its Gradle build, whose
+        // script fails: nothing of samoa's to point at.
+        let clone = "$ git clone --depth=50 --branch=master https://github.com/yahoo/samoa.git yahoo/samoa\n$ cd yahoo/samoa\n";
+        let other = "$ git clone https://github.com/apache/incubator-s4.git\nCloning into 'incubator-s4'...\n$ cd incubator-s4\n";
+        let fail = "FAILURE: Build failed with an exception.\n\n* Where:\nBuild file '/home/travis/build/yahoo/samoa/incubator-s4/build.gradle' line: 159\n\n* What went wrong:\nA problem occurred evaluating root project 's4'.\n> Could not find property 'manifest' on project ':s4-base'.\n\n";
+        assert_eq!(parse(&format!("{clone}{other}{fail}")), vec![]);
+        // Travis' logs of 2015 print no clone: the system information, then `$ cd owner/repo`.
+        let old = "travis_fold:start:system_info\nBuild language: java\ntravis_fold:end:system_info\r\x1b[0K\n$ cd yahoo/samoa\n";
+        assert_eq!(parse(&format!("{old}{other}{fail}")), vec![]);
+        // The same failure in the repository's own build script is reported.
+        let own = fail.replace("samoa/incubator-s4/", "samoa/");
+        assert_eq!(
+            parse(&format!("{clone}{other}{own}")),
+            vec![("build.gradle".to_string(), 159)]
+        );
+        assert_eq!(
+            super::clone_dest("git clone https://github.com/o/r.git --depth 1 --branch v2")
+                .as_deref(),
+            Some("r")
+        );
+    }
+
+    #[test]
+    fn a_repository_a_step_clones_is_not_the_jobs() {
+        // inventree/InvenTree's Actions job 2506527647 clones its Python client and runs the
+        // client's tests against the server; their failures are the client's.
+        let log = "2022-06-16T03:33:17.2633160Z ##[group]Run git clone --depth 1 https://github.com/inventree/inventree-python ./inventree-python\n2022-06-16T03:33:17.2689923Z shell: /usr/bin/bash -e {0}\n2022-06-16T03:33:17.2689923Z ##[endgroup]\n2022-06-16T03:33:36.9035865Z ##[group]Run cd inventree-python\n2022-06-16T03:33:36.9035865Z shell: /usr/bin/bash -e {0}\n2022-06-16T03:33:36.9035865Z ##[endgroup]\n2022-06-16T03:33:38.2252612Z Traceback (most recent call last):\n2022-06-16T03:33:38.2252612Z   File \"/home/runner/work/InvenTree/InvenTree/inventree-python/test/test_api.py\", line 28, in test_failed_logins\n2022-06-16T03:33:38.2252612Z     a = api.InvenTreeAPI(SERVER)\n2022-06-16T03:33:38.2252612Z ValueError: bad server\n2022-06-16T03:33:38.2252612Z ##[error]Process completed with exit code 1.\n";
+        assert_eq!(parse(log), vec![]);
+        assert_eq!(
+            clone_dest("git clone --depth 1 https://github.com/o/client.git").as_deref(),
+            Some("client")
+        );
+        assert_eq!(
+            clone_dest("git clone -b v2 git@github.com:o/r.git vendor/r && cd vendor/r").as_deref(),
+            Some("vendor/r")
+        );
+        assert_eq!(clone_dest("git clone https://github.com/o/r /tmp/r"), None);
+    }
+
+    #[test]
+    fn a_docker_mount_of_the_jobs_directory_is_the_checkout() {
+        // cmusatyalab/openface's Travis job (LogChunks 196472359): nose runs in the container.
+        let log = "$ git clone --depth=50 https://github.com/cmusatyalab/openface.git cmusatyalab/openface\n$ cd cmusatyalab/openface\n$ docker run -v $PWD:/root/src/openface bamos/openface \\\nFAIL: tests.t.test_a\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/usr/lib/python2.7/dist-packages/nose/case.py\", line 197, in runTest\n    self.test(*self.arg)\n  File \"/root/src/openface/tests/t.py\", line 50, in test_a\n    assert p.returncode == 0\nAssertionError: \n";
+        assert_eq!(parse(log), vec![("tests/t.py".to_string(), 50)]);
+        for cmd in [
+            "docker run --rm -v \"$(pwd)\":/app:ro img pytest",
+            "docker run --volume=${PWD}:/app img",
+            "docker run --mount type=bind,source=$PWD,target=/app img",
+            "sudo docker run -it -v `pwd`:/app/ img",
+        ] {
+            assert_eq!(docker_mount(cmd), Some("/app"), "{cmd}");
+        }
+        for cmd in [
+            "docker run -v /var/run/docker.sock:/var/run/docker.sock img",
+            "docker run -v $PWD/data:/data img",
+            "docker run -v cache:/root/.cache img",
+            "docker run -v $PWD:/ img",
+            "echo -v $PWD:/app",
+        ] {
+            assert_eq!(docker_mount(cmd), None, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_travis_cd_moves_the_jobs_later_commands() {
+        // f90nml's Travis job: `cd test`, then a unittest run names `test_f90nml.py`.
+        let clone = "$ git clone --depth=50 --branch=master https://github.com/marshallward/f90nml.git marshallward/f90nml\n$ cd marshallward/f90nml\n";
+        let cd = "$ cd test\n";
+        let run = "$ coverage run --source f90nml test_f90nml.py\nE\n======================================================================\nERROR: test_multiline_index (__main__.Test)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"test_f90nml.py\", line 386, in test_multiline_index\n    test_nml = f90nml.read('multiline_index.nml')\nFileNotFoundError: [Errno 2] No such file or directory: 'multiline_index.nml'\n\n----------------------------------------------------------------------\nRan 1 test in 0.1s\n";
+        assert_eq!(
+            parse(&format!("{clone}{cd}{run}")),
+            vec![("test/test_f90nml.py".to_string(), 386)]
+        );
+        // Back to the clone, and up out of `test`; a `cd` the parser cannot follow leaves the
+        // directory unknown (the repository root is assumed, as before).
+        for back in [
+            "$ cd marshallward/f90nml\n",
+            "$ cd ..\n",
+            "$ cd $TRAVIS_BUILD_DIR\n",
+        ] {
+            assert_eq!(
+                parse(&format!("{clone}{cd}{back}{run}")),
+                vec![("test_f90nml.py".to_string(), 386)],
+                "{back}"
+            );
+        }
+        assert_eq!(
+            parse(&format!("{clone}{cd}$ cd ~/elsewhere\n{run}")),
+            vec![("test_f90nml.py".to_string(), 386)]
+        );
+        // Without Travis' clone echo a `$ cd` is someone's shell session: not followed.
+        assert_eq!(
+            parse(&format!("{cd}{run}")),
+            vec![("test_f90nml.py".to_string(), 386)]
+        );
     }
 
     #[test]

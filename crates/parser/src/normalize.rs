@@ -259,7 +259,13 @@ pub fn normalize_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a st
     let rest = strip_timestamp(line.as_bytes());
     line = line.get(line.len() - rest.len()..)?;
     line = line.strip_prefix(BOM_CHAR).unwrap_or(line);
-    line = line.trim_end_matches('\r');
+    // Byte by byte, not `trim_end_matches('\r')`: a char pattern trims from the end with a
+    // `memrchr` over the whole line, on every line.
+    let mut end = line.len();
+    while end > 0 && line.as_bytes()[end - 1] == b'\r' {
+        end -= 1;
+    }
+    line = line.get(..end)?;
     let b = line.as_bytes();
     match memchr::memrchr2(b'\r', 0x1b, b) {
         None => Some(line),

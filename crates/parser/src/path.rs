@@ -305,6 +305,18 @@ pub fn is_generated(path: &str) -> bool {
     if path.starts_with("test-results/") || path.contains("/test-results/") {
         return true;
     }
+    // Maven's build directory: sources its plugins generate or copy with properties filled in
+    // (`target/generated-sources/`, templating-maven-plugin's `target/filtered-sources/`); a
+    // compiler error there belongs to the template in `src/`, which the log does not name.
+    if path
+        .split('/')
+        .zip(path.split('/').skip(1))
+        .any(|(dir, sub)| {
+            dir == "target" && (sub.starts_with("generated-") || sub.starts_with("filtered-"))
+        })
+    {
+        return true;
+    }
     // Build directories of rebar3, mix, dune and Sphinx: dependencies and outputs.
     if path.starts_with("_build/") {
         return true;
@@ -364,7 +376,25 @@ pub fn is_vendored(path: &str) -> bool {
     path.contains("Library/PackageCache/")
         || MARKERS
             .iter()
-            .any(|m| path.starts_with(m) || path.contains(&format!("/{m}")))
+            .any(|m| path.starts_with(m) || after_slash(path, m))
+}
+
+/// True when `dir` occurs in `path` right after a `/` (`path.contains("/" + dir)` without
+/// building that string: this runs for every finding, several times).
+fn after_slash(path: &str, dir: &str) -> bool {
+    let b = path.as_bytes();
+    let mut from = 1;
+    while let Some(i) = b
+        .get(from..)
+        .and_then(|rest| memchr::memmem::find(rest, dir.as_bytes()))
+    {
+        let at = from + i;
+        if b[at - 1] == b'/' {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// Cheap test that `s` ends like a source file name (`name.ext`, ext alphanumeric, 1–10 chars).
@@ -635,6 +665,14 @@ mod tests {
         assert!(is_generated("lib/gconnect-0.1@sha/gconnect-config.c"));
         assert!(!is_generated("src/app.py"));
         assert!(!is_generated("a.p"));
+        // jcabi-aspects' Travis job: javac's error in the copy templating-maven-plugin made.
+        assert!(is_generated(
+            "target/filtered-sources/java/com/jcabi/aspects/apt/EmptyProcessor.java"
+        ));
+        assert!(is_generated(
+            "core/target/generated-sources/annotations/x/A_.java"
+        ));
+        assert!(!is_generated("src/main/java/target/filtered/A.java"));
         let mut d = WorkDirs::default();
         // mesonbuild/meson#9553: the compile command of the failed target.
         let cmd = "/usr/local/bin/gcc -Iplugins/fishlim/tests/fishlim_tests.p -I../plugins/fishlim -I. -I.. -Isrc/common -c ../plugins/fishlim/utils.c";

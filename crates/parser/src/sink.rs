@@ -81,6 +81,9 @@ pub struct Sink {
     /// Per report: the CI step it was found in, and whether the tool printed a relative path.
     origin: Vec<(u32, bool)>,
     seen: HashMap<(String, u32, BugType), usize>,
+    /// Reports first seen with no test whose test name a later duplicate gave (`true`), or
+    /// took back because a second test reached the same line (`false`).
+    named_later: HashMap<(String, u32, BugType), bool>,
     step: u32,
     /// Where the tools run (`make` directories, a `pnpm -r` package): relative paths are
     /// relative to it.
@@ -99,7 +102,15 @@ pub struct Sink {
     /// The workspace directory the repository was checked out into (`actions/checkout`'s
     /// `path:`): a workspace-relative path through it is repo-relative without it.
     checkout_dir: Option<String>,
+    /// Directories of the checkout the job cloned other repositories into (`git clone
+    /// https://github.com/o/client ./client` in a step; samoa's Travis job clones
+    /// `incubator-s4` and builds it): their files are not the repository's. At most
+    /// [`MAX_FOREIGN`].
+    foreign: Vec<String>,
 }
+
+/// Bound on the remembered directories of other repositories.
+const MAX_FOREIGN: usize = 8;
 
 /// Bound on the learned package directories.
 const MAX_OWN_PACKAGES: usize = 32;
@@ -126,6 +137,33 @@ fn installed_package(raw: &str) -> Option<(&str, &str)> {
     Some((pkg, rest))
 }
 
+/// The repository's name in a CI checkout path (`/home/travis/build/<owner>/<repo>/…`,
+/// `/home/runner/work/<repo>/<repo>/…`).
+fn checkout_repo(unix: &str) -> Option<&str> {
+    let (rest, skip) = if let Some(r) = unix
+        .strip_prefix("/home/travis/build/")
+        .or_else(|| unix.strip_prefix("/Users/travis/build/"))
+    {
+        (r, 1)
+    } else {
+        (unix.strip_prefix("/home/runner/work/")?, 0)
+    };
+    let mut segs = rest.split('/').skip(skip);
+    let repo = segs.next()?;
+    segs.next()?;
+    Some(repo).filter(|r| !r.is_empty())
+}
+
+/// A distribution's repository and its import package share a name but for case and `-`/`_`
+/// (`VisTrails` / `vistrails`, `python-dateutil` is not `dateutil`).
+fn same_package(repo: &str, pkg: &str) -> bool {
+    repo.len() == pkg.len()
+        && repo
+            .bytes()
+            .zip(pkg.bytes())
+            .all(|(a, b)| a.eq_ignore_ascii_case(&b) || (a == b'-' && b == b'_'))
+}
+
 /// True when the relative path `raw` starts with the directory `dir` (repo-relative).
 fn under_dir(raw: &str, dir: &str) -> bool {
     let raw = raw.trim();
@@ -141,6 +179,16 @@ fn is_relative(raw: &str) -> bool {
     !(b.first().is_some_and(|c| matches!(c, b'/' | b'\\' | b'~'))
         || b.starts_with(b"file:")
         || b.get(1) == Some(&b':'))
+}
+
+/// The wording the socket layers print when nothing listens on the port: POSIX `strerror`
+/// (Python's `[Errno 111] Connection refused`, Java's `ConnectException: Connection refused`,
+/// Ruby's `Errno::ECONNREFUSED`), Go's `dial tcp 127.0.0.1:5432: connect: connection refused` and
+/// Node's `connect ECONNREFUSED 127.0.0.1:5432`.
+fn is_connection_refused(message: &str) -> bool {
+    crate::contains(message, "Connection refused")
+        || crate::contains(message, "connect: connection refused")
+        || crate::contains(message, "connect ECONNREFUSED")
 }
 
 /// Cuts `s` to at most `max` characters, on a char boundary.
@@ -172,10 +220,16 @@ impl Sink {
     /// [`repo_path`](Sink::repo_path), and whether the working directory was applied.
     fn place(&self, raw: &str) -> Option<(String, bool)> {
         let ws = self.workspace.as_deref();
-        if !self.own_packages.is_empty() {
+        if memchr::memmem::find(raw.as_bytes(), b"-packages").is_some() {
             let unix = raw.trim().replace('\\', "/");
             if let Some((pkg, rest)) = installed_package(&unix) {
-                let (_, dir) = self.own_packages.iter().find(|(name, _)| name == pkg)?;
+                let dir = match self.own_packages.iter().find(|(name, _)| name == pkg) {
+                    Some((_, dir)) => dir.as_str(),
+                    // A virtualenv inside the checkout holding the package named after the
+                    // repository (VisTrails' `venv/…/site-packages/vistrails/`): its own.
+                    None if checkout_repo(&unix).is_some_and(|r| same_package(r, pkg)) => pkg,
+                    None => return None,
+                };
                 let p = normalize_path(&format!("{dir}/{rest}"), None)?;
                 return (!is_generated(&p)).then_some((p, true));
             }
@@ -218,7 +272,7 @@ impl Sink {
             },
             None => p,
         };
-        if is_generated(&p) || is_vendored(&p) || is_toolchain(&p) {
+        if is_generated(&p) || is_vendored(&p) || is_toolchain(&p) || self.is_foreign(&p) {
             return None;
         }
         Some((p, joined))
@@ -234,6 +288,18 @@ impl Sink {
     /// subdirectory).
     pub fn set_checkout_dir(&mut self, dir: &str) {
         self.checkout_dir = Some(dir.to_string());
+    }
+
+    /// The job cloned another repository into `dir` (repo-relative).
+    pub fn add_foreign_dir(&mut self, dir: &str) {
+        if self.foreign.len() < MAX_FOREIGN && !self.foreign.iter().any(|d| d == dir) {
+            self.foreign.push(dir.to_string());
+        }
+    }
+
+    /// True for a repo-relative path inside a directory another repository was cloned into.
+    fn is_foreign(&self, p: &str) -> bool {
+        self.foreign.iter().any(|d| under_dir(p, d))
     }
 
     /// Sets the guessed repository root (an absolute directory).
@@ -271,6 +337,14 @@ impl Sink {
                 return false;
             }
         }
+        // A test that could not reach a service (`Connection refused`: a database, a server the
+        // job did not start) failed on the environment; no line of the repository is the one to
+        // change, whatever frame the trace passed through (restheart's MongoDB timeout,
+        // web2py's `urlopen error [Errno 111]`). The path is still the repository's. A link
+        // checker's unreachable URL (awesome_bot, `LINTING`) is a row of the repository's file.
+        if f.error_type == BugType::Logic && is_connection_refused(f.message) {
+            return self.place(f.path).is_some();
+        }
         let Some((path, placed)) = self.place(f.path) else {
             return false;
         };
@@ -279,7 +353,27 @@ impl Sink {
         }
         let line = u32::try_from(f.line).unwrap_or(u32::MAX);
         let key = (path, line, f.error_type);
-        if self.seen.contains_key(&key) {
+        if let Some(&i) = self.seen.get(&key) {
+            // The same error printed again under a test's header (web2py's server start fails
+            // at `validators.py:2850`, then `test_CRYPT` fails there too): the test names it.
+            // A location several tests reach (sahi's eight failures through one import line) is
+            // named after none of them.
+            if let Some(t) = f.test_name.map(str::trim).filter(|t| !t.is_empty())
+                && let Some((_, r)) = self.reports.get_mut(i)
+            {
+                let t = truncate_chars(t, MAX_MESSAGE);
+                match self.named_later.get(&key) {
+                    None if r.test_name.is_none() && self.named_later.len() < MAX_REPORTS => {
+                        r.test_name = Some(t.to_string());
+                        self.named_later.insert(key, true);
+                    }
+                    Some(true) if r.test_name.as_deref() != Some(t) => {
+                        r.test_name = None;
+                        self.named_later.insert(key, false);
+                    }
+                    _ => {}
+                }
+            }
             return true;
         }
         if self.reports.len() >= MAX_REPORTS {
@@ -418,13 +512,19 @@ impl Sink {
     /// The sink's steps from `first` on made one CI step that passed: their reports were
     /// tolerated by it and are taken back.
     pub fn steps_passed(&mut self, first: u32) {
-        let keys: Vec<_> = self
-            .reports
+        // Reports are kept in the order they were found and the step only counts up, so the
+        // reports of steps `first..` are a suffix: found from the end, not by scanning every
+        // report at every Actions step (that scan was a few per cent of a long log's time).
+        let in_range = |step: u32| step.wrapping_sub(first) <= self.step.wrapping_sub(first);
+        let start = self
+            .origin
             .iter()
-            .zip(&self.origin)
-            .filter(|(_, (step, _))| step.wrapping_sub(first) <= self.step.wrapping_sub(first))
-            .map(|((_, r), _)| (r.file_path.clone(), r.line_number, r.error_type))
-            .collect();
+            .rposition(|&(step, _)| !in_range(step))
+            .map_or(0, |i| i + 1);
+        if start == self.reports.len() {
+            return;
+        }
+        let keys = self.keys_since(start);
         self.retract(&keys);
     }
 
@@ -480,6 +580,23 @@ impl Sink {
         }
     }
 
+    /// Reports placed before their directory was known (a Maven module named only after its
+    /// tests ran): `dir/` goes in front of each of `keys`' paths.
+    pub fn prefix_paths(&mut self, keys: &[Key], dir: &str) {
+        for key in keys {
+            let Some(&i) = self.seen.get(key) else {
+                continue;
+            };
+            let new_key = (format!("{dir}/{}", key.0), key.1, key.2);
+            if self.seen.contains_key(&new_key) {
+                continue;
+            }
+            self.seen.remove(key);
+            self.reports[i].1.file_path.clone_from(&new_key.0);
+            self.seen.insert(new_key, i);
+        }
+    }
+
     /// `go test` summed up a package (`FAIL\t<import path>`, `ok  \t<import path>`): the
     /// bare file names it printed since the previous package (`peer_test.go:235`) are in the
     /// package's directory, `dir` (repo-relative), when it is known.
@@ -529,5 +646,77 @@ impl Sink {
     pub fn into_reports(mut self) -> Vec<BugReport> {
         self.reports.sort_by_key(|(seq, _)| *seq);
         self.reports.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ParseOptions, parse_str};
+
+    #[test]
+    fn a_test_that_cannot_reach_its_service_points_at_no_line() {
+        // web2py (Travis): the web tests' server never started, every request is refused.
+        let py = "======================================================================\nERROR: testSoap (gluon.tests.test_web.TestWeb)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/home/travis/build/web2py/web2py/gluon/contrib/pysimplesoap/transport.py\", line 135, in request\n    f = self.request_opener(req, timeout=self.timeout)\nURLError: <urlopen error [Errno 111] Connection refused>\n\n";
+        assert_eq!(parse_str(py, &ParseOptions::default()), vec![]);
+        // restheart (Travis): MongoDB is not running.
+        let java = "testGridFS(org.restheart.handlers.RequestDispacherHandlerTest)  Time elapsed: 10.1 sec  <<< ERROR!\ncom.mongodb.MongoTimeoutException: Timed out after 10000 ms while waiting to connect. Client view of cluster state is {type=Unknown, servers=[{address=127.0.0.1:27017, type=Unknown, state=Connecting, exception={com.mongodb.MongoException$Network: Exception opening the socket}, caused by {java.net.ConnectException: Connection refused}}]\n\tat com.mongodb.connection.BaseCluster.getDescription(BaseCluster.java:128)\n\tat org.restheart.handlers.RequestDispacherHandlerTest.testGridFS(RequestDispacherHandlerTest.java:70)\n";
+        assert_eq!(parse_str(java, &ParseOptions::default()), vec![]);
+        // Go's net package (a test dialing a database the job did not start).
+        let go = "--- FAIL: TestStore (0.01s)\n    store_test.go:21: dial tcp 127.0.0.1:5432: connect: connection refused\nFAIL\nFAIL\tgithub.com/o/r/store\t0.02s\n";
+        assert_eq!(parse_str(go, &ParseOptions::default()), vec![]);
+        // The same trace failing on the code's own error stays.
+        let own = py.replace(
+            "URLError: <urlopen error [Errno 111] Connection refused>",
+            "KeyError: 'timeout'",
+        );
+        assert_eq!(parse_str(&own, &ParseOptions::default()).len(), 1);
+    }
+
+    #[test]
+    fn a_virtualenv_in_the_checkout_holds_the_repositorys_package() {
+        // VisTrails (Travis): `pip install .` into `venv/` inside the checkout; the tests run
+        // from the installed `vistrails` package.
+        let log = "======================================================================\nERROR: test_list (vistrails.core.scripting.export.TestExport)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/home/travis/build/VisTrails/VisTrails/venv/local/lib/python2.7/site-packages/vistrails/core/scripting/export.py\", line 564, in test_list\n    \"\"\")\n  File \"/home/travis/build/VisTrails/VisTrails/venv/local/lib/python2.7/site-packages/vistrails/core/modules/module_registry.py\", line 757, in get_descriptor_by_name\n    raise MissingPackageVersion(identifier, package_version)\nMissingPackageVersion: Missing version 2.1.1 of package org.vistrails.vistrails.basic\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("vistrails/core/modules/module_registry.py", 757)
+        );
+        // Another package in the same virtualenv is a dependency.
+        let dep = log.replace(
+            "site-packages/vistrails/core/modules",
+            "site-packages/numpy/core/modules",
+        );
+        let r = parse_str(&dep, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path, "vistrails/core/scripting/export.py",
+            "{r:?}"
+        );
+        assert!(super::same_package("python-foo", "python_foo"));
+        assert!(!super::same_package("python-dateutil", "dateutil"));
+    }
+
+    #[test]
+    fn a_line_first_printed_outside_a_test_is_named_by_the_one_test_that_reaches_it() {
+        // web2py (Travis): the server's start-up traceback, then unittest's block for test_CRYPT.
+        let bare = "Traceback (most recent call last):\n  File \"/home/travis/build/web2py/web2py/gluon/main.py\", line 593, in save_password\n    cpassword = CRYPT()(password)[0]\n  File \"/home/travis/build/web2py/web2py/gluon/validators.py\", line 2850, in __call__\n    v = v and str(v)[:self.max_length]\nUnboundLocalError: local variable 'v' referenced before assignment\n";
+        let test = |name: &str| {
+            format!(
+                "======================================================================\nERROR: {name} (gluon.tests.test_validators.TestValidators)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"gluon/tests/test_validators.py\", line 47, in {name}\n    rtn = str(CRYPT(digest_alg='md5',salt=True)('test')[0])\n  File \"gluon/validators.py\", line 2850, in __call__\n    v = v and str(v)[:self.max_length]\nUnboundLocalError: local variable 'v' referenced before assignment\n\n"
+            )
+        };
+        let one = format!("{bare}{}", test("test_CRYPT"));
+        let r = parse_str(&one, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("gluon.tests.test_validators.TestValidators.test_CRYPT")
+        );
+        // Two tests through the same line (sahi's shared import): named after neither.
+        let two = format!("{one}{}", test("test_IS_HASH"));
+        let r = parse_str(&two, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].test_name, None);
     }
 }

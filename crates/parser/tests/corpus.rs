@@ -497,24 +497,67 @@ fn heldout_fresh5_set() {
 
 /// `heldout/fresh6/`: built while `fresh4/` and `fresh5/` were being tuned on, from CI job logs
 /// of projects no other set names, most of them Travis CI job logs BugSwarm keeps as test data
-/// that no set had cited. Held out like `fresh5/`: one row, not gated, no per-log differences.
+/// that no set had cited. Measured once held out (recall 0.714, precision 0.816), then its misses
+/// and false reports were examined and fixed as families (issue 15, precision and recall work on
+/// the former fresh6 set), so it is no longer held out: it prints its per-log differences and one
+/// row, not gated.
 #[test]
 fn heldout_fresh6_set() {
     fresh_set(
         "fresh6",
-        "**fresh6** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh6** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
+/// `heldout/fresh7/`: built while `fresh6/` was being tuned on, from Travis CI and GitHub Actions
+/// job logs of projects no other set names (owners a-l; BugSwarm's test data and LogChunks).
+/// Measured held out on two parsers (recall 0.797, precision 0.622 before this session's rounds;
+/// 0.844 and 0.643 after the `fresh6/` round), then its misses and false reports were examined
+/// and fixed as families (issue 15, precision and recall work on the former fresh7 set), so it is
+/// no longer held out: it prints its per-log differences and one row, not gated.
+#[test]
+fn heldout_fresh7_set() {
+    fresh_set(
+        "fresh7",
+        "**former fresh7** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
+    );
+}
+
+/// `heldout/fresh8/`: built while `fresh6/` was being tuned on, from CI job logs of projects no
+/// other set names whose owner starts with m-z (BugSwarm's Travis CI and Actions test data,
+/// LogChunks, PyTables' Actions logs kept by LogEmbedding). Measured held out on two parsers
+/// (recall 0.800, precision 0.840 before the fresh6 round; 0.882 and 0.893 after it), then its
+/// misses and false reports were examined and fixed as families (issue 15, precision and recall
+/// work on the former fresh8 set), so it is no longer held out: it prints its per-log differences
+/// and one row, not gated.
+#[test]
+fn heldout_fresh8_set() {
+    fresh_set(
+        "fresh8",
+        "**former fresh8** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
+    );
+}
+
+/// `heldout/fresh9/`: built while `fresh7/` and `fresh8/` were being tuned on, from logs of
+/// projects no other set names (BugSwarm's Travis CI and Actions test data, LLM4Build's Actions
+/// job logs and its container reproductions: Go, .NET, C/C++ among them), to be measured once on
+/// the session's final parser. Held out like `fresh8/`: one row, not gated, no per-log differences.
+#[test]
+fn heldout_fresh9_set() {
+    fresh_set(
+        "fresh9",
+        "**fresh9** (honest, not gated)",
+        Differences::Hidden,
+    );
+}
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 /// `Hidden` keeps a held-out set honest: its totals are printed, never which log differs.
 #[derive(PartialEq)]
 enum Differences {
     Shown,
-    // No row is held out between the rounds: the next fresh set's row (built on another branch)
-    // is the one that hides its differences.
-    #[allow(dead_code)]
     Hidden,
 }
 

@@ -32,6 +32,9 @@ pub(crate) struct Docs {
     /// awesome_bot's file (`> Checking links in README.org`), and whether its `Issues :-(`
     /// list, printed only when the check fails, has begun.
     links: Option<(String, bool)>,
+    /// Files a script of the job said it wrote (`Writing check-unique.txt`): a link list
+    /// generated from the repository's README, whose line numbers are no line of the repository.
+    written: Vec<String>,
     /// Inside jazzy's `undocumented.json` (`"warnings": [`): the current object's `"file"` and
     /// `"line"`.
     jazzy: Option<(Option<String>, Option<u64>)>,
@@ -50,6 +53,19 @@ fn awesome_bot_row(t: &str) -> Option<(u64, &str)> {
     let rest = t[d..].strip_prefix(". [L")?;
     let (line, msg) = rest.split_once(']')?;
     Some((super::num(line)?, msg.trim()))
+}
+
+/// Bound on the files remembered as written by the job.
+const MAX_WRITTEN: usize = 16;
+
+/// `Writing check-unique.txt` / `Wrote links.md`: a script's own note that it wrote one file
+/// (a single relative path, nothing after it).
+fn written_file(t: &str) -> Option<&str> {
+    let f = t
+        .strip_prefix("Writing ")
+        .or_else(|| t.strip_prefix("Wrote "))?;
+    let ok = !f.is_empty() && !f.contains([' ', '\t']) && !f.starts_with('/') && f.contains('.');
+    ok.then_some(f)
 }
 
 /// `path:line: rest` with a documentation extension.
@@ -111,10 +127,20 @@ impl Docs {
                 .is_none_or(|i| !DOC_EXTS.contains(&super::ext(&t[..i])))
     }
 
+    /// A step or command ended: its candidates and open lists go, the files the job wrote stay
+    /// (the script that writes them runs in an earlier step than the check).
+    fn reset(&mut self) {
+        let written = std::mem::take(&mut self.written);
+        *self = Docs {
+            written,
+            ..Docs::default()
+        };
+    }
+
     /// Returns true when the line was claimed.
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         if l.marker == Marker::Group {
-            *self = Docs::default();
+            self.reset();
             return false;
         }
         if l.marker == Marker::Error {
@@ -122,8 +148,17 @@ impl Docs {
             return false;
         }
         let t = l.trimmed();
+        if l.first == b'W'
+            && self.written.len() < MAX_WRITTEN
+            && let Some(f) = written_file(t)
+        {
+            self.written.push(f.to_string());
+            return false;
+        }
         if let Some(file) = t.strip_prefix("> Checking links in ") {
-            self.links = Some((file.trim().to_string(), false));
+            let file = file.trim();
+            self.links =
+                (!self.written.iter().any(|w| w == file)).then(|| (file.to_string(), false));
             return true;
         }
         if let Some((file, issues)) = &mut self.links {
@@ -184,7 +219,7 @@ impl Docs {
             if failed {
                 self.confirm(sink);
             }
-            *self = Docs::default();
+            self.reset();
             return false;
         }
         if !l.colon_digit {
@@ -242,6 +277,7 @@ fn emit(seq: u64, path: &str, line: u64, msg: &str, tool: &'static str, sink: &m
 
 #[cfg(test)]
 mod tests {
+    use super::written_file;
     use crate::{BugType, ParseOptions, parse_str};
 
     #[test]
@@ -256,6 +292,24 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::Linting);
         assert_eq!(r[1].line_number, 1);
         assert_eq!(r[1].rule.as_deref(), Some("missing-final-newline"));
+    }
+
+    #[test]
+    fn awesome_bot_on_a_list_the_job_wrote_names_no_line_of_the_repository() {
+        // dkhamsing/open-source-ios-apps (LogChunks 555180400): a script writes the link lists
+        // from the README's JSON, then awesome_bot checks them.
+        let log = "Writing check-unique.txt\n$ awesome_bot check-unique.txt --allow-ssl -a 302\n> Checking links in check-unique.txt\nLinks to check: 1707\n\nIssues :-(\n> Links \n  1. [L0153] 404 http://a5.mzstatic.com/us/r30/screen696x696.jpeg  \n\nWrote results to ab-results-check-unique.txt.json\n> Checking links in README.md\nIssues :-(\n  1. [L12] 404 http://example.com/x \n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("README.md", 12)
+        );
+        assert_eq!(
+            written_file("Writing check-info.txt"),
+            Some("check-info.txt")
+        );
+        assert_eq!(written_file("Wrote results to ab-results-x.json"), None);
     }
 
     #[test]

@@ -152,6 +152,21 @@ fn test_header(l: &Line<'_>) -> bool {
         || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
 }
 
+/// False when [`MSBUILD`] cannot match `t`: it needs one of its extensions right before a `(`
+/// (or ` (`). Lines with a `):` are many in real logs (stack frames, test names), and the regex
+/// with its captures was among the costliest steps on them.
+fn msbuild_may_match(t: &str) -> bool {
+    const EXTS: [&[u8]; 8] = [
+        b".cs", b".fs", b".fsi", b".fsx", b".vb", b".cshtml", b".razor", b".xaml",
+    ];
+    let b = t.as_bytes();
+    memchr::memchr_iter(b'(', b).any(|i| {
+        let before = &b[..i];
+        let before = before.strip_suffix(b" ").unwrap_or(before);
+        EXTS.iter().any(|e| before.ends_with(e))
+    })
+}
+
 /// `)` followed by `:` or ` :` (an MSBuild location `File.cs(12,5): …`).
 fn paren_colon(text: &str) -> bool {
     let b = text.as_bytes();
@@ -309,7 +324,7 @@ impl Dotnet {
                 t = &t[gt + 1..];
             }
         }
-        let Some(c) = MSBUILD.captures(t) else {
+        let Some(c) = msbuild_may_match(t).then(|| MSBUILD.captures(t)).flatten() else {
             return false;
         };
         if !c[4].eq_ignore_ascii_case("error") {
@@ -435,6 +450,28 @@ impl Dotnet {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_extension_prefilter_never_refuses_a_line_msbuild_matches() {
+        let lines = [
+            "src/A.cs(12,5): error CS0103: The name 'x' does not exist [/w/p.csproj]",
+            "C:\\a\\B.vb (3) : warning BC42024: Unused local variable",
+            "Views/Home.cshtml(7,1-7,9): error RZ1006: x",
+            "App.xaml(1,2): error MC3000: y",
+            "Lib.fs(4,5): error FS0039: z",
+            "at Foo.Bar() in /w/src/A.cs:line 12",
+            "Test(name): passed",
+        ];
+        for l in lines {
+            let regex = super::MSBUILD.is_match(l);
+            assert!(
+                !regex || super::msbuild_may_match(l),
+                "prefilter refuses {l:?}"
+            );
+        }
+        assert!(!super::msbuild_may_match("Test(name): passed"));
+        assert!(!super::msbuild_may_match("src/a.ts(3,4): error TS2304: x"));
+    }
     use crate::{BugType, ParseOptions, parse_str};
 
     fn parse(log: &str) -> Vec<crate::BugReport> {

@@ -302,8 +302,12 @@ impl Format {
             && l.marker != Marker::Group
             && !matches!(
                 l.first,
-                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'C' | b'A' | b'E' | b'$' | b'>' | b'R'
+                b'D' | b'W' | b'u' | b'w' | b'e' | b'[' | b'A' | b'E' | b'$' | b'>' | b'R'
             )
+            // Of the `C` lines (cargo's `Compiling …` are many) only prettier's are read.
+            && !(l.first == b'C'
+                && (l.trimmed().starts_with("Code style issues found")
+                    || l.trimmed() == "Checking formatting..."))
             && !(l.colon_digit && matches!(l.last, b']' | b')'))
             && !(l.colon_digit && l.last.is_ascii_digit() && ends_with_exit_status(l.trimmed()))
             && !(l.last == b':' && l.indent() == 0)

@@ -18,6 +18,26 @@ use crate::{BugType, Ctx, Line, Marker};
 static COLON: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:]+?):(\d+)(?::(\d+))?(?::\s*|\s+)(.*)$").unwrap()
 });
+/// False when [`COLON`] cannot match `t`, tested on bytes: the regex (with captures) on every
+/// `path:line` line was the costliest step on real logs. The path is everything up to the first
+/// `:` after an optional drive (`[^\s:]` holds no `:`; without the drive, a drive's letter would
+/// need a digit after its colon), so it must be non-empty, hold no ASCII whitespace, and its
+/// colon be followed by a digit (any non-ASCII character is left to the regex's Unicode `\d`).
+fn colon_may_match(t: &str) -> bool {
+    let b = t.as_bytes();
+    let drive =
+        b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/');
+    let body = if drive { &b[3..] } else { b };
+    let Some(colon) = memchr::memchr(b':', body) else {
+        return false;
+    };
+    colon > 0
+        && !body[..colon].iter().any(u8::is_ascii_whitespace)
+        && body
+            .get(colon + 1)
+            .is_some_and(|&c| !c.is_ascii() || c.is_ascii_digit())
+}
+
 static RUST_SHORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error(?:\[(E\d{4})\])?: (.+)$").unwrap());
 static TITLE_RULE: LazyLock<Regex> =
@@ -54,27 +74,78 @@ fn checkstyle(t: &str, seq: u64, sink: &mut Sink) -> bool {
     {
         return false;
     }
-    let Some(c) = COLON.captures(body) else {
+    let Some(row) = checkstyle_row(body) else {
         return false;
     };
-    let path = c.get(1).map_or("", |m| m.as_str());
+    sink.emit(
+        seq,
+        Finding::new(row.path, row.line, BugType::Linting, row.msg)
+            .col(row.col)
+            .conf(0.9)
+            .tool("checkstyle")
+            .rule(Some(check)),
+    );
+    true
+}
+
+/// A Checkstyle row's location and message, both formats alike.
+struct CheckstyleRow<'a> {
+    path: &'a str,
+    line: u64,
+    col: Option<u64>,
+    msg: &'a str,
+}
+
+/// `/…/X.java:26:8: msg`, for a file of the kinds Checkstyle reads.
+fn checkstyle_row(body: &str) -> Option<CheckstyleRow<'_>> {
+    let c = COLON.captures(body)?;
+    let path = c.get(1)?.as_str();
     if !matches!(
         super::ext(path),
         "java" | "kt" | "groovy" | "scala" | "xml" | "properties"
     ) {
-        return false;
+        return None;
     }
-    let Some(line) = super::num(&c[2]) else {
+    Some(CheckstyleRow {
+        path,
+        line: super::num(&c[2])?,
+        col: c.get(3).and_then(|m| super::num(m.as_str())),
+        msg: c.get(4)?.as_str().trim(),
+    })
+}
+
+/// Checkstyle before 6 through Gradle's Ant task: `[ant:checkstyle] /…/X.java:26:8: Unused
+/// import - java.util.Map.`, errors without a severity or a check name, warnings as `…:8:
+/// warning: msg`. Gradle's plain console glues the first row to the task's name
+/// (`:core:checkstyleMain[ant:checkstyle] /…`).
+fn checkstyle_ant(t: &str, seq: u64, sink: &mut Sink) -> bool {
+    const ANT: &str = "[ant:checkstyle] ";
+    let rest = if let Some(rest) = t.strip_prefix(ANT) {
+        rest
+    } else if t.starts_with(':')
+        && let Some(i) = t.find(ANT)
+        && t[..i].contains(":checkstyle")
+    {
+        &t[i + ANT.len()..]
+    } else {
         return false;
     };
-    let col = c.get(3).and_then(|m| super::num(m.as_str()));
+    // The severity-tagged format of later releases is `checkstyle`'s.
+    if rest.starts_with('[') {
+        return false;
+    }
+    let Some(row) = checkstyle_row(rest) else {
+        return false;
+    };
+    if row.msg.starts_with("warning:") || row.msg.starts_with("info:") {
+        return true;
+    }
     sink.emit(
         seq,
-        Finding::new(path, line, BugType::Linting, c[4].trim())
-            .col(col)
+        Finding::new(row.path, row.line, BugType::Linting, row.msg)
+            .col(row.col)
             .conf(0.9)
-            .tool("checkstyle")
-            .rule(Some(check)),
+            .tool("checkstyle"),
     );
     true
 }
@@ -269,7 +340,7 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
                 super::c::iar(t, l.no, sink);
             }
             b'(' if l.last.is_ascii_digit() => psych_error(t, l.no, sink),
-            _ if crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
+            _ if l.colon && crate::has(&SH_LINE, t) => shell_runtime(t, l.no, sink),
             _ if l.colon && l.last.is_ascii_digit() && crate::has(&COMMA_COLUMN, t) => {
                 expat_error(t, l.no, sink);
             }
@@ -283,16 +354,24 @@ pub(crate) fn line(l: &Line<'_>, ctx: &Ctx, go: &Go, jvm: &mut Jvm, sink: &mut S
     if l.first == b'[' && l.last == b']' && checkstyle(t, l.no, sink) {
         return;
     }
+    if matches!(l.first, b'[' | b':') && checkstyle_ant(t, l.no, sink) {
+        return;
+    }
     let t = t.strip_prefix("vet: ").unwrap_or(t);
     let t = after_spaced_jenkins_workspace(t);
-    let Some(c) = COLON.captures(t).or_else(|| {
-        // Nix builders prefix every line of a derivation's build with `name> `.
-        let (name, rest) = t.split_once("> ")?;
-        let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+');
-        (!name.is_empty() && name.len() <= 100 && name.bytes().all(word))
-            .then(|| COLON.captures(rest.trim_start()))
-            .flatten()
-    }) else {
+    let Some(c) = colon_may_match(t)
+        .then(|| COLON.captures(t))
+        .flatten()
+        .or_else(|| {
+            // Nix builders prefix every line of a derivation's build with `name> `.
+            let (name, rest) = t.split_once("> ")?;
+            let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+');
+            (!name.is_empty() && name.len() <= 100 && name.bytes().all(word))
+                .then(|| rest.trim_start())
+                .filter(|rest| colon_may_match(rest))
+                .and_then(|rest| COLON.captures(rest))
+        })
+    else {
         return;
     };
     let path = &c[1];
@@ -690,6 +769,39 @@ mod tests {
     use crate::{BugType, ParseOptions, parse_str};
 
     #[test]
+    fn the_byte_prefilter_never_refuses_a_line_the_colon_regex_matches() {
+        let lines = [
+            "src/a.c:3:5: error: x",
+            "src/a.c:3: x",
+            "src/a.c:3:5 x",
+            "src/a.c:34",
+            "C:\\a\\b.cs:7: warning",
+            "c:/w/x.py:1:1: E501",
+            "a:\\b:3: x",
+            "dir with space/a.c:3: x",
+            "a.c:x:3: y",
+            "a.c:\u{0663}: arabic-indic digit",
+            "\u{a0}a.c:3: nbsp",
+            ":3: no path",
+            "no colon at all",
+            "a.c:",
+            "a.c:3x",
+        ];
+        for l in lines {
+            let regex = super::COLON.is_match(l);
+            let bytes = super::colon_may_match(l);
+            assert!(
+                !regex || bytes,
+                "prefilter refuses {l:?}, which the regex matches"
+            );
+        }
+        // It does refuse lines the regex cannot match.
+        assert!(!super::colon_may_match("Compiling foo v1.0: done"));
+        assert!(!super::colon_may_match("a.c:x"));
+        assert!(!super::colon_may_match("C:/dir with space/a.c:3: x"));
+    }
+
+    #[test]
     fn shellcheck_without_severity_needs_the_runners_error_mark() {
         // ludeeus/action-shellcheck copied from the Actions page: its problem matcher marked the
         // finding of an old shellcheck, which prints no severity.
@@ -799,6 +911,23 @@ mod tests {
         ] {
             assert!(parse_str(log, &ParseOptions::default()).is_empty(), "{log}");
         }
+    }
+
+    #[test]
+    fn checkstyle_5_rows_through_gradles_ant_task() {
+        // griffon's Travis job (Gradle 2, Checkstyle 5.6): the first row glued to the task name.
+        let log = ":griffon-core-compile:checkstyleMain[ant:checkstyle] /home/travis/build/griffon/griffon/subprojects/griffon-core-compile/src/main/java/org/codehaus/griffon/compile/core/processor/artifact/ArtifactProviderProcessor.java:26:8: Unused import - java.util.Map.\n[ant:checkstyle] /home/travis/build/griffon/griffon/subprojects/griffon-core-compile/src/main/java/org/codehaus/griffon/compile/core/processor/artifact/ArtifactProviderProcessor.java:33:8: Unused import - java.util.Set.\n[ant:checkstyle] /home/travis/build/griffon/griffon/src/main/java/a/B.java:7:1: warning: Missing a Javadoc comment.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|r| (r.line_number, r.error_type)).collect();
+        assert_eq!(
+            got,
+            [(26, BugType::Linting), (33, BugType::Linting)],
+            "{r:?}"
+        );
+        assert_eq!(
+            r[0].file_path,
+            "subprojects/griffon-core-compile/src/main/java/org/codehaus/griffon/compile/core/processor/artifact/ArtifactProviderProcessor.java"
+        );
     }
 
     #[test]

@@ -118,9 +118,27 @@ const NODE_CORE: [&str; 24] = [
 const CHILD_EXIT: [&str; 3] = ["exited with code", "Command failed", "exit code"];
 
 /// A frame of the repository's own code: neither Node's (`node:internal`, `internal/…`) nor a
-/// dependency's. Tested in that order, the cheap byte test first.
+/// dependency's, nor a bundle built into `dist/` (a project that tests its build, as lozad does,
+/// throws in `dist/lozad.js:7:898`, minified: the line to edit is in the sources, and the test's
+/// own frame below is the one to show). Tested in that order, the cheap byte tests first.
 fn own_frame(path: &str, sink: &Sink) -> bool {
-    !is_node_internal(path) && sink.is_own_frame(path)
+    !is_node_internal(path)
+        && sink
+            .repo_path(path)
+            .is_some_and(|p| !crate::path::is_vendored(&p) && !in_dist(&p))
+}
+
+/// A frame's column past which the line is a bundler's or minifier's output, not a line anyone
+/// wrote (pixi.js tests its rollup build: `packages/core/lib/core.js:2010:1189`; lozad its
+/// minified `dist/lozad.js:8:4430`).
+const MINIFIED_COLUMN: u64 = 300;
+
+/// Bound on [`Js::bundles`].
+const MAX_BUNDLES: usize = 16;
+
+/// True for a path inside a `dist/` directory (the repository's or a workspace package's).
+fn in_dist(path: &str) -> bool {
+    path.rsplit('/').skip(1).any(|dir| dir == "dist")
 }
 
 /// True when a stack frame's path is Node's own code rather than a file of the repository.
@@ -440,10 +458,23 @@ fn is_placeholder_frame(path: &str, line: &str, col: &str) -> bool {
 
 #[derive(Debug, Default)]
 pub(crate) struct Js {
+    /// Files a frame showed to be minified bundles (a column no hand-written line reaches):
+    /// their other frames, whatever their column, are the bundle's too.
+    bundles: Vec<String>,
+    /// npm before 5 could not parse a `package.json`: `npm ERR! Failed to parse json` armed it
+    /// (`Some(None)`), then the parser's `… at L:C` (line, message, sequence number); `npm ERR!
+    /// File: <path>` names the file.
+    npm_json: Option<Option<(u64, String, u64)>>,
     eslint_file: Option<String>,
     /// A blank line came inside the ESLint file block: the next line decides whether it ended.
     eslint_blank: bool,
     jest_file: Option<String>,
+    /// The last Jest suite header was `PASS`: its `●` blocks (`Console`, `Cannot log after tests
+    /// are done`) are no failures.
+    jest_pass: bool,
+    /// Inside a Jest `● Console` section: the errors there were printed by the code
+    /// (`console.error(err)`), caught, not thrown.
+    jest_console: bool,
     block: Option<TestBlock>,
     /// `/path/file.js:3` printed by Node above a `SyntaxError`.
     node_loc: Option<(String, u64, u32)>,
@@ -514,6 +545,29 @@ fn split_lc(loc: &str) -> Option<(&str, u64, u64)> {
     Some((path, super::num(line)?, super::num(col)?))
 }
 
+/// Jest prints a suite's header relative to the directory it ran in, and the suite's frames
+/// relative to the suite's project `rootDir` (kiwicom/orbit: `FAIL docs/src/x/__tests__/a.tsx`,
+/// `at Object.<anonymous> (src/x/__tests__/a.tsx:34:20)`): when a relative frame does not start
+/// with the header's first directory but a later directory of the header is the frame's first,
+/// the header's directories before it are the project's.
+fn jest_project_dir<'a>(suite: &'a str, frame: &str) -> Option<&'a str> {
+    let (first, _) = frame.split_once('/')?;
+    if first.is_empty() || first.starts_with('.') || first.contains(':') {
+        return None;
+    }
+    let suite = suite.trim_start_matches("./");
+    let starts_at = |i: usize| {
+        suite[i..].starts_with(first) && suite.as_bytes().get(i + first.len()) == Some(&b'/')
+    };
+    if starts_at(0) {
+        return None;
+    }
+    suite
+        .match_indices('/')
+        .find(|(i, _)| starts_at(i + 1))
+        .map(|(i, _)| &suite[..i])
+}
+
 /// A frame in `node_modules` that is not a test runner's own machinery.
 fn is_dependency_frame(path: &str) -> bool {
     let Some(at) = memchr::memmem::find(path.as_bytes(), b"node_modules/") else {
@@ -539,6 +593,11 @@ impl Js {
     /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
     /// [`Js::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if self.npm_json.is_some()
+            || (l.first == b'n' && l.last == b'n' && l.trimmed() == "npm ERR! Failed to parse json")
+        {
+            return false;
+        }
         if self.standard.is_some()
             || self.block.is_some()
             || self.node_loc.is_some()
@@ -572,6 +631,7 @@ impl Js {
         }
         // 0xE2 starts `●`.
         if matches!(l.first, b'F' | 0xE2)
+            || (l.first == b'P' && t.starts_with("PASS "))
             || (l.first == b'n'
                 && (t.starts_with("npm error path ")
                     || (t.starts_with("npm ERR! ")
@@ -665,6 +725,9 @@ impl Js {
                 && (eslint_row_fast(l.text).is_some() || ESLINT_ROW.is_match(l.text)))
         {
             self.eslint_file = None;
+        }
+        if (self.npm_json.is_some() || l.first == b'n') && self.npm_json_line(l.no, t, sink) {
+            return true;
         }
         // npm names the directory a failed script ran in; JS tools printed paths relative to it.
         if let Some(dir) = t
@@ -1241,6 +1304,8 @@ impl Js {
                     });
                 } else {
                     self.jest_file = Some(file.to_string());
+                    self.jest_pass = false;
+                    self.jest_console = false;
                 }
                 return true;
             }
@@ -1269,10 +1334,28 @@ impl Js {
             });
             return true;
         }
+        if l.first == b'P'
+            && let Some(rest) = t.strip_prefix("PASS ")
+            && rest
+                .split_ascii_whitespace()
+                .any(|w| JS_EXTS.contains(&super::ext(w)))
+        {
+            self.finish_block(sink);
+            self.jest_file = None;
+            self.jest_pass = true;
+            self.jest_console = false;
+            return true;
+        }
         if let Some(name) = t.strip_prefix("● ") {
             self.finish_block(sink);
             let name = name.trim();
-            if name == "Console" {
+            self.jest_console = name == "Console";
+            // Jest's warning about a log line after the suite ended is printed as a `●` block
+            // in passing suites too; a passing suite's blocks are no failures.
+            if self.jest_console
+                || self.jest_pass
+                || name.starts_with("Cannot log after tests are done")
+            {
                 return true;
             }
             let test = (name != "Test suite failed to run").then(|| name.to_string());
@@ -1311,8 +1394,24 @@ impl Js {
         }
         if t.starts_with("at ") || t.starts_with("❯ ") {
             if let Some(c) = FRAME.captures(t) {
-                let path = frame_path(&c[1]);
-                if own_frame(path, sink) {
+                let mut path = frame_path(&c[1]);
+                let joined;
+                if b.tool == "jest"
+                    && let Some(dir) = b.file.as_deref().and_then(|f| jest_project_dir(f, path))
+                {
+                    joined = format!("{dir}/{path}");
+                    path = &joined;
+                }
+                let col = super::num(&c[3]);
+                let bundle = if col.is_some_and(|c| c > MINIFIED_COLUMN) {
+                    if self.bundles.len() < MAX_BUNDLES && !self.bundles.iter().any(|f| f == path) {
+                        self.bundles.push(path.to_string());
+                    }
+                    true
+                } else {
+                    self.bundles.iter().any(|f| f == path)
+                };
+                if !bundle && own_frame(path, sink) {
                     let msg = b.message.as_deref().unwrap_or("test failed");
                     let mut ty = message_type(msg, BugType::Logic);
                     // Jest could not parse a dependency (an ESM package left untransformed):
@@ -1326,7 +1425,7 @@ impl Js {
                     sink.emit(
                         b.seq,
                         Finding::new(path, super::num(&c[2]).unwrap_or(0), ty, msg)
-                            .col(super::num(&c[3]))
+                            .col(col)
                             .test(b.test.as_deref())
                             .conf(0.9)
                             .tool(b.tool),
@@ -1389,6 +1488,11 @@ impl Js {
             }
             return true;
         }
+        // Jest names the dependency it could not parse (`Details:` then its path in
+        // `node_modules`) before the code frame of the import that loads it.
+        if !b.dep_frame && b.tool == "jest" && is_dependency_frame(t) {
+            b.dep_frame = true;
+        }
         // The message is the block's text up to the code frame or stack (expected/received
         // lines included), bounded.
         let t = t.strip_prefix("nl ").map_or(t, str::trim_start);
@@ -1417,6 +1521,9 @@ impl Js {
         }
         // A Jest console block (`console.log` then the message and the call site) names where
         // something was printed, not where an earlier error came from.
+        if self.jest_console {
+            return false;
+        }
         let unquoted = t.strip_prefix('"').map_or(t, str::trim_start);
         if self.node_err.is_some() && unquoted.starts_with("console.") && !unquoted.contains(' ') {
             self.node_err = None;
@@ -1607,11 +1714,53 @@ impl Js {
         false
     }
 
+    /// npm 3 and 4 on a malformed `package.json` (`EJSONPARSE`): `Failed to parse json`, the
+    /// JSON parser's `Trailing comma in object at 22:3`, the source line and caret, then
+    /// `File: /…/package.json`. Later npm prints a character position, no line.
+    fn npm_json_line(&mut self, seq: u64, t: &str, sink: &mut Sink) -> bool {
+        let Some(rest) = t.strip_prefix("npm ERR! ") else {
+            self.npm_json = None;
+            return false;
+        };
+        let rest = rest.trim();
+        if rest == "Failed to parse json" {
+            self.npm_json = Some(None);
+            return true;
+        }
+        match &mut self.npm_json {
+            None => false,
+            Some(at @ None) => {
+                if let Some((msg, pos)) = rest.rsplit_once(" at ")
+                    && let Some((line, col)) = pos.split_once(':')
+                    && let (Some(line), Some(_)) = (super::num(line), super::num(col))
+                {
+                    *at = Some((line, msg.to_string(), seq));
+                }
+                true
+            }
+            Some(Some((line, msg, at))) => {
+                if let Some(path) = rest.strip_prefix("File: ") {
+                    sink.emit(
+                        *at,
+                        Finding::new(path.trim(), *line, BugType::Syntax, msg)
+                            .conf(0.8)
+                            .tool("npm"),
+                    );
+                    self.npm_json = None;
+                }
+                true
+            }
+        }
+    }
+
     pub fn flush(&mut self, sink: &mut Sink) {
+        self.npm_json = None;
         self.finish_block(sink);
         self.eslint_file = None;
         self.eslint_blank = false;
         self.jest_file = None;
+        self.jest_pass = false;
+        self.jest_console = false;
         self.node_loc = None;
         self.node_err = None;
         self.bare_traces.clear();
@@ -1626,6 +1775,21 @@ impl Js {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn npm_3s_package_json_parse_error_names_its_line() {
+        // Dazzle's Travis job (npm 3.8.3): a trailing comma in `package.json`.
+        let log = "npm ERR! file /home/travis/build/Raathigesh/Dazzle/package.json\nnpm ERR! code EJSONPARSE\n\nnpm ERR! Failed to parse json\nnpm ERR! Trailing comma in object at 22:3\nnpm ERR!   },\nnpm ERR!   ^\nnpm ERR! File: /home/travis/build/Raathigesh/Dazzle/package.json\nnpm ERR! Failed to parse package.json data.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("package.json", 22, BugType::Syntax)
+        );
+        // npm 6 gives a character position only: nothing to point at.
+        let npm6 = "npm ERR! file /home/travis/build/o/r/package.json\nnpm ERR! code EJSONPARSE\nnpm ERR! JSON.parse Failed to parse json\nnpm ERR! JSON.parse Unexpected token } in JSON at position 567 while parsing near '...'\n";
+        assert_eq!(parse_str(npm6, &ParseOptions::default()), vec![]);
+    }
 
     #[test]
     fn eslint_row_fast_path_agrees_with_the_regex() {
@@ -1803,11 +1967,17 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "packages/grafana-ui/src/TableCellNG.tsx");
         assert_eq!(r[0].error_type, BugType::Import);
-        // The repository's own file Jest could not parse stays a syntax error.
-        let own = log.replace(
-            "      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n",
-            "",
-        );
+        // The repository's own file Jest could not parse (no dependency frame, and `Details:`
+        // names the file itself) stays a syntax error.
+        let own = log
+            .replace(
+                "      at Object.<anonymous> (node_modules/ol/format/MVT.js:6:1)\n",
+                "",
+            )
+            .replace(
+                "grafana/node_modules/pbf/index.js:15",
+                "grafana/packages/grafana-ui/src/TableCellNG.tsx:2",
+            );
         let r = parse_str(&own, &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Syntax, "{r:?}");
     }
@@ -1920,6 +2090,39 @@ mod tests {
 
     // The lines below are copied from real Travis logs of the corpus (fixtures/corpus/real/
     // javascript/pyjs-travis-*), shortened where a test needs only a few of them.
+
+    #[test]
+    fn a_bundle_built_into_dist_is_no_frame_to_point_at() {
+        // lozad's Travis job: mocha tests the minified build.
+        let log = "  3 failing\n\n  1) lozad\n       picture inside viewport with different class\n         should load the picture:\n     TypeError: element.append is not a function\n      at load (dist/lozad.js:7:898)\n      at Object.observe (dist/lozad.js:8:4430)\n      at Context.it (test/index.js:302:16)\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("test/index.js", 302)
+        );
+        assert!(super::in_dist("packages/core/dist/index.js"));
+        assert!(!super::in_dist("src/dist.js"));
+        assert!(!super::in_dist("dist"));
+    }
+
+    #[test]
+    fn frames_of_a_minified_bundle_give_way_to_the_tests() {
+        // pixi.js (Travis): mocha runs against each package's rollup build in `lib/`; the
+        // first frame's column shows the file is a bundle, so its later frames (short columns)
+        // are passed over too and the test's line is reported.
+        let log = "  1 failing\n\n  1) PIXI.systems.MaskSystem\n       should apply scissor:\n     TypeError: Failed to execute 'deleteRenderbuffer'\n      at FramebufferSystem.disposeFramebuffer (/home/travis/build/pixijs/pixi.js/packages/core/lib/core.js:2010:1189)\n      at Runner.emit (/home/travis/build/pixijs/pixi.js/packages/runner/lib/runner.js:57:578)\n      at BaseRenderTexture.destroy (/home/travis/build/pixijs/pixi.js/packages/core/lib/core.js:528:30)\n      at Context.<anonymous> (/home/travis/build/pixijs/pixi.js/packages/core/test/MaskSystem.js:134:12)\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("packages/core/test/MaskSystem.js", 134)
+        );
+        // A hand-written source line keeps its frame.
+        let src = log.replace("core.js:2010:1189", "core.js:2010:11");
+        let r = parse_str(&src, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "packages/core/lib/core.js");
+    }
 
     #[test]
     fn mocha_multi_line_titles_name_the_test() {
@@ -2166,6 +2369,52 @@ mod tests {
     }
 
     // Jest's console blocks (jestjs/jest e2e/__tests__/__snapshots__/jest.config.ts.test.ts.snap).
+    #[test]
+    fn jest_frames_relative_to_a_projects_root_dir_join_the_suites_directory() {
+        // kiwicom/orbit's Actions job 357124468: the `docs` project's frames are relative to
+        // `docs/`, its suite headers to the repository; a dependency Jest could not parse is
+        // named under `Details:`.
+        let log = "FAIL docs/src/components/ComponentStructure/__tests__/index.test.tsx (125.901 s)\n  \u{25cf} ComponentStructure \u{203a} should have expected DOM\n\n    TypeError: expect(...).toHaveAttribute is not a function\n\n    > 34 |     expect(tabWeb).toHaveAttribute(\"tabindex\", \"0\");\n         |                    ^\n\n      at Object.<anonymous> (src/components/ComponentStructure/__tests__/index.test.tsx:34:20)\n\nFAIL docs/src/__tests__/mdx-components.test.tsx\n  \u{25cf} Test suite failed to run\n\n    Jest encountered an unexpected token\n\n    Details:\n\n    /home/runner/work/orbit/orbit/docs/node_modules/uuid/dist/esm-browser/index.js:1\n    ({\"Object.<anonymous>\":function(module,exports,require,__dirname,__filename,jest){export { default as v1 } from './v1.js';\n\n    SyntaxError: Unexpected token 'export'\n\n    > 2 | import { v4 as uuidv4 } from \"uuid\";\n        | ^\n\n      at Runtime.createScriptFromCode (../node_modules/jest-runtime/build/index.js:1796:14)\n      at Object.<anonymous> (src/services/table-of-contents.tsx:2:1)\n\nTest Suites: 2 failed, 2 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "docs/src/components/ComponentStructure/__tests__/index.test.tsx",
+                    34,
+                    BugType::Logic
+                ),
+                (
+                    "docs/src/services/table-of-contents.tsx",
+                    2,
+                    BugType::Import
+                ),
+            ]
+        );
+        assert_eq!(
+            super::jest_project_dir("packages/a/src/x.test.js", "packages/a/src/x.js"),
+            None
+        );
+        assert_eq!(super::jest_project_dir("test/x.test.js", "lib/x.js"), None);
+        assert_eq!(
+            super::jest_project_dir("./web/app/x.test.js", "app/y.js"),
+            Some("web")
+        );
+    }
+
+    #[test]
+    fn a_passing_jest_suites_console_and_late_log_blocks_are_no_failures() {
+        // kiwicom/orbit's Actions job 357124468: a caught error logged with `console.error`,
+        // and a log line after the suite ended, in a suite that passed.
+        let log = "PASS docs/services/__tests__/componentStatuses.test.ts\n  \u{25cf} Console\n\n    console.error\n      TypeError: Cannot read properties of undefined (reading 'then')\n          at fetchConfigs (/home/runner/work/orbit/orbit/docs/services/componentStatuses.ts:17:53)\n          at Object.<anonymous> (/home/runner/work/orbit/orbit/docs/services/__tests__/componentStatuses.test.ts:3:1)\n\n      at getData (services/componentStatuses.ts:47:13)\n\n  \u{25cf}  Cannot log after tests are done. Did you forget to wait for something async in your test?\n    Attempted to log \"Component status was updated\".\n\n    > 62 |       .then(() => console.info(\"Component status was updated\"))\n         |                           ^\n\n      at console.info (../node_modules/@jest/console/build/BufferedConsole.js:183:10)\n      at services/componentStatuses.ts:62:27\n\nTest Suites: 1 passed, 1 total\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert!(r.is_empty(), "{r:?}");
+    }
+
     #[test]
     fn a_console_block_is_not_the_site_of_an_earlier_error() {
         let log = "Error: Jest: Failed to parse the TypeScript config file <<REPLACED>>\n    both with the native node TypeScript support and configured TypeScript loaders.\n\n  console.log\n<<REPLACED>>/jest-config-ts/some/nested/directory\n\n      at Object.<anonymous> (__tests__/a-giraffe.js:3:27)\n";

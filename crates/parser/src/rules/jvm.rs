@@ -32,9 +32,13 @@ static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:\[ERROR\] )?([\w.$]+)\.([\w$]+)(?:\(.*?\))? +(?:-- )?Time elapsed: .*<<< (FAILURE|ERROR)!$")
         .unwrap()
 });
+/// TestNG's results under Surefire 2 read `test on test(pkg.Class)(pkg.Class)` (the method, then
+/// the instance's name and its class).
 static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:\[ERROR\] )?([\w$]+)\(([\w.$]+)\) +Time elapsed: .*<<< (FAILURE|ERROR)!$")
-        .unwrap()
+    Regex::new(
+        r"^(?:\[ERROR\] )?(?:[\w$]+ on )?([\w$]+)\(([\w.$]+)\)(?:\([\w.$]+\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$",
+    )
+    .unwrap()
 });
 /// JUnit 5 under Surefire names only the method; the class is on the `Tests run: … - in X` line
 /// before it.
@@ -93,6 +97,14 @@ pub(crate) fn compiler_type(msg: &str) -> BugType {
         || m.starts_with("not a statement")
         || m.starts_with("Expecting ")
         || m.starts_with("Syntax error")
+        // javac's parser on a block left unbalanced: `'catch' without 'try'`, `'try' without
+        // 'catch', 'finally' or resource declarations`, `'else' without 'if'`.
+        || (m.starts_with('\'') && m.contains("' without '"))
+        || m.starts_with("orphaned ")
+        || m.starts_with("illegal character")
+        || m.starts_with("illegal escape character")
+        || m.starts_with("malformed floating-point literal")
+        || m.starts_with("invalid method declaration")
     {
         BugType::Syntax
     } else if is_doclint(m) {
@@ -131,6 +143,28 @@ struct TestBlock {
     /// The first frame of a test-side helper of another class (`TestUtils.assertProblems`):
     /// reported only when the stack never reaches the failing test's own class.
     helper: Option<(String, u64)>,
+    /// The frame just read was an assertion library's (`org.junit.Assert.assertArrayEquals`):
+    /// the repository frame that called it is an assertion helper, whatever its file's name.
+    after_assert: bool,
+    /// The class of such an assertion helper (mp4parser's `BoxComparator`): its recursive
+    /// frames under the first are the helper's too.
+    helper_class: Option<String>,
+}
+
+/// Assertion libraries: a repository frame directly under one of them compares values for a
+/// test (a helper such as `BoxComparator.check`), it is not the code under test.
+fn is_assertion_class(class: &str) -> bool {
+    const ASSERT: [&str; 8] = [
+        "org.junit.Assert",
+        "org.junit.internal.ComparisonCriteria",
+        "org.junit.jupiter.api.Assert",
+        "junit.framework.Assert",
+        "org.testng.Assert",
+        "org.assertj.",
+        "org.hamcrest.",
+        "com.google.common.truth.",
+    ];
+    ASSERT.iter().any(|p| class.starts_with(p))
 }
 
 /// A compiler diagnostic waiting for its continuation lines (`symbol:`, `location:`, the source
@@ -158,14 +192,85 @@ pub(crate) struct Jvm {
     /// Directory of the module whose tests run (from Surefire's `Surefire report directory:` or
     /// Gradle's `> Task :module:test`), prefixed to paths rebuilt from frames.
     module: Option<String>,
+    /// Reports whose paths were rebuilt from class names while no module was known (Surefire
+    /// 2 names its module only afterwards, in `Please refer to <module>/target/surefire-reports`).
+    unplaced: Vec<crate::sink::Key>,
+    /// Gradle's failure report: `* Where:` seen (`Armed`), then the build script's line.
+    gradle_where: GradleWhere,
     /// Repository directories of `.java` files compilers named (warnings included): a frame's
     /// package directory under one of them is where its source is, whatever the layout (Ant
     /// projects keep tests in `test/`, not Maven's `src/test/java/`).
     java_dirs: Vec<String>,
 }
 
+/// Gradle's `* Where:` section of a failed build, read as it streams by.
+#[derive(Debug, Default)]
+enum GradleWhere {
+    #[default]
+    None,
+    Armed,
+    /// The script's path and line, and the sequence number of the line naming them.
+    At(String, u64, u64),
+    /// `* What went wrong:` follows; its next line says what.
+    What(String, u64, u64),
+    /// What went wrong, waiting for Gradle's `> cause` lines under it (`A problem occurred
+    /// evaluating root project 'x'.` / `> Could not find property 'Compile' on root project`):
+    /// the cause is what a maintainer needs to read.
+    Cause(String, u64, u64, String),
+}
+
+/// `Build file '/…/app/build.gradle' line: 20` (also a `Script`, a `Settings file` and an
+/// `Initialization script`, Groovy or Kotlin DSL).
+static GRADLE_WHERE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Build file|Settings file|Script|Initialization script) '(.+\.gradle(?:\.kts)?)' line: (\d+)$")
+        .unwrap()
+});
+
+/// Bound on [`Jvm::unplaced`].
+const MAX_UNPLACED: usize = 64;
+
 /// Bound on the remembered `.java` directories.
 const MAX_JAVA_DIRS: usize = 64;
+
+/// The module directory of a repository path inside it (`compiler/src/main/resources` →
+/// `compiler`, `src/main/java` → the root: `Some(None)`); `None` when the path shows none.
+fn module_of(p: &str) -> Option<Option<String>> {
+    let p = format!("/{p}");
+    ["/src/main/", "/src/test/", "/target/"]
+        .iter()
+        .filter_map(|m| p.find(m))
+        .min()
+        .map(|i| Some(p[1..i.max(1)].to_string()).filter(|m| !m.is_empty()))
+}
+
+fn gradle_where_emit(path: &str, line: u64, seq: u64, what: &str, sink: &mut Sink) {
+    let ty = if what.starts_with("Could not compile ") {
+        BugType::Syntax
+    } else {
+        BugType::Logic
+    };
+    sink.emit(
+        seq,
+        Finding::new(path, line, ty, what).conf(0.7).tool("gradle"),
+    );
+}
+
+/// `pkg.Class.method`: a package, a class (capitalised) and a method (not), nothing else.
+fn qualified_method(name: &str) -> Option<(&str, &str)> {
+    let (class, method) = name.rsplit_once('.')?;
+    let simple = class.rsplit('.').next()?;
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    };
+    let ok = class.contains('.')
+        && class.split('.').all(ident)
+        && ident(method)
+        && simple.as_bytes()[0].is_ascii_uppercase()
+        && method.as_bytes()[0].is_ascii_lowercase();
+    ok.then_some((class, method))
+}
 
 /// The first `n` segments of a class's package.
 fn package_head(class: &str, n: usize) -> String {
@@ -175,7 +280,14 @@ fn package_head(class: &str, n: usize) -> String {
 
 /// Packages that are never the project's own code.
 fn is_library_class(class: &str) -> bool {
-    const LIBS: [&str; 16] = [
+    const LIBS: [&str; 21] = [
+        // Spock and the Groovy runtime under it: `Specification.noExceptionThrown` is where a
+        // Spock assertion fires, never the project's code.
+        "spock.",
+        "org.spockframework.",
+        "groovy.",
+        "org.codehaus.groovy.",
+        "org.testng.",
         "java.",
         "javax.",
         "jdk.",
@@ -286,13 +398,20 @@ impl Jvm {
     }
 
     fn frame(&mut self, t: &str, sink: &mut Sink) -> bool {
-        let Some(b) = &self.block else {
+        if self.block.is_none() {
             return false;
-        };
+        }
         let Some(c) = STACK.captures(t) else {
             return false;
         };
         let class = &c[1];
+        let after_assert = match &mut self.block {
+            Some(b) => std::mem::replace(&mut b.after_assert, is_assertion_class(class)),
+            None => return false,
+        };
+        let Some(b) = &self.block else {
+            return false;
+        };
         // The first two segments of the package (`org.example` of `org.example.x.Y`).
         let top = |s: &str| {
             let pkg = s.rsplit_once('.').map_or("", |(p, _)| p);
@@ -311,10 +430,23 @@ impl Jvm {
             let own_class =
                 outer == test_class || (!test_class.contains('.') && outer.ends_with(test_class));
             let is_test = own_class || c[3].contains("Test");
-            let path = self
-                .learned_path(outer, &c[3], is_test)
-                .unwrap_or_else(|| self.in_module(source_path(outer, &c[3], is_test)));
+            let learned = self.learned_path(outer, &c[3], is_test);
+            let unplaced = learned.is_none() && self.module.is_none();
+            let path =
+                learned.unwrap_or_else(|| self.in_module(source_path(outer, &c[3], is_test)));
             let line = super::num(&c[4]).unwrap_or(0);
+            if !own_class
+                && test_class.contains('.')
+                && (after_assert || b.helper_class.as_deref() == Some(outer))
+            {
+                if let Some(b) = &mut self.block
+                    && b.helper.is_none()
+                {
+                    b.helper = Some((path, line));
+                    b.helper_class = Some(outer.to_string());
+                }
+                return true;
+            }
             // A test-side helper of another class (javaparser's `TestUtils.assertProblems`,
             // called by every validator test) is where the assertion sits, not the failing test:
             // the test's own frame below it is. Code under test (no `Test` in its file) stays
@@ -330,13 +462,16 @@ impl Jvm {
             let msg = b.message.clone().unwrap_or_else(|| "test failed".into());
             let test = b.test.clone();
             let seq = b.seq;
-            sink.emit(
+            let emitted = sink.emit(
                 seq,
                 Finding::new(&path, line, BugType::Logic, &msg)
                     .test(Some(&test))
                     .conf(0.6)
                     .tool("junit"),
             );
+            if emitted && unplaced {
+                self.unplaced_report(sink);
+            }
             self.block = None;
         }
         true
@@ -351,6 +486,8 @@ impl Jvm {
             seq,
             budget: BLOCK_BUDGET,
             helper: None,
+            after_assert: false,
+            helper_class: None,
         });
     }
 
@@ -373,11 +510,30 @@ impl Jvm {
                 .is_some_and(|root| root.is_empty() || root.ends_with('/'))
         });
         let first = found.next()?;
-        let pick = std::iter::once(first)
+        // A test source root is a `test` directory of the root above the package
+        // (`src/test/java/`, `src/integrationTest/java/`, `tests/`), not any name holding
+        // `test` (grpc-java's `interop-testing/src/main/java/io/grpc/testing/`).
+        let test_root = |d: &str| {
+            let root = &d[..d.len() - pkg.len()];
+            root.split('/')
+                .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"))
+        };
+        if let Some(pick) = std::iter::once(first)
             .chain(found)
-            .find(|d| d.contains("test") == is_test)
-            .unwrap_or(first);
-        Some(format!("{pick}/{file}"))
+            .find(|d| test_root(d) == is_test)
+        {
+            return Some(format!("{pick}/{file}"));
+        }
+        // Only the other source set of the module was named (grpc-java's javadoc warned about
+        // `interop-testing/src/main/java/…`; the failing test is in `src/test/java/…`): the
+        // module's root is known, the source set follows Maven's and Gradle's layout.
+        let (main, test) = ("/src/main/", "/src/test/");
+        let (from, to) = if is_test { (main, test) } else { (test, main) };
+        let other = format!("/{first}")
+            .replacen(from, to, 1)
+            .trim_start_matches('/')
+            .to_string();
+        Some(format!("{other}/{file}"))
     }
 
     /// Closes the open JUnit block; a stack that never reached the test's own class is reported
@@ -396,6 +552,19 @@ impl Jvm {
         }
     }
 
+    fn unplaced_report(&mut self, sink: &Sink) {
+        if self.unplaced.len() < MAX_UNPLACED
+            && let Some(key) = sink.last_key()
+        {
+            self.unplaced.push(key);
+        }
+    }
+
+    fn set_module(&mut self, module: Option<String>) {
+        self.module = module.filter(|m| !m.is_empty());
+        self.unplaced.clear();
+    }
+
     /// Prefixes the module directory to a path rebuilt from a class name.
     fn in_module(&self, path: String) -> String {
         match &self.module {
@@ -405,15 +574,53 @@ impl Jvm {
     }
 
     /// Lines that name the module whose tests follow. Returns true when consumed.
-    fn module_line(&mut self, t: &str, sink: &Sink) -> bool {
+    fn module_line(&mut self, t: &str, sink: &mut Sink) -> bool {
         if let Some(dir) = t
             .strip_prefix("[INFO] ")
             .unwrap_or(t)
             .strip_prefix("Surefire report directory: ")
         {
             let dir = dir.trim().trim_end_matches("/target/surefire-reports");
-            self.module = sink.repo_path(dir);
+            self.set_module(sink.repo_path(dir));
             return true;
+        }
+        // Surefire 2's failure names the module after its tests ran: `[ERROR] Please refer to
+        // /…/repo/core/target/surefire-reports for the individual test results.`
+        if let Some(rest) = t.strip_prefix("[ERROR] Please refer to ")
+            && let Some((dir, _)) = rest.split_once("/target/surefire-reports")
+        {
+            if self.module.is_none()
+                && let Some(m) = sink.repo_path(dir).filter(|m| !m.is_empty())
+            {
+                sink.prefix_paths(&self.unplaced, &m);
+            }
+            self.unplaced.clear();
+            return true;
+        }
+        // A Maven module's build begins (`[INFO] Building core 1.0-SNAPSHOT`, with `[2/5]` since
+        // Maven 3.6); its directory is learned from the paths it prints.
+        if let Some(rest) = t.strip_prefix("[INFO] Building ")
+            && !rest.contains(':')
+            && rest.split_ascii_whitespace().count() >= 2
+        {
+            self.set_module(None);
+            return true;
+        }
+        // A module's own paths: `[INFO] skip non existing resourceDirectory /…/repo/compiler/src/main/resources`,
+        // `[INFO] Add Source directory: /…/src/main/scala`, `[INFO] Building jar: /…/target/x.jar`.
+        if let Some(rest) = t.strip_prefix("[INFO] ")
+            && (rest.contains("/src/") || rest.contains("/target/"))
+            && !rest.starts_with("Compiling ")
+        {
+            if let Some(m) = rest
+                .split_ascii_whitespace()
+                .find(|w| w.starts_with('/'))
+                .and_then(|w| sink.repo_path(w))
+                .and_then(|p| module_of(&p))
+            {
+                self.set_module(m);
+            }
+            return false;
         }
         // `[INFO] Compiling 2 source files to /…/repo/dirty-flag/target/test-classes`
         if let Some(rest) = t.strip_prefix("[INFO] Compiling ") {
@@ -421,17 +628,27 @@ impl Jvm {
                 && let Some((dir, _)) = out.trim().rsplit_once("/target/")
                 && (dir.starts_with('/') || dir.as_bytes().get(1) == Some(&b':'))
             {
-                self.module = sink.repo_path(dir);
+                self.set_module(sink.repo_path(dir));
             }
             return true;
         }
-        if let Some(task) = t.strip_prefix("> Task :") {
-            // `> Task :app:core:test FAILED`: the project path is the task path's parents.
+        // `> Task :app:core:test FAILED`, and before Gradle 4's rich console `:app:core:test`
+        // (`:jodd-mail:compileJava UP-TO-DATE`): the project path is the task path's parents.
+        let task = t.strip_prefix("> Task :").or_else(|| {
+            t.strip_prefix(':').filter(|task| {
+                let (path, outcome) = task.split_once(' ').unwrap_or((task, ""));
+                path.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-' | b'_'))
+                    && outcome.bytes().all(|b| b.is_ascii_uppercase() || b == b'-')
+            })
+        });
+        if let Some(task) = task {
             let task = task.split(' ').next().unwrap_or("");
-            self.module = task
-                .rsplit_once(':')
-                .map(|(project, _)| project.replace(':', "/"))
-                .filter(|p| !p.is_empty() && p.bytes().all(|b| b != b'.'));
+            self.set_module(
+                task.rsplit_once(':')
+                    .map(|(project, _)| project.replace(':', "/"))
+                    .filter(|p| p.bytes().all(|b| b != b'.')),
+            );
             return false;
         }
         false
@@ -448,7 +665,66 @@ impl Jvm {
             || matches!(l.first, b'[' | b'e' | b'J' | b':' | b'>' | b'S' | b'T')
             || matches!(l.last, b'!' | b'D')
             || (l.first.is_ascii_digit() && l.last == b')');
-        self.diag.is_none() && self.block.is_none() && !starts
+        self.diag.is_none()
+            && self.block.is_none()
+            && !starts
+            && l.first != b'*'
+            && matches!(self.gradle_where, GradleWhere::None)
+    }
+
+    /// Gradle's failure report names the build script's line the build failed at:
+    /// `* Where:`, `Build file '/…/app/build.gradle' line: 20`, `* What went wrong:`, then what
+    /// (`A problem occurred evaluating project ':app'.`: the script threw, `LOGIC`; `Could not
+    /// compile build file …`: `SYNTAX`). Returns true when the line was consumed.
+    fn gradle_where(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.first == b'*' && t == "* Where:" {
+            self.gradle_where = GradleWhere::Armed;
+            return true;
+        }
+        match std::mem::take(&mut self.gradle_where) {
+            GradleWhere::None => false,
+            GradleWhere::Armed => {
+                if let Some(c) = GRADLE_WHERE.captures(t)
+                    && let Some(n) = super::num(&c[2])
+                {
+                    self.gradle_where = GradleWhere::At(c[1].to_string(), n, l.no);
+                    return true;
+                }
+                false
+            }
+            GradleWhere::At(path, n, seq) => {
+                if t.is_empty() {
+                    self.gradle_where = GradleWhere::At(path, n, seq);
+                } else if t == "* What went wrong:" {
+                    self.gradle_where = GradleWhere::What(path, n, seq);
+                } else {
+                    gradle_where_emit(&path, n, seq, "build failed", sink);
+                    return false;
+                }
+                true
+            }
+            GradleWhere::What(path, n, seq) => {
+                if t.is_empty() {
+                    self.gradle_where = GradleWhere::What(path, n, seq);
+                    return true;
+                }
+                self.gradle_where =
+                    GradleWhere::Cause(path, n, seq, crate::sink::truncate_chars(t, 300).into());
+                true
+            }
+            GradleWhere::Cause(path, n, seq, mut what) => {
+                if let Some(cause) = t.strip_prefix("> ")
+                    && what.len() < 1000
+                {
+                    what.push('\n');
+                    what.push_str(crate::sink::truncate_chars(cause, 300));
+                    self.gradle_where = GradleWhere::Cause(path, n, seq, what);
+                    return true;
+                }
+                gradle_where_emit(&path, n, seq, &what, sink);
+                false
+            }
+        }
     }
 
     /// [`Jvm::line`] within a CI step. A Maven step run with `--fail-never` (a dependency
@@ -468,6 +744,11 @@ impl Jvm {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.diag_line(t, sink) {
+            return true;
+        }
+        if (l.first == b'*' || !matches!(self.gradle_where, GradleWhere::None))
+            && self.gradle_where(l, t, sink)
+        {
             return true;
         }
         if let Some(b) = &mut self.block {
@@ -522,7 +803,7 @@ impl Jvm {
             }
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
-        if matches!(first, b'[' | b'>' | b'S') && self.module_line(t, sink) {
+        if matches!(first, b'[' | b'>' | b'S' | b':') && self.module_line(t, sink) {
             return true;
         }
         if first == b':'
@@ -542,6 +823,21 @@ impl Jvm {
                     self.suite = Some(class.to_string());
                 }
             }
+        }
+        // maven-compiler-plugin's `[WARNING] /…/src/loci/plugins/in/A.java: Some input files use
+        // … deprecated API.` (no line) still shows where the module keeps its sources, which
+        // need not be `src/main/java` (bioformats' `components/x/src/loci/…`).
+        if first == b'['
+            && let Some(rest) = t
+                .strip_prefix("[WARNING] ")
+                .or_else(|| t.strip_prefix("[ERROR] "))
+            && let Some(i) = rest.find(".java:")
+            && !rest[..i].contains(' ')
+            && let Some(repo) = sink.repo_path(&rest[..i + 5])
+            && !repo.contains("src/main/")
+            && !repo.contains("src/test/")
+        {
+            self.learn_java_path(&repo);
         }
         if first == b'[' && t.starts_with("[ERROR] ") {
             if let Some(c) = MAVEN_PLAIN
@@ -646,6 +942,14 @@ impl Jvm {
             self.start(&c[1], test, l.no, sink);
             return true;
         }
+        // A project's own test logging (picard's Gradle build, TestNG's listeners):
+        // `picard.sam.x.CollectSamErrorMetricsTest.samMetricsProvider FAILED`.
+        if let Some(name) = t.strip_suffix(" FAILED")
+            && let Some((class, _)) = qualified_method(name)
+        {
+            self.start(class, name.to_string(), l.no, sink);
+            return true;
+        }
         false
     }
 
@@ -674,11 +978,19 @@ impl Jvm {
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish_diag(sink);
         self.end_block(sink);
+        match std::mem::take(&mut self.gradle_where) {
+            GradleWhere::At(path, n, seq) | GradleWhere::What(path, n, seq) => {
+                gradle_where_emit(&path, n, seq, "build failed", sink);
+            }
+            GradleWhere::Cause(path, n, seq, what) => gradle_where_emit(&path, n, seq, &what, sink),
+            GradleWhere::None | GradleWhere::Armed => {}
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::compiler_type;
     use crate::{BugType, ParseOptions, parse_str};
 
     #[test]
@@ -885,6 +1197,247 @@ mod tests {
             r[0].test_name.as_deref(),
             Some("org.dirty.flag.DirtyFlagTest.testIsDirty")
         );
+    }
+
+    #[test]
+    fn gradle_3s_plain_task_lines_name_the_module() {
+        // jodd's Travis job (Gradle 3): task names without `> Task`, then the failure summary.
+        let log = ":jodd-mail:compileJava UP-TO-DATE\n:jodd-mail:test\n\tat test testParseEML(jodd.mail.EmailUtilTest)\n\njodd.mail.EmailUtilTest > testParseEML FAILED\n    java.lang.AssertionError at EmailUtilTest.java:66\n\n17 tests completed, 1 failed\n:jodd-mail:test FAILED\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "jodd-mail/src/test/java/jodd/mail/EmailUtilTest.java"
+        );
+        // A root project's task names no module; a task glued to its output is no task line.
+        let root = log.replace(":jodd-mail:test\n", ":test\n");
+        let r = parse_str(&root, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "src/test/java/jodd/mail/EmailUtilTest.java");
+        let glued = log
+            .replace(":jodd-mail:compileJava UP-TO-DATE\n", "")
+            .replace(
+                ":jodd-mail:test\n",
+                ":jodd-mail:javadocwarning: [options] x\n",
+            );
+        let r = parse_str(&glued, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "src/test/java/jodd/mail/EmailUtilTest.java");
+    }
+
+    #[test]
+    fn a_maven_module_is_learned_from_its_own_paths_and_forgotten_at_the_next() {
+        // mustache.java's Travis job: the second reactor run compiles nothing, so no
+        // `Compiling … to` line names `compiler`; its resource directory does.
+        let indy = "[INFO] Compiling 5 source files to /home/travis/build/spullara/mustache.java/indy/target/test-classes\n";
+        let compiler = "[INFO] Building compiler 0.8.14-SNAPSHOT\n[INFO] skip non existing resourceDirectory /home/travis/build/spullara/mustache.java/compiler/src/main/resources\n";
+        let failure = "Running com.github.mustachejava.inverter.InverterTest\nTests run: 3, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.045 sec <<< FAILURE! - in com.github.mustachejava.inverter.InverterTest\ntestSimple(com.github.mustachejava.inverter.InverterTest)  Time elapsed: 0.012 sec  <<< FAILURE!\njava.lang.AssertionError: expected:<1> but was:<2>\n\tat com.github.mustachejava.inverter.InverterTest.testSimple(InverterTest.java:40)\n\n";
+        let r = parse_str(
+            &format!("{indy}{compiler}{failure}"),
+            &ParseOptions::default(),
+        );
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "compiler/src/test/java/com/github/mustachejava/inverter/InverterTest.java"
+        );
+        // A module that prints no path of its own is not taken for the one before it.
+        let r = parse_str(
+            &format!("{indy}[INFO] Building compiler 0.8.14-SNAPSHOT\n{failure}"),
+            &ParseOptions::default(),
+        );
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/github/mustachejava/inverter/InverterTest.java"
+        );
+    }
+
+    #[test]
+    fn surefire_2_names_the_module_after_its_tests() {
+        // YCSB's Travis job (`mvn test -q`, Surefire 2.12 with TestNG): the module is named only
+        // in Maven's error after the run.
+        let log = "Running TestSuite\nTests run: 40, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 1.897 sec <<< FAILURE!\ntestJSONArrayMeasurementsExporter(com.yahoo.ycsb.measurements.exporter.TestMeasurementsExporter)  Time elapsed: 0.386 sec  <<< FAILURE!\njava.lang.NullPointerException\n\tat com.yahoo.ycsb.measurements.exporter.TestMeasurementsExporter.testJSONArrayMeasurementsExporter(TestMeasurementsExporter.java:56)\n\n\nResults :\n\nFailed tests:   testJSONArrayMeasurementsExporter(com.yahoo.ycsb.measurements.exporter.TestMeasurementsExporter)\n\nTests run: 40, Failures: 1, Errors: 0, Skipped: 0\n\n[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:2.12.4:test (default-test) on project core: There are test failures.\n[ERROR] \n[ERROR] Please refer to /home/travis/build/brianfrankcooper/YCSB/core/target/surefire-reports for the individual test results.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "core/src/test/java/com/yahoo/ycsb/measurements/exporter/TestMeasurementsExporter.java"
+        );
+        // A root module's report directory moves nothing.
+        let root = log.replace("YCSB/core/target", "YCSB/target");
+        let r = parse_str(&root, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/yahoo/ycsb/measurements/exporter/TestMeasurementsExporter.java"
+        );
+    }
+
+    #[test]
+    fn testng_under_surefire_2_names_the_method_on_its_instance() {
+        // swagger-maven-plugin's Travis job (Surefire 2.12.4, TestNG).
+        let log = "testGeneratedDoc on testGeneratedDoc(com.github.kongchen.smp.integration.SwaggerMavenPluginTest)(com.github.kongchen.smp.integration.SwaggerMavenPluginTest)  Time elapsed: 3.556 sec  <<< FAILURE!\njava.lang.AssertionError: 372 expected:<<th>body</th>> but was:<<th>status</th>>\n\tat org.testng.Assert.fail(Assert.java:89)\n\tat org.testng.Assert.assertEquals(Assert.java:171)\n\tat com.github.kongchen.smp.integration.SwaggerMavenPluginTest.testGeneratedDoc(SwaggerMavenPluginTest.java:63)\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/com/github/kongchen/smp/integration/SwaggerMavenPluginTest.java",
+                63
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("testGeneratedDoc(com.github.kongchen.smp.integration.SwaggerMavenPluginTest)")
+        );
+    }
+
+    #[test]
+    fn gradles_where_section_names_the_build_scripts_line() {
+        // hacker-news-android's Travis job (Gradle 2): the app's build script throws.
+        let log = "FAILURE: Build failed with an exception.\n\n* Where:\nBuild file '/home/travis/build/dinosaurwithakatana/hacker-news-android/app/build.gradle' line: 20\n\n* What went wrong:\nA problem occurred evaluating project ':app'.\n> Neither path nor baseDir may be null or empty string. path='null' basedir='/home/travis/build/dinosaurwithakatana/hacker-news-android/app'\n\n* Try:\nRun with --stacktrace option to get the stack trace.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("app/build.gradle", 20, BugType::Logic)
+        );
+        // The `> ` cause under what went wrong is part of the message (mifosx, Gradle 1).
+        assert_eq!(
+            r[0].message,
+            "A problem occurred evaluating project ':app'.\nNeither path nor baseDir may be null or empty string. path='null' basedir='/home/travis/build/dinosaurwithakatana/hacker-news-android/app'"
+        );
+        let cut = "* Where:\nBuild file '/home/travis/build/o/r/build.gradle' line: 10\n\n* What went wrong:\nA problem occurred evaluating root project 'r'.\n> Could not find method mavenRepo() for arguments [{name=x}] on repository container.";
+        let r = parse_str(cut, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].message.ends_with("on repository container."), "{r:?}");
+        // A Kotlin DSL script that does not compile; a script outside the checkout (an init
+        // script in the Gradle home) is not the repository's.
+        let kts = "* Where:\nBuild file '/home/runner/work/R/R/lib/build.gradle.kts' line: 7\n\n* What went wrong:\nCould not compile build file '/home/runner/work/R/R/lib/build.gradle.kts'.\n";
+        let r = parse_str(kts, &ParseOptions::default());
+        assert_eq!(
+            r.iter()
+                .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+                .collect::<Vec<_>>(),
+            [("lib/build.gradle.kts", 7, BugType::Syntax)]
+        );
+        let init = "* Where:\nInitialization script '/home/runner/.gradle/init.d/x.gradle' line: 3\n\n* What went wrong:\nA problem occurred.\n";
+        assert_eq!(parse_str(init, &ParseOptions::default()), vec![]);
+    }
+
+    #[test]
+    fn maven_warnings_without_a_line_show_a_modules_source_root() {
+        // openmicroscopy/bioformats (Travis): the plugins module keeps its sources in `src/`,
+        // which only javac's deprecation notes name; TestNG's NPE frame is placed there.
+        let log = "[WARNING] /home/travis/build/o/bioformats/components/bio-formats-plugins/src/loci/plugins/in/DisplayHandler.java: Some input files use or override a deprecated API.\n[INFO] Surefire report directory: /home/travis/build/o/bioformats/components/bio-formats-plugins/target/surefire-reports\ntestDatasetGroupFiles(loci.plugins.in.ImporterTest)  Time elapsed: 0.1 sec  <<< FAILURE!\njava.lang.NullPointerException: null\n\tat loci.plugins.in.ImagePlusReader.constructSliceLabel(ImagePlusReader.java:596)\n\tat loci.plugins.in.ImporterTest.testDatasetGroupFiles(ImporterTest.java:20)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "components/bio-formats-plugins/src/loci/plugins/in/ImagePlusReader.java",
+                596
+            )
+        );
+    }
+
+    #[test]
+    fn an_assertion_helpers_frames_give_way_to_the_tests() {
+        // mp4parser (Travis, Surefire 2): `BoxComparator.check` calls `assertArrayEquals`, then
+        // recurses; the test's own line is the one to show, though the helper is not in a
+        // `*Test` file.
+        let log = "freeze(org.mp4parser.muxer.tracks.H264TrackImplTest)  Time elapsed: 0.096 sec  <<< FAILURE!\nBox at SampleToChunkBox[entryCount=1] differs from reference\n\tat org.junit.internal.ComparisonCriteria.arrayEquals(ComparisonCriteria.java:55)\n\tat org.junit.Assert.assertArrayEquals(Assert.java:341)\n\tat org.mp4parser.support.BoxComparator.checkBox(BoxComparator.java:59)\n\tat org.mp4parser.support.BoxComparator.check(BoxComparator.java:40)\n\tat org.mp4parser.support.BoxComparator.check(BoxComparator.java:64)\n\tat org.mp4parser.muxer.tracks.H264TrackImplTest.freeze(H264TrackImplTest.java:52)\n\tat sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/org/mp4parser/muxer/tracks/H264TrackImplTest.java",
+                52
+            )
+        );
+        // Code under test that throws by itself stays the innermost repository frame.
+        let npe = log.replace(
+            "\tat org.junit.internal.ComparisonCriteria.arrayEquals(ComparisonCriteria.java:55)\n\tat org.junit.Assert.assertArrayEquals(Assert.java:341)\n",
+            "",
+        );
+        let r = parse_str(&npe, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/main/java/org/mp4parser/support/BoxComparator.java", 59)
+        );
+    }
+
+    #[test]
+    fn a_spock_assertion_frame_is_the_frameworks_not_the_projects() {
+        // graphql-java's Actions job 16166237459: `noExceptionThrown()` fails in Spock, the
+        // exception it caught is the `Caused by:` below.
+        let log = "> Task :test\n\nEditOperationAnalyzerAppliedDirectivesTest > reproduce the null mapping case FAILED\n    Expected no exception to be thrown, but got 'java.lang.NullPointerException'\n        at app//spock.lang.Specification.noExceptionThrown(Specification.java:118)\n        at graphql.schema.diffing.ana.EditOperationAnalyzerAppliedDirectivesTest.reproduce the null mapping case(EditOperationAnalyzerAppliedDirectivesTest.groovy:1209)\n\n        Caused by:\n        java.lang.NullPointerException\n            at graphql.schema.diffing.EditorialCostForMapping.baseEditorialCostForMapping(EditorialCostForMapping.java:50)\n            at graphql.schema.diffing.DiffImpl$OptimalEdit.getListOfEditOperations(DiffImpl.java:102)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(
+                "src/main/java/graphql/schema/diffing/EditorialCostForMapping.java",
+                50
+            )]
+        );
+    }
+
+    #[test]
+    fn a_test_class_in_a_module_whose_main_sources_were_named_is_under_src_test() {
+        // grpc-java's Actions job 2398880548: javadoc named the module's main sources, the
+        // failing test is a test class of the same package.
+        let log = "/home/runner/work/grpc-java/grpc-java/interop-testing/src/main/java/io/grpc/testing/integration/RpcBehaviorLoadBalancerProvider.java:50: warning - Tag @link: reference not found: RoundRobinLoadBalancer\n\nio.grpc.testing.integration.NettyFlowControlTest > largeBdp FAILED\n    java.lang.AssertionError: Window was 687720 expecting 314570\n        at org.junit.Assert.fail(Assert.java:89)\n        at io.grpc.testing.integration.NettyFlowControlTest.doTest(NettyFlowControlTest.java:152)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(
+                "interop-testing/src/test/java/io/grpc/testing/integration/NettyFlowControlTest.java",
+                152
+            )]
+        );
+    }
+
+    #[test]
+    fn javac_unbalanced_block_errors_are_syntax() {
+        // kairosdb's Travis job 156977713 (Tablesaw runs javac): a brace removed.
+        for m in [
+            "'catch' without 'try'",
+            "'try' without 'catch', 'finally' or resource declarations",
+            "'else' without 'if'",
+            "orphaned case",
+            "illegal character: '#'",
+            "invalid method declaration; return type required",
+        ] {
+            assert_eq!(compiler_type(m), BugType::Syntax, "{m}");
+        }
+        assert_eq!(compiler_type("cannot find symbol"), BugType::TypeError);
+    }
+
+    #[test]
+    fn gradle_test_logging_with_qualified_names() {
+        // broadinstitute/picard's Actions job 14294971046 (`> Task :barclayTest`).
+        let log = "> Task :barclayTest\n\npicard.sam.SamErrorMetric.CollectSamErrorMetricsTest.samMetricsProvider FAILED\n    java.lang.NullPointerException: Cannot invoke \"htsjdk.samtools.util.PeekableIterator.close()\" because \"this.vcfIterator\" is null\n        at picard.sam.SamErrorMetric.CollectSamErrorMetrics.closeVcfDataSource(CollectSamErrorMetrics.java:366)\n        at picard.sam.SamErrorMetric.CollectSamErrorMetricsTest.samMetricsProvider(CollectSamErrorMetricsTest.java:79)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(
+                "src/main/java/picard/sam/SamErrorMetric/CollectSamErrorMetrics.java",
+                366
+            )]
+        );
+        assert_eq!(super::qualified_method(":app:test"), None);
+        assert_eq!(super::qualified_method("BUILD"), None);
     }
 
     #[test]

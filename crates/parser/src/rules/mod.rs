@@ -126,6 +126,11 @@ impl Rules {
     }
 
     /// A new CI step begins: close every open block.
+    /// Travis echoed the next command of the job (`$ cmd`): a new process runs.
+    pub fn command_echoed(&mut self) {
+        self.python.command_echoed();
+    }
+
     pub fn step_boundary(&mut self, sink: &mut Sink) {
         self.python.flush(sink);
         self.rust.flush(sink);

@@ -17,6 +17,9 @@ use crate::{BugType, Line};
 
 /// Lines a traceback may span before it is abandoned.
 const TRACEBACK_BUDGET: u32 = 2000;
+/// Bound on [`Python::bare_keys`].
+const MAX_BARE_KEYS: usize = 64;
+
 /// Lines a bare `File "x", line N` may precede its exception line.
 const BARE_BUDGET: u32 = 8;
 /// Lines one pytest failure block may span.
@@ -114,8 +117,12 @@ static LINT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]{1,5}\d{1,4})(:?) (.*)$").unwrap());
 static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^error: (.*?)(?:\s+\[([a-z][\w-]*)\])?$").unwrap());
-static UNITTEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:FAIL|ERROR): (\S+) \(([^)\s]+)\)").unwrap());
+/// A generated test's method name may hold its arguments (`test_x('./a.json', ...)
+/// (pkg.Class)`, made by a decorator that sets `_testMethodName`): the test is named after the
+/// method's identifier.
+static UNITTEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:FAIL|ERROR): (?:(\S+)|([A-Za-z_]\w*)\(.*?\)) \(([^)\s]+)\)").unwrap()
+});
 /// nose's header for a test function (no class): `FAIL: test.rosdistro_verify_test.test_x`,
 /// the dotted name ending in a name nose collects (its `testMatch`: `test` at a word start).
 static NOSE_FUNCTION: LazyLock<Regex> =
@@ -136,10 +143,25 @@ fn is_exception_name(name: &str) -> bool {
 pub(crate) fn exception_type(name: &str) -> BugType {
     match name.rsplit('.').next().unwrap_or(name) {
         "ModuleNotFoundError" | "ImportError" => BugType::Import,
-        "SyntaxError" => BugType::Syntax,
+        // Template engines name their parse errors so (Jinja's and Django's
+        // `TemplateSyntaxError`): the template's line is the error's.
+        n if n.ends_with("SyntaxError") => BugType::Syntax,
         "IndentationError" | "TabError" => BugType::Indentation,
         _ => BugType::Logic,
     }
+}
+
+/// `Name: message` for a class whose name does not say exception: a CamelCase identifier
+/// (dotted or not) and a message.
+fn parse_custom_exception(s: &str) -> Option<(&str, &str)> {
+    let (name, msg) = s.split_once(": ")?;
+    let last = name.rsplit('.').next()?;
+    let camel = last.as_bytes().first()?.is_ascii_uppercase()
+        && last.bytes().any(|b| b.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    (camel && !msg.trim().is_empty()).then_some((name, msg))
 }
 
 /// Parses `Name: message` when Name is an exception class.
@@ -162,6 +184,9 @@ struct Traceback {
     /// A further traceback of a unittest failure already reported: the exception chain's
     /// later links (`During handling of the above exception…`), not a failure of their own.
     chained: bool,
+    /// Python printed `Exception ignored in: <…>` above it: an error in a `__del__`, a
+    /// callback or at interpreter shutdown that Python itself discarded.
+    ignored: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -171,6 +196,9 @@ enum Section {
     Failures,
     Errors,
     Summary,
+    /// `warnings summary`: each warning's `rel/x.py:N` header (relative to where pytest was
+    /// invoked) is followed by the warning itself at the absolute `…/rel/x.py:N`.
+    Warnings,
     Other,
 }
 
@@ -188,6 +216,14 @@ struct PyBlock {
     /// system's (`<frozen importlib._bootstrap>`), 2 others too. With 1, whatever the exception,
     /// the repository's line was an import the import system failed on.
     import_tail: u8,
+    /// The block's first exception is a failed import and another was raised while handling
+    /// it (`During handling of the above exception, another exception occurred:`): the guard
+    /// of an optional dependency (pycorrector turns `No module named 'kenlm'` into its own
+    /// `ImportError: … pip install kenlm`), so the import line is the failure. Any other
+    /// first link is the handler's business: the handler's raise is what the code decided
+    /// (bentoml raises `MissingDependencyException` for a Docker client error), as is `raise
+    /// … from` (pymc quotes a child process's traceback as the cause).
+    chained: bool,
 }
 
 /// Follows [`PyBlock::import_tail`] over one frame.
@@ -203,6 +239,12 @@ fn import_tail(state: u8, own: bool, path: &str) -> u8 {
 
 #[derive(Debug, Default)]
 pub(crate) struct Python {
+    /// Reports of tracebacks printed outside any test while a unittest run may be going on:
+    /// taken back when its summary follows failure blocks that never reached them.
+    bare_keys: Vec<crate::sink::Key>,
+    /// pytest named the installed package whose tests it runs (`tests/x.py::t <- …/site-packages/
+    /// nilearn/tests/x.py`): learned once.
+    pyargs_seen: bool,
     tb: Option<Traceback>,
     section: Section,
     block: Option<PyBlock>,
@@ -224,8 +266,26 @@ pub(crate) struct Python {
     section_indent: usize,
     /// pytest's `rootdir: /path` header line.
     rootdir: Option<String>,
+    /// In the warnings summary: the last `rel/x.py:N` header, and whether the directory pytest
+    /// ran in was already learned from one.
+    warn_rel: Option<String>,
+    /// The previous line was `Exception ignored in: …`.
+    exception_ignored: bool,
+    warn_rebased: bool,
     /// A pydocstyle location line waiting for its `Dnnn: message` line.
     docstyle: Option<(String, u64, u64)>,
+}
+
+/// The installed package a pytest verbose line's `<- path` runs tests from: `pytest --pyargs
+/// nilearn` prints `tests/test_x.py::test_y <- ../home/travis/virtualenv/…/site-packages/
+/// nilearn/tests/test_x.py PASSED`, so the package under test is the repository's own, installed.
+fn pytest_installed_tests(from: &str) -> Option<&str> {
+    let at = memchr::memmem::find(from.as_bytes(), b"-packages/")?;
+    let (pkg, rest) = from[at + 10..].split_once('/')?;
+    let identifier = !pkg.is_empty()
+        && !pkg.as_bytes()[0].is_ascii_digit()
+        && pkg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (identifier && rest.split_ascii_whitespace().next()?.ends_with(".py")).then_some(pkg)
 }
 
 /// setuptools' `copying <source> -> build/<dir>/<package path>` (build_py, bdist_egg): the
@@ -278,6 +338,45 @@ fn setuptools_copy(rest: &str, sink: &mut Sink) {
 }
 
 impl Python {
+    /// A line of pytest's warnings summary. pytest prints node ids and failure locations
+    /// relative to the directory it was invoked in, which may be below its `rootdir` (aws-cli
+    /// runs it from `tests/`: `functional/x/test_a.py:313`); a warning header `unit/t.py:620`
+    /// followed by `/…/aws-cli/tests/unit/t.py:620: DeprecationWarning` shows that directory,
+    /// and the step's pytest reports move into it.
+    fn warnings_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) {
+        if self.warn_rebased {
+            return;
+        }
+        if l.indent() == self.section_indent {
+            let rel = l.colon_digit
+                && !t.starts_with(['/', '.'])
+                && t.rsplit_once(':').is_some_and(|(p, n)| {
+                    p.ends_with(".py") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                });
+            self.warn_rel = rel.then(|| t.to_string());
+            return;
+        }
+        let Some(rel) = &self.warn_rel else { return };
+        if !t.starts_with('/') {
+            return;
+        }
+        let Some(at) = memchr::memmem::find(t.as_bytes(), rel.as_bytes()) else {
+            return;
+        };
+        if at < 2 || t.as_bytes()[at - 1] != b'/' || t.as_bytes().get(at + rel.len()) != Some(&b':')
+        {
+            return;
+        }
+        self.warn_rebased = true;
+        let dir = &t[..at - 1];
+        if sink
+            .repo_path(dir)
+            .is_some_and(|d| !d.is_empty() && d != ".")
+        {
+            sink.rebase_step(dir, &["pytest"]);
+        }
+    }
+
     /// True when `line` cannot change this matcher's state or be claimed by it: no traceback or
     /// pytest block is open and the line starts none of them (`===`, `Traceback`, `File "`,
     /// `FAIL: `, `ERROR: `). Must stay in step with [`Python::line`].
@@ -301,6 +400,10 @@ impl Python {
                 && kebab_colon(l.trimmed()))
             && !(l.first == b'r' && l.trimmed().starts_with("rootdir: "))
             && !(l.first == b'c' && l.trimmed().starts_with("copying "))
+            && !(!self.pyargs_seen
+                && l.colon
+                && matches!(l.last, b'D' | b']')
+                && crate::contains(l.trimmed(), " <- "))
             && self.docstyle.is_none()
             && !(l.last == b':' && l.colon_digit && l.indent() == 0)
     }
@@ -313,10 +416,34 @@ impl Python {
             setuptools_copy(rest, sink);
             return false;
         }
+        if !self.pyargs_seen
+            && l.colon
+            && matches!(l.last, b'D' | b']')
+            && let Some((_, from)) = t.split_once(" <- ")
+            && let Some(pkg) = pytest_installed_tests(from)
+        {
+            self.pyargs_seen = true;
+            sink.learn_package(pkg, pkg);
+        }
         // pytest section rules (`==== FAILURES ====`).
         if (l.first == b'=' && t.bytes().all(|b| b == b'='))
             || (l.first == b'R' && t.starts_with("Ran ") && t.contains(" test"))
         {
+            // unittest's summary after failure blocks: the tracebacks printed outside any
+            // block while it ran were logged by the code or its harness, which went on
+            // (VisTrails' runner: `ERROR: Could not import module: …` and the import's
+            // traceback); unittest counts its failures in its blocks. One a test's block
+            // reached too (web2py's server start-up, then `test_CRYPT`) has its name and stays.
+            if l.first == b'R' && self.unittest_block && !self.bare_keys.is_empty() {
+                let keys = std::mem::take(&mut self.bare_keys);
+                let untested: Vec<_> = sink
+                    .reports_mut()
+                    .filter(|r| r.test_name.is_none())
+                    .map(|r| (r.file_path.clone(), r.line_number, r.error_type))
+                    .filter(|k| keys.contains(k))
+                    .collect();
+                sink.retract(&untested);
+            }
             // unittest's rule before each failure block, and its summary after the last.
             self.unittest_test = None;
             self.unittest_block = false;
@@ -332,8 +459,11 @@ impl Python {
                 "failures" => Section::Failures,
                 "errors" => Section::Errors,
                 "short test summary info" => Section::Summary,
+                "warnings summary" => Section::Warnings,
                 _ => Section::Other,
             };
+            self.warn_rel = None;
+            self.warn_rebased = false;
             return !title.is_empty();
         }
         match self.section {
@@ -347,6 +477,10 @@ impl Python {
                 if !t.is_empty() && l.indent() <= self.section_indent {
                     self.section = Section::None;
                 }
+            }
+            Section::Warnings => {
+                self.warnings_line(l, t, sink);
+                return false;
             }
             Section::Other | Section::None => {}
         }
@@ -468,8 +602,22 @@ impl Python {
                 tb.budget -= 1;
             }
         }
+        let ignored = std::mem::take(&mut self.exception_ignored);
+        // Python prints an exception raised in an exit handler or a finaliser and goes on with
+        // the exit status it had (`Error in atexit._run_exitfuncs:` and `Error in
+        // sys.exitfunc:` in Python 2, `Exception ignored in …` since 3): the traceback after
+        // it failed nothing (VisTrails' test runner cleaning up with module globals gone).
+        if l.first == b'E'
+            && (t.starts_with("Exception ignored in")
+                || t.starts_with("Error in atexit._run_exitfuncs")
+                || t.starts_with("Error in sys.exitfunc"))
+        {
+            self.exception_ignored = true;
+            return true;
+        }
         if t == "Traceback (most recent call last):" {
             self.tb = Some(Traceback {
+                ignored,
                 frame: None,
                 seq: l.no,
                 budget: TRACEBACK_BUDGET,
@@ -485,6 +633,7 @@ impl Python {
             let path = &c[1];
             let line = super::num(&c[2]).unwrap_or(0);
             let tb = self.tb.get_or_insert(Traceback {
+                ignored: false,
                 frame: None,
                 seq: l.no,
                 budget: BARE_BUDGET,
@@ -506,7 +655,8 @@ impl Python {
             // `test_x (pkg.mod.Class)` before Python 3.11, `test_x (pkg.mod.Class.test_x)`
             // since. A module that failed to import is reported as a `_FailedTest` named after
             // the module: there is no test to name.
-            let (method, class) = (&c[1], &c[2]);
+            let method = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
+            let class = &c[3];
             let id = if class.starts_with("unittest.loader.") {
                 None
             } else if class.ends_with(&format!(".{method}")) {
@@ -531,7 +681,16 @@ impl Python {
         if l.indent() > tb.indent || t.is_empty() {
             return true;
         }
-        if let Some((name, _msg)) = parse_exception(t) {
+        // After `Traceback (most recent call last):` and its frames, the line at the traceback's
+        // own indentation is the exception, whatever its class is called (VisTrails'
+        // `MissingPackageVersion: Missing version 2.1.1 of package …`); a bare frame needs a
+        // name that says exception.
+        let exception = parse_exception(t).or_else(|| {
+            (tb.budget > BARE_BUDGET && tb.frame.is_some())
+                .then(|| parse_custom_exception(t))
+                .flatten()
+        });
+        if let Some((name, _msg)) = exception {
             let tb = self.tb.take().expect("checked above");
             // Outside a test, a `CalledProcessError` is a build driver saying the command it ran
             // failed: its frames are the driver's `run`/`check_call` helper, and the failure is
@@ -544,9 +703,10 @@ impl Python {
             if let Some((path, line)) = tb
                 .frame
                 .as_ref()
-                .filter(|_| !child_failed && !bad_input && !tb.chained)
+                .filter(|_| !child_failed && !bad_input && !tb.chained && !tb.ignored)
             {
                 let ty = exception_type(name);
+                let before = sink.len();
                 sink.emit(
                     tb.seq,
                     Finding::new(path, *line, ty, t)
@@ -555,6 +715,14 @@ impl Python {
                         .tool("python")
                         .rule(Some(name.rsplit('.').next().unwrap_or(name))),
                 );
+                if tb.test.is_none()
+                    && !self.unittest_block
+                    && sink.len() > before
+                    && self.bare_keys.len() < MAX_BARE_KEYS
+                    && let Some(key) = sink.last_key()
+                {
+                    self.bare_keys.push(key);
+                }
             }
             // The test's failure is read: a traceback before the block ends is a later link of
             // its exception chain.
@@ -633,7 +801,17 @@ impl Python {
             return true;
         };
         block.lines += 1;
-        if block.captured || block.lines > PYTEST_BLOCK_BUDGET {
+        if block.captured || block.chained || block.lines > PYTEST_BLOCK_BUDGET {
+            return true;
+        }
+        if block.loc.is_some()
+            && block
+                .exc
+                .as_deref()
+                .is_some_and(|e| exception_type(e) == BugType::Import)
+            && t == "During handling of the above exception, another exception occurred:"
+        {
+            block.chained = true;
             return true;
         }
         if t.starts_with("---") && (t.contains(" Captured ") || t.contains(" generated ")) {
@@ -759,8 +937,11 @@ impl Python {
     /// `FAILED tests/test_x.py::TestC::test_y - msg`: upgrades the block's test name to the
     /// full node id.
     fn summary_line(&mut self, t: &str, sink: &mut Sink) -> bool {
+        // pytest 3 and older print `FAIL path::test` (`-rf`), and may print the summary before
+        // the failures it names (with a coverage report).
         let Some(rest) = t
             .strip_prefix("FAILED ")
+            .or_else(|| t.strip_prefix("FAIL "))
             .or_else(|| t.strip_prefix("ERROR "))
         else {
             return t.is_empty()
@@ -781,12 +962,24 @@ impl Python {
                 })
             {
                 r.test_name = Some(nodeid.to_string());
+            } else if self.verbose_ids.len() < MAX_VERBOSE_IDS
+                && nodeid.len() <= 512
+                && !self.verbose_ids.iter().any(|x| x == nodeid)
+            {
+                self.verbose_ids.push_back(nodeid.to_string());
             }
         }
         true
     }
 
+    /// A new command of a Travis job runs: the tracebacks it printed before were another
+    /// process's, which no unittest summary of the next one speaks for.
+    pub fn command_echoed(&mut self) {
+        self.bare_keys.clear();
+    }
+
     pub fn flush(&mut self, sink: &mut Sink) {
+        self.bare_keys.clear();
         self.finish_block(sink);
         self.section = Section::None;
         self.tb = None;
@@ -818,9 +1011,17 @@ pub(crate) fn colon(
     }
     if let Some(c) = MYPY.captures(rest) {
         let code = c.get(2).map(|m| m.as_str());
+        // mypy before 0.700 prints no error code: its import messages say what they are.
+        let msg = &c[1];
+        let import_msg = code.is_none()
+            && (msg.starts_with("Cannot find module named")
+                || msg.starts_with("Cannot find implementation or library stub")
+                || msg.starts_with("No library stub file for module")
+                || msg.starts_with("Library stubs not installed for"));
         let ty = match code {
             Some("import" | "import-not-found" | "import-untyped") => BugType::Import,
             Some("syntax") => BugType::Syntax,
+            _ if import_msg => BugType::Import,
             _ => BugType::TypeError,
         };
         sink.emit(
@@ -940,6 +1141,80 @@ mod tests {
     use crate::{BugType, ParseOptions, parse_str};
 
     #[test]
+    fn tracebacks_a_unittest_run_logged_outside_its_blocks_are_taken_back_by_its_summary() {
+        // VisTrails (Travis): the runner logs an optional package's failed import and goes on;
+        // unittest's own failures are in its ERROR/FAIL blocks.
+        let logged = "ERROR: Could not import module: vistrails.packages.parallelflow.engine_manager\nTraceback (most recent call last):\n  File \"/home/travis/build/VisTrails/VisTrails/vistrails/packages/parallelflow/engine_manager.py\", line 45, in <module>\n    from IPython.parallel import Client\nImportError: cannot import name Client\n";
+        let block = "..F..\n======================================================================\nFAIL: testIncorrectURL (vistrails.packages.URL.init.TestDownloadFile)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/home/travis/build/VisTrails/VisTrails/vistrails/packages/URL/init.py\", line 809, in testIncorrectURL\n    self.assertFalse(True)\nAssertionError: True is not false\n\n----------------------------------------------------------------------\n";
+        let ran = "Ran 445 tests in 70.302s\n\nFAILED (failures=1)\n";
+        let r = parse_str(&format!("{logged}{block}{ran}"), &ParseOptions::default());
+        assert_eq!(
+            r.iter()
+                .map(|r| (r.file_path.as_str(), r.line_number))
+                .collect::<Vec<_>>(),
+            [("vistrails/packages/URL/init.py", 809)]
+        );
+        // Without unittest's summary the logged traceback is all there is: it stays; so it
+        // does when another command of the Travis job printed it (an install that crashed).
+        let r = parse_str(logged, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        let two = format!("{logged}$ python -m unittest discover\n{block}{ran}");
+        assert_eq!(parse_str(&two, &ParseOptions::default()).len(), 2);
+        // A logged traceback a test's block reaches too is the test's failure (web2py).
+        let reached = block.replace(
+            "  File \"/home/travis/build/VisTrails/VisTrails/vistrails/packages/URL/init.py\", line 809, in testIncorrectURL\n    self.assertFalse(True)\nAssertionError: True is not false\n",
+            "  File \"/home/travis/build/VisTrails/VisTrails/vistrails/packages/parallelflow/engine_manager.py\", line 45, in <module>\n    from IPython.parallel import Client\nImportError: cannot import name Client\n",
+        );
+        let r = parse_str(&format!("{logged}{reached}{ran}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 45);
+    }
+    #[test]
+    fn a_pytest_blocks_exception_chain_is_reported_at_its_first_link() {
+        // pycorrector (Actions): `import kenlm` fails, the handler re-raises a friendlier
+        // ImportError; the missing module's import line is the failure.
+        let log = "==================================== ERRORS ====================================\n___________________ ERROR collecting tests/detector_test.py ____________________\nImportError while importing test module '/home/runner/work/pycorrector/pycorrector/tests/detector_test.py'.\nTraceback:\npycorrector/detector.py:72: in _initialize_detector\n    import kenlm\nE   ModuleNotFoundError: No module named 'kenlm'\n\nDuring handling of the above exception, another exception occurred:\ntests/detector_test.py:71: in <module>\n    print(i, d.detect(i))\npycorrector/detector.py:74: in _initialize_detector\n    raise ImportError('pycorrector dependencies are not fully installed')\nE   ImportError: pycorrector dependencies are not fully installed\n=========================== short test summary info ============================\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("pycorrector/detector.py", 72, BugType::Import)
+        );
+        assert!(r[0].message.contains("kenlm"), "{r:?}");
+    }
+    #[test]
+    fn an_exit_handlers_traceback_fails_nothing() {
+        // VisTrails (Travis, Python 2): the test runner's atexit cleanup raises after the run.
+        let tb = "Traceback (most recent call last):\n  File \"/usr/lib/python2.7/atexit.py\", line 24, in _run_exitfuncs\n    func(*targs, **kargs)\n  File \"/home/travis/build/VisTrails/VisTrails/vistrails/tests/runtestsuite.py\", line 95, in clean\n    if self.isdir(os.path.join(self.test_temp_dir,f)):\nAttributeError: 'NoneType' object has no attribute 'path'\n";
+        for head in [
+            "Error in atexit._run_exitfuncs:\n",
+            "Error in sys.exitfunc:\n",
+            "Exception ignored in atexit callback: <function clean at 0x7f>\n",
+        ] {
+            assert_eq!(
+                parse_str(&format!("{head}{tb}"), &ParseOptions::default()),
+                vec![],
+                "{head}"
+            );
+        }
+        assert_eq!(parse_str(tb, &ParseOptions::default()).len(), 1);
+    }
+    #[test]
+    fn pytest_pyargs_runs_the_installed_package_of_the_repository() {
+        // nilearn (Travis): `pytest --pyargs nilearn` runs the tests installed in the
+        // virtualenv; the failure's innermost frame is the package's own `surf_plotting.py`.
+        let ids = "tests/test_cache_mixin.py::test_cache_shelving <- ../home/travis/virtualenv/python3.6.7/lib/python3.6/site-packages/nilearn/tests/test_cache_mixin.py \x1b[32mPASSED\x1b[0m\n";
+        let fail = "=================================== FAILURES ===================================\n___________________________ test_plot_surf_contours ____________________________\n\n    def test_plot_surf_contours():\n>       plot_surf_contours(mesh, parcellation)\n\n/home/travis/virtualenv/python3.6.7/lib/python3.6/site-packages/nilearn/plotting/tests/test_surf_plotting.py:347: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>           axes.collections[0]._facecolors3d[faces_outside] = color\nE           AttributeError: 'Poly3DCollection' object has no attribute '_facecolors3d'\n\n/home/travis/virtualenv/python3.6.7/lib/python3.6/site-packages/nilearn/plotting/surf_plotting.py:452: AttributeError\n";
+        let r = parse_str(&format!("{ids}{fail}"), &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("nilearn/plotting/surf_plotting.py", 452)
+        );
+        // Without pytest naming the installed package it runs, site-packages is a dependency.
+        assert_eq!(parse_str(fail, &ParseOptions::default()), vec![]);
+    }
+    #[test]
     fn traceback_innermost_repo_frame() {
         let log = "Traceback (most recent call last):\n  File \"/home/runner/work/R/R/main.py\", line 3, in <module>\n    import helpers\n  File \"/home/runner/work/R/R/helpers.py\", line 1, in <module>\n    import requests\n  File \"/opt/hostedtoolcache/Python/3.12/lib/python3.12/x.py\", line 9, in y\n    pass\nModuleNotFoundError: No module named 'requests'\n";
         let r = parse_str(log, &ParseOptions::default());
@@ -958,6 +1233,28 @@ mod tests {
         // Any other exception of the same driver is its own bug.
         let log = log.replace("subprocess.CalledProcessError", "KeyError");
         assert_eq!(parse_str(&log, &ParseOptions::default()).len(), 1);
+    }
+
+    #[test]
+    fn a_template_engines_syntax_error_is_syntax_at_the_template() {
+        // cookiecutter-django's Travis job (pytest 2.8): Jinja raises on a Django tag in a
+        // template the project renders.
+        let log = "=================================== FAILURES ===================================\n______________ TestCookiecutterSubstitution.test_celery_enabled _______________\n\ntests/test_cookiecutter_substitution.py:24: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n../../../virtualenv/python2.7.9/lib/python2.7/site-packages/jinja2/environment.py:754: in handle_exception\n    reraise(exc_type, exc_value, tb)\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>   ???\nE   TemplateSyntaxError: Encountered unknown tag 'load'.\nE     File \"./{{cookiecutter.repo_name}}/templates/bootstrap3/field.html\", line 1\nE       {% load crispy_forms_field %}\n\n./{{cookiecutter.repo_name}}/templates/bootstrap3/field.html:1: TemplateSyntaxError\n==================== 1 failed, 167 passed in 108.46 seconds ====================\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "{{cookiecutter.repo_name}}/templates/bootstrap3/field.html",
+                1,
+                BugType::Syntax
+            )
+        );
+        assert_eq!(
+            super::exception_type("django.template.TemplateSyntaxError"),
+            BugType::Syntax
+        );
+        assert_eq!(super::exception_type("SyntaxWarning"), BugType::Logic);
     }
 
     #[test]
@@ -987,6 +1284,27 @@ mod tests {
         assert_eq!(
             r[0].test_name.as_deref(),
             Some("tests/test_calc.py::test_add")
+        );
+    }
+
+    #[test]
+    fn pytest_3s_fail_summary_before_the_failures_names_the_node_id() {
+        // readchar's Travis job, pytest 3.0.5 with `-rf` and pytest-cov: the summary comes
+        // first and reads `FAIL`, not `FAILED`.
+        let log = "=========================== short test summary info ============================\nFAIL tests/unit/test_readkey.py::ReadKeyTest::test_page_down\n\n=================================== FAILURES ===================================\n__________________________ ReadKeyTest.test_page_down __________________________\n\nself = <tests.unit.test_readkey.ReadKeyTest testMethod=test_page_down>\n\n    def test_page_down(self):\n>       self.assertEqual(b'\\x1b[6~', b'\\x1b[6')\nE       AssertionError: '\\x1b[6~' != '\\x1b[6'\n\ntests/unit/test_readkey.py:69: AssertionError\n===================== 1 failed, 12 passed in 0.11 seconds ======================\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("tests/unit/test_readkey.py::ReadKeyTest::test_page_down")
+        );
+        // After the failures, as pytest 3 prints it without a coverage report.
+        let (summary, failures) = log.split_at(log.find("\n\n===").unwrap_or(0) + 1);
+        let after = format!("{}{summary}", failures.trim_start_matches('\n'));
+        let r = parse_str(&after, &ParseOptions::default());
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("tests/unit/test_readkey.py::ReadKeyTest::test_page_down")
         );
     }
 
@@ -1183,6 +1501,35 @@ RuntimeError: after the run\n";
     }
 
     #[test]
+    fn a_generated_unittest_method_name_with_its_arguments_is_named_by_its_identifier() {
+        // package_control_channel's tests build one method per repository file and set its
+        // `_testMethodName` to the call; unittest prints it before the class.
+        let log = "======================================================================\nFAIL: test_repository_package_names('./repository/m.json', ...) (tests.test.DefaultRepositoryTests)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/home/travis/build/wbond/package_control_channel/tests/test.py\", line 100, in wrapper\n    return method(self, *params)\n  File \"/home/travis/build/wbond/package_control_channel/tests/test.py\", line 271, in _test_repository_package_names\n    \"Packages must be sorted alphabetically (by name)\")\nAssertionError: Lists differ: ['M3U Syntax'] != ['M68k Assembly']\n\n----------------------------------------------------------------------\nRan 160 tests in 0.481s\n\nFAILED (failures=1)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("tests/test.py", 271)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("tests.test.DefaultRepositoryTests.test_repository_package_names")
+        );
+        // A subtest's parameters follow the class, and are no part of the method.
+        let sub = "FAIL: test_even (tests.test_n.NumbersTest) (i=1)\n";
+        let c = super::UNITTEST
+            .captures(sub)
+            .map(|c| (c[1].to_string(), c[3].to_string()));
+        assert_eq!(
+            c,
+            Some((
+                "test_even".to_string(),
+                "tests.test_n.NumbersTest".to_string()
+            ))
+        );
+    }
+
+    #[test]
     fn unittest_headers_need_a_test_id() {
         // TSLint's `ERROR: path:l:c` is not a unittest header.
         let log = "ERROR: /home/travis/build/microsoft/TypeScript/src/compiler/checker.ts:20269:48 boolean-trivia Tag argument with parameter name\n";
@@ -1277,6 +1624,55 @@ RuntimeError: after the run\n";
     }
 
     // pydocstyle (reviewdog/errorformat fmts/testdata/pydocstyle.in).
+    #[test]
+    fn pytest_run_below_its_rootdir_is_placed_by_its_warnings() {
+        // aws/aws-cli's Actions job 2424147467: `scripts/ci/run-tests` runs pytest from `tests/`.
+        let log = "rootdir: /home/runner/work/aws-cli/aws-cli\n=================================== FAILURES ===================================\n_______________ TestCompletions.test_switch_to_multicolumn_mode ________________\n\n    def test_switch_to_multicolumn_mode(self, app_runner, prompter):\n>           assert app_runner.app.multi_column\nE           assert False\n\nfunctional/autoprompt/test_prompttoolkit.py:313: AssertionError\n=============================== warnings summary ===============================\n../../../../../../opt/hostedtoolcache/Python/3.8.12/x64/lib/python3.8/site-packages/jsonschema/compat.py:6\n  /opt/hostedtoolcache/Python/3.8.12/x64/lib/python3.8/site-packages/jsonschema/compat.py:6: DeprecationWarning: Using or importing the ABCs\n\nunit/test_clidriver.py:774\n  /home/runner/work/aws-cli/aws-cli/tests/unit/test_clidriver.py:774: DeprecationWarning: invalid escape sequence \\.\n\n-- Docs: https://docs.pytest.org/en/stable/warnings.html\n=========================== short test summary info ============================\nFAILED functional/autoprompt/test_prompttoolkit.py::TestCompletions::test_switch_to_multicolumn_mode\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("tests/functional/autoprompt/test_prompttoolkit.py", 313)]
+        );
+    }
+
+    #[test]
+    fn a_failure_logged_before_its_unittest_block_takes_the_tests_name() {
+        // facebookresearch/d2go's Actions job 2511451902: detectron2's training loop logs the
+        // exception, then unittest's `FAIL:` block repeats the same traceback.
+        let tb = "Traceback (most recent call last):\n  File \"/home/runner/work/d2go/d2go/tests/runner/test_runner_default_runner.py\", line 45, in forward\n    ret = self.bn(ret)\n  File \"/usr/share/miniconda/envs/x/lib/python3.8/site-packages/torch/ao/quantization/utils.py\", line 292, in check_min_max_valid\n    assert min_val <= max_val\nAssertionError: min -2.6e-10 should be less than max -7.0e-07\n";
+        let log = format!(
+            "ERROR [06/16 20:13:41 d2.engine.train_loop]: Exception during training:\n{tb}FAIL\n\n======================================================================\nFAIL: test_qat (runner.test_runner_default_runner.TestDefaultRunner)\nCheck that the qat hook is used and updates stats\n----------------------------------------------------------------------\n{tb}\n----------------------------------------------------------------------\nRan 175 tests in 156.560s\n\nFAILED (failures=1)\n"
+        );
+        let r = parse_str(&log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("runner.test_runner_default_runner.TestDefaultRunner.test_qat")
+        );
+    }
+
+    #[test]
+    fn an_exception_python_ignored_is_no_failure() {
+        // joblib's Travis job 334185447: a `__del__` at interpreter shutdown, after the run.
+        let log = "============== 1 failed, 983 passed, 64 skipped in 11.54 seconds ===============\nException ignored in: <bound method JoblibShelf.__del__ of JoblibShelf(location=/tmp/joblib-shelf-2739)>\nTraceback (most recent call last):\n  File \"/home/travis/build/joblib/joblib/joblib/shelf.py\", line 78, in __del__\nTypeError: 'NoneType' object is not callable\nmake: *** [test] Error 1\n";
+        assert_eq!(parse_str(log, &ParseOptions::default()), vec![]);
+        let raised = log.replace("Exception ignored in: ", "Raised in: ");
+        assert_eq!(parse_str(&raised, &ParseOptions::default()).len(), 1);
+    }
+
+    #[test]
+    fn mypy_without_error_codes_names_its_import_errors() {
+        // Abjad's Travis job 375673938 runs mypy 0.600.
+        let log = "abjad/cli/__init__.py:5: error: Cannot find module named 'abjad.cli.DoctestScript'\nabjad/x.py:7: error: Incompatible types in assignment (expression has type \"str\", variable has type \"int\")\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|r| (r.line_number, r.error_type)).collect();
+        assert_eq!(got, vec![(5, BugType::Import), (7, BugType::TypeError)]);
+    }
+
     #[test]
     fn pydocstyle_two_line_findings() {
         let log = "test.py:1 at module level:\n        D100: Missing docstring in public module\ntest.py:27 in public function `get_user`:\n        D300: Use \"\"\"triple double quotes\"\"\" (found '''-quotes)\n";

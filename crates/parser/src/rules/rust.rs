@@ -276,8 +276,12 @@ impl Rust {
         self.panic.is_none()
             && self.diag.is_none()
             && !self.in_warning
-            && !matches!(first, b'e' | b'w' | b'i' | b't' | b'-' | b'A'..=b'Z')
-            && l.first != b't'
+            && !matches!(first, b'e' | b'w' | b'i' | b'A'..=b'Z')
+            // Idle, `line` reads only these `t` and `-` lines (pytest's `tests/…::x PASSED` and
+            // go's `--- PASS:` lines are many).
+            && !(l.first == b't'
+                && (l.trimmed().starts_with("thread '") || l.text.starts_with("test result: ")))
+            && !(first == b'-' && l.text.starts_with("---- "))
             && !(first == b'f' && self.current_test.is_some())
     }
 
@@ -383,8 +387,14 @@ impl Rust {
                 return true;
             }
         }
-        if first == b'-' && t.starts_with("---- ") && t.ends_with(" stdout ----") {
-            self.current_test = Some(t[5..t.len() - 12].to_string());
+        // `strip_*` rather than slicing by the two lengths: in `---- stdout ----` (a real log's
+        // separator) the prefix and the suffix overlap, and slicing panicked.
+        if first == b'-'
+            && let Some(name) = t
+                .strip_prefix("---- ")
+                .and_then(|r| r.strip_suffix(" stdout ----"))
+        {
+            self.current_test = Some(name.to_string());
             return true;
         }
         // The list of failed tests, and the verdict, follow the last test's output.
@@ -465,6 +475,17 @@ impl Rust {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_bare_stdout_separator_is_no_test_header_and_does_not_panic() {
+        // emissary-ingress/emissary's pytest harness prints this separator before a command's
+        // output (its Actions job 2505733928, kept in BugSwarm's test data); `---- ` and
+        // ` stdout ----` overlap in it.
+        let log = "---- stdout ----\nerror[E0425]: cannot find value `y` in this scope\n --> src/lib.rs:3:5\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].test_name, None);
+    }
 
     #[test]
     fn a_doctest_that_does_not_compile_names_the_doctest() {

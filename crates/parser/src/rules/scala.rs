@@ -22,11 +22,13 @@ use crate::{BugType, Line};
 
 static SCALA: crate::Needle = crate::needle!(".scala:");
 static JAVA: crate::Needle = crate::needle!(".java:");
+/// Twirl templates (Play): `app/views/x.scala.html`, `.scala.txt`, `.scala.xml`, `.scala.js`.
+static TWIRL: crate::Needle = crate::needle!(".scala.");
 static WARNINGS: crate::Needle = crate::needle!("arnings ");
 
 /// `path.scala:line[:col]: [error: ]msg` after any `[error]`/`[ERROR]`/`[ant:scalac]` prefix.
 static DIAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:\[]+?\.(?:scala|sc|sbt|java)):(\d+)(?::(\d+))?:\s*(.*)$")
+    Regex::new(r"^((?:[A-Za-z]:[\\/])?[^\s:\[]+?\.(?:scala\.(?:html|txt|xml|js)|scala|sc|sbt|java)):(\d+)(?::(\d+))?:\s*(.*)$")
         .unwrap()
 });
 /// Scala 3: `-- [E007] Type Mismatch Error: path:12:5 ------` or `-- Error: path:3:4 ---`.
@@ -206,7 +208,9 @@ impl Scala {
         let first = t.as_bytes().first().copied().unwrap_or(0);
         // sbt compiles a project's Java sources too and prints javac's errors the same way.
         let java = level.is_some() && l.colon_digit && crate::has(&JAVA, t);
-        if l.colon_digit && (java || crate::has(&SCALA, t)) {
+        // The Twirl compiler reports a template's errors at its own lines, through sbt.
+        let twirl = level.is_some() && l.colon_digit && crate::has(&TWIRL, t);
+        if l.colon_digit && (java || twirl || crate::has(&SCALA, t)) {
             if first == b'-'
                 && t.starts_with("-- ")
                 && let Some(c) = DOTTY.captures(t)
@@ -529,6 +533,24 @@ mod tests {
             Some("Requests exceeding limit should increase dropped_request count")
         );
         assert_eq!(r[1].line_number, 87);
+    }
+
+    #[test]
+    fn twirl_template_errors_at_the_templates_line() {
+        // hbz/nwbib's Travis job 81961806 (Play 2.3, sbt 0.13).
+        let log = "[info] Compiling 23 Scala sources and 6 Java sources to /home/travis/build/hbz/nwbib/target/scala-2.11/classes...\n[error] /home/travis/build/hbz/nwbib/app/views/tags/schema_org.scala.html:37: ')' expected but string literal found.\n[error] \t@property(\"actor\" \"actor\"),\n[error] \t                  ^\n[error] /home/travis/build/hbz/nwbib/app/views/tags/schema_org.scala.html:78: ')' expected but '}' found.\n[error] two errors found\n[error] (compile:compileIncremental) Compilation failed\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let got: Vec<_> = r
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("app/views/tags/schema_org.scala.html", 37, BugType::Syntax),
+                ("app/views/tags/schema_org.scala.html", 78, BugType::Syntax),
+            ]
+        );
     }
 
     #[test]
