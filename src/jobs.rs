@@ -824,27 +824,6 @@ mod tests {
         assert!(source.downcast_ref::<GitHubError>().is_some());
     }
 
-    #[tokio::test]
-    async fn a_panicking_parser_task_is_parked_at_once_with_its_message() {
-        // The same log panics the parser every time: retrying only delays the operator.
-        let panicked = tokio::task::spawn_blocking(|| panic!("begin > end (5 > 4)"))
-            .await
-            .unwrap_err();
-        let err = JobError::Task {
-            what: "parser task",
-            source: panicked,
-        };
-        assert!(err.is_permanent());
-        assert!(err.to_string().contains("begin > end"), "{err}");
-        let handle = tokio::spawn(std::future::pending::<()>());
-        handle.abort();
-        let cancelled = JobError::Task {
-            what: "parser task",
-            source: handle.await.unwrap_err(),
-        };
-        assert!(!cancelled.is_permanent());
-    }
-
     /// Hands each job's kind to the test.
     struct Kinds(Mutex<Vec<JobKind>>);
 

@@ -405,8 +405,9 @@ mod tests {
         assert!(JobError::MissingProposal { fix_id: "x".into() }.is_permanent());
 
         // A helper task that panicked is parked at once (the same log panics the parser every
-        // time); the join error says it panicked.
-        let join = tokio::spawn(async { panic!("parser bug") })
+        // time), its message kept for the operator; the join error says it panicked. A
+        // cancelled one (a shutdown) is retried.
+        let join = tokio::spawn(async { panic!("begin > end (5 > 4)") })
             .await
             .unwrap_err();
         let task = JobError::Task {
@@ -414,11 +415,19 @@ mod tests {
             source: join,
         };
         assert!(task.is_permanent());
+        assert!(task.to_string().contains("begin > end"), "{task}");
         assert_eq!(task.wait(), None);
         let panicked = task
             .source()
             .and_then(|s| s.downcast_ref::<tokio::task::JoinError>())
             .is_some_and(tokio::task::JoinError::is_panic);
         assert!(panicked);
+        let handle = tokio::spawn(std::future::pending::<()>());
+        handle.abort();
+        let cancelled = JobError::Task {
+            what: "parser task",
+            source: handle.await.unwrap_err(),
+        };
+        assert!(!cancelled.is_permanent());
     }
 }
