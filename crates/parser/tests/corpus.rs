@@ -553,6 +553,19 @@ fn heldout_fresh9_set() {
         Differences::Hidden,
     );
 }
+
+/// `heldout/fresh10/`: logs of projects no other set names (BugSwarm's Travis CI and Actions
+/// test data, LLM4Build's Actions job logs and its container reproductions: Rust, Go, C/C++,
+/// .NET, vitest and Jest among them), to be measured once by the coordinator. Held out like
+/// `fresh9/`: one row, not gated, no per-log differences.
+#[test]
+fn heldout_fresh10_set() {
+    fresh_set(
+        "fresh10",
+        "**fresh10** (honest, not gated)",
+        Differences::Hidden,
+    );
+}
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 /// `Hidden` keeps a held-out set honest: its totals are printed, never which log differs.
 #[derive(PartialEq)]
