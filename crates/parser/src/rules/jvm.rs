@@ -84,6 +84,9 @@ static GRADLE_SHORT: LazyLock<Regex> = LazyLock::new(|| {
 /// Classifies a javac / kotlinc compiler message.
 pub(crate) fn compiler_type(msg: &str) -> BugType {
     let m = msg.trim();
+    // maven-compiler-plugin 2.x/3.0 repeats javac's own severity inside its row: `[ERROR]
+    // /…/A.java:[19,34] error: package x does not exist`.
+    let m = m.strip_prefix("error: ").unwrap_or(m);
     if (m.starts_with("package ") && m.ends_with("does not exist"))
         || m.starts_with("cannot access ")
         || m.contains("Unresolved reference") && m.contains("import")
@@ -1401,6 +1404,28 @@ mod tests {
                 "interop-testing/src/test/java/io/grpc/testing/integration/NettyFlowControlTest.java",
                 152
             )]
+        );
+    }
+
+    #[test]
+    fn maven_compiler_plugin_rows_repeating_javacs_error_word() {
+        // twitter/hbc's Travis job (BugSwarm): maven-compiler-plugin 2.x prints `error: ` inside
+        // its `[ERROR]` row; a missing package is still an import.
+        let log = "[INFO] Compiling 11 source files to /home/travis/build/twitter/hbc/hbc-twitter4j-v3/target/classes\n[INFO] -------------------------------------------------------------\n[ERROR] COMPILATION ERROR : \n[INFO] -------------------------------------------------------------\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[19,34] error: package twitter4j.internal.org.json does not exist\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[98,11] error: cannot find symbol\n[ERROR] symbol:   variable JSONObjectType\n[ERROR] location: class JSONObjectParser\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[98,62] error: package JSONObjectType does not exist\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let rows: Vec<_> = r.iter().map(|b| (b.line_number, b.error_type)).collect();
+        assert_eq!(
+            rows,
+            [
+                (19, BugType::Import),
+                (98, BugType::TypeError),
+                (98, BugType::Import)
+            ],
+            "{r:?}"
+        );
+        assert_eq!(
+            compiler_type("error: package twitter4j.internal.org.json does not exist"),
+            BugType::Import
         );
     }
 
