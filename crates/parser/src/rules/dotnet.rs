@@ -420,6 +420,14 @@ impl Dotnet {
                 && !t.starts_with("Stack Trace:")
             {
                 b.message = crate::sink::truncate_chars(t, 400).to_string();
+            } else if b.message.starts_with("Assert.")
+                && (t.starts_with("Expected:") || t.starts_with("But was:"))
+                && b.message.len() < 600
+            {
+                // NUnit 4 first echoes the assertion (`Assert.That(x, Is.True)`); what failed
+                // is on the lines under it (`Expected: True`, `But was:  False`).
+                b.message.push_str(": ");
+                b.message.push_str(crate::sink::truncate_chars(t, 200));
             }
             // A new test or the run's summary ends the block.
             if failed_test(t).is_some()
@@ -620,6 +628,10 @@ mod tests {
         assert_eq!(
             r[0].test_name.as_deref(),
             Some("CommandsWithLinksShouldNotHaveMinusSign")
+        );
+        assert_eq!(
+            r[0].message,
+            "Assert.That(File.Exists(markdownPath), Is.True): Expected: True: But was:  False"
         );
         assert_eq!(r[1].file_path, "libs/common/LightClient.cs");
         assert_eq!(r[1].line_number, 153);
