@@ -742,11 +742,12 @@ impl Python {
 
     fn pytest_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
         // `____ test_name ____` starts a failure or error block.
-        // A name too long for the terminal's width is padded with a single `_` each side; the
-        // `_ _ _ _` line between a traceback's frames is no header.
+        // A name too long for the terminal's width is padded with a single `_` on one side or
+        // both (`_ Class.test[aud-audience] __`: pytest centres it); the `_ _ _ _` line between
+        // a traceback's frames is no header.
         let padded = (t.starts_with("__") && t.ends_with("__"))
-            || (t.starts_with("_ ")
-                && t.ends_with(" _")
+            || ((t.starts_with("_ ") || t.starts_with("__"))
+                && (t.ends_with(" _") || t.ends_with("__"))
                 && t.bytes().any(|b| b != b'_' && b != b' '));
         if t.len() >= 8 && padded {
             let name = t.trim_matches('_').trim();
@@ -1583,6 +1584,34 @@ RuntimeError: after the run\n";
         assert_eq!(
             r[1].test_name.as_deref(),
             Some("tests/test_module_vectors.py::test_convert_local[test_vector9]")
+        );
+    }
+
+    #[test]
+    fn a_long_test_name_may_have_one_underscore_on_one_side_only() {
+        // hypothesis/h's tox run (BugSwarm): pytest centres the parametrized name, leaving `_ `
+        // before it and `__` after.
+        let log = "=================================== FAILURES ===================================\r\n__________ TestJWTGrantToken.test_issuer_raises_for_missing_iss_claim __________\r\n\r\nself = <jwt_grant_token_test.TestJWTGrantToken object at 0x7efee3ad9b90>\r\n\r\n    def test_issuer_raises_for_missing_iss_claim(self):\r\n        jwttok = jwt_token({'foo': 'bar'})\r\n        grant_token = JWTGrantToken(jwttok)\r\n    \r\n        with pytest.raises(MissingJWTGrantTokenClaimError) as exc:\r\n            grant_token.issuer\r\n    \r\n>       assert exc.value.description == 'Missing grant token issuer (iss).'\r\nE       AssertionError: assert 'Missing clai... grant token.' == 'Missing grant...issuer (iss).'\r\nE         - Missing claim 'iss' (issuer) from grant token.\r\nE         + Missing grant token issuer (iss).\r\n\r\ntests/h/oauth/jwt_grant_token_test.py:51: AssertionError\r\n_ TestVerifiedJWTGrantToken.test_init_raises_for_missing_claims[aud-audience] __\r\n\r\nself = <jwt_grant_token_test.TestVerifiedJWTGrantToken object at 0x7efee267f490>\r\nclaims = {'exp': 1500887757, 'iss': 'test-issuer', 'nbf': 1500887457, 'sub': 'test-subject'}\r\nclaim = 'aud', description = 'audience'\r\n\r\n    @pytest.mark.parametrize('claim,description', [\r\n        ['aud', 'audience'],\r\n        ['exp', 'expiry'],\r\n        ['nbf', 'start time'],\r\n    ])\r\n    def test_init_raises_for_missing_claims(self, claims, claim, description):\r\n        del claims[claim]\r\n        jwttok = jwt_token(claims)\r\n    \r\n        with pytest.raises(InvalidGrantError) as exc:\r\n            VerifiedJWTGrantToken(jwttok, 'top-secret', 'test-audience')\r\n    \r\n>       assert exc.value.description == 'Missing grant token {} ({}).'.format(description, claim)\r\nE       AssertionError: assert 'Missing clai... grant token.' == 'Missing grant...dience (aud).'\r\nE         - Missing claim 'aud' (audience) from grant token.\r\nE         + Missing grant token audience (aud).\r\n\r\ntests/h/oauth/jwt_grant_token_test.py:128: AssertionError\r\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let rows: Vec<_> = r
+            .iter()
+            .map(|b| (b.line_number, b.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    51,
+                    Some("TestJWTGrantToken.test_issuer_raises_for_missing_iss_claim")
+                ),
+                (
+                    128,
+                    Some(
+                        "TestVerifiedJWTGrantToken.test_init_raises_for_missing_claims[aud-audience]"
+                    )
+                ),
+            ],
+            "{r:?}"
         );
     }
 
