@@ -36,7 +36,7 @@ static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
 /// the instance's name and its class).
 static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:\[ERROR\] )?(?:[\w$]+ on )?([\w$]+)\(([\w.$]+)\)(?:\([\w.$]+\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$",
+        r"^(?:\[ERROR\] )?(?:[\w$]+ on )?([\w$]+(?:\[[^\]]*\])?)\(([\w.$]+)\)(?:\([\w.$]+\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$",
     )
     .unwrap()
 });
@@ -941,6 +941,14 @@ impl Jvm {
             && t.contains(" > ")
             && let Some(c) = GRADLE.captures(t)
         {
+            // TestNG under Gradle nests the suite and the test before the method: `TestNG >
+            // MethodInterceptor > test.x.MultipleInterceptorsTest.testOrder FAILED`.
+            if let Some((_, last)) = c[2].rsplit_once(" > ")
+                && let Some((class, _)) = qualified_method(last)
+            {
+                self.start(class, last.to_string(), l.no, sink);
+                return true;
+            }
             let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
             self.start(&c[1], test, l.no, sink);
             return true;
@@ -1426,6 +1434,52 @@ mod tests {
         assert_eq!(
             compiler_type("error: package twitter4j.internal.org.json does not exist"),
             BugType::Import
+        );
+    }
+
+    #[test]
+    fn surefire_2_names_junit_4_parameterized_runs() {
+        // ibissource/iaf's Travis job (BugSwarm): JUnit 4's `Parameterized` runner names each run
+        // `method[index]` (pgjdbc's `run[5: batchTest(mode=…)]` holds parentheses too).
+        let log = "[ERROR] doTest[0](nl.nn.adapterframework.jdbc.transformer.ToCsv)  Time elapsed: 0.005 s  <<< ERROR!\njava.lang.NullPointerException: No parent for filter\n\tat nl.nn.adapterframework.jdbc.transformer.ToCsv.doTest(ToCsv.java:51)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/nl/nn/adapterframework/jdbc/transformer/ToCsv.java",
+                51
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("doTest[0](nl.nn.adapterframework.jdbc.transformer.ToCsv)")
+        );
+        let c = super::SUREFIRE2
+            .captures(
+                "run[5: batchTest(mode=FAIL_VIA_SELECT, position=FIRST_ROW, autoCommit=YES, batchType=SIMPLE, generateKeys=YES, binary=FORCE)](org.postgresql.test.jdbc2.BatchFailureTest)  Time elapsed: 0.027 sec  <<< ERROR!")
+            .expect("a parameterized run");
+        assert_eq!(&c[2], "org.postgresql.test.jdbc2.BatchFailureTest");
+    }
+
+    #[test]
+    fn gradle_names_testng_suite_and_test_before_the_method() {
+        // cbeust/testng's own Travis job (BugSwarm), Gradle 2's console.
+        let log = ":testClasses\n:test\n\nTestNG > MethodInterceptor > test.methodinterceptors.multipleinterceptors.MultipleInterceptorsTest.testMultipleInterceptorsWithPreserveOrder FAILED\n    java.lang.IndexOutOfBoundsException at MultipleInterceptorsTest.java:37\n\n1143 tests completed, 1 failed\n:test FAILED\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/test/methodinterceptors/multipleinterceptors/MultipleInterceptorsTest.java",
+                37
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "test.methodinterceptors.multipleinterceptors.MultipleInterceptorsTest.testMultipleInterceptorsWithPreserveOrder"
+            )
         );
     }
 
