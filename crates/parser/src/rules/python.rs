@@ -312,6 +312,17 @@ fn is_fatal_error(t: &str) -> bool {
     memchr::memmem::find(t.as_bytes(), FATAL.as_bytes()).is_some()
 }
 
+/// A test as pytest's block header names it: `Class.test_x[param]`, `test_x`, no space before
+/// the parameters.
+fn is_test_id(t: &str) -> bool {
+    let head = t.split('[').next().unwrap_or(t);
+    !head.is_empty()
+        && head
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.'))
+        && (head.len() == t.len() || t.ends_with(']'))
+}
+
 /// The installed package a pytest verbose line's `<- path` runs tests from: `pytest --pyargs
 /// nilearn` prints `tests/test_x.py::test_y <- ../home/travis/virtualenv/…/site-packages/
 /// nilearn/tests/test_x.py PASSED`, so the package under test is the repository's own, installed.
@@ -805,7 +816,13 @@ impl Python {
             || ((t.starts_with("_ ") || t.starts_with("__"))
                 && (t.ends_with(" _") || t.ends_with("__"))
                 && t.bytes().any(|b| b != b'_' && b != b' '));
-        if t.len() >= 8 && padded {
+        // Wider than the terminal, the name has no `_` left: ` Class.test[exp-expiry] `, one
+        // space each side of a name with none before its parameters.
+        let bare = l.text.len() == t.len() + 2 + self.section_indent
+            && l.text.ends_with(' ')
+            && t.len() >= 60
+            && is_test_id(t);
+        if (t.len() >= 8 && padded) || bare {
             let name = t.trim_matches('_').trim();
             if !name.is_empty() {
                 self.finish_block(sink);
@@ -1714,6 +1731,36 @@ RuntimeError: after the run\n";
         assert_eq!(r[0].message, "Fatal Python error: Segmentation fault");
         let setup = "spyder/app/tests/test_mainwindow.py::test_varexp_rename Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007fc2478fc740 (most recent call first):\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pytestqt/plugin.py\", line 182 in _process_events\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pytestqt/plugin.py\", line 142 in pytest_runtest_setup\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_callers.py\", line 55 in _multicall\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_manager.py\", line 80 in _hookexec\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_hooks.py\", line 265 in __call__\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/runner.py\", line 255 in <lambda>\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/runner.py\", line 311 in from_call\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/runner.py\", line 255 in call_runtest_hook\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/flaky/flaky_pytest_plugin.py\", line 138 in call_and_report\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/runner.py\", line 120 in runtestprotocol\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/runner.py\", line 109 in pytest_runtest_protocol\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/flaky/flaky_pytest_plugin.py\", line 94 in pytest_runtest_protocol\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_callers.py\", line 39 in _multicall\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_manager.py\", line 80 in _hookexec\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_hooks.py\", line 265 in __call__\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/main.py\", line 348 in pytest_runtestloop\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_callers.py\", line 39 in _multicall\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_manager.py\", line 80 in _hookexec\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_hooks.py\", line 265 in __call__\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/main.py\", line 323 in _main\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/main.py\", line 269 in wrap_session\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/main.py\", line 316 in pytest_cmdline_main\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_callers.py\", line 39 in _multicall\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_manager.py\", line 80 in _hookexec\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/pluggy/_hooks.py\", line 265 in __call__\n  File \"/usr/share/miniconda3/envs/test/lib/python3.7/site-packages/_pytest/config/__init__.py\", line 163 in main\n  File \"runtests.py\", line 52 in run_pytest\n  File \"runtests.py\", line 69 in main\n  File \"runtests.py\", line 73 in <module>\nSegmentation fault (core dumped)\n";
         assert!(parse_str(setup, &ParseOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn a_test_name_wider_than_the_terminal_has_no_underscores() {
+        // hypothesis/h's tox run (BugSwarm): ` Class.test[exp-expiry] ` opens the next block.
+        let log = "=================================== FAILURES ===================================\r\n__________ TestVerifiedJWTGrantToken.test_init_raises_for_invalid_aud __________\r\n\r\nself = <jwt_grant_token_test.TestVerifiedJWTGrantToken object at 0x7efee3f94dd0>\r\nclaims = {'aud': 'different-audience', 'exp': 1500887757, 'iss': 'test-issuer', 'nbf': 1500887457, ...}\r\n\r\n    def test_init_raises_for_invalid_aud(self, claims):\r\n        claims['aud'] = 'different-audience'\r\n        jwttok = jwt_token(claims)\r\n    \r\n        with pytest.raises(InvalidJWTGrantTokenClaimError) as exc:\r\n            VerifiedJWTGrantToken(jwttok, 'top-secret', 'test-audience')\r\n    \r\n>       assert exc.value.description == 'Invalid grant token audience (aud).'\r\nE       AssertionError: assert 'Invalid clai... grant token.' == 'Invalid grant...dience (aud).'\r\nE         - Invalid claim 'aud' (audience) in grant token.\r\nE         + Invalid grant token audience (aud).\r\n\r\ntests/h/oauth/jwt_grant_token_test.py:137: AssertionError\r\n TestVerifiedJWTGrantToken.test_init_raises_for_invalid_timestamp_types[exp-expiry] \r\n\r\nself = <jwt_grant_token_test.TestVerifiedJWTGrantToken object at 0x7efee4351b90>\r\nclaims = {'aud': 'test-audience', 'exp': 'wut', 'iss': 'test-issuer', 'nbf': 1500887457, ...}\r\nclaim = 'exp', description = 'expiry'\r\n\r\n    @pytest.mark.parametrize('claim,description', [\r\n        ['exp', 'expiry'],\r\n        ['nbf', 'start time'],\r\n    ])\r\n    def test_init_raises_for_invalid_timestamp_types(self, claims, claim, description):\r\n        claims[claim] = 'wut'\r\n        jwttok = jwt_token(claims)\r\n    \r\n        with pytest.raises(InvalidJWTGrantTokenClaimError) as exc:\r\n            VerifiedJWTGrantToken(jwttok, 'top-secret', 'test-audience')\r\n    \r\n>       assert exc.value.description == 'Invalid grant token {} ({}).'.format(description, claim)\r\nE       AssertionError: assert 'Invalid clai... grant token.' == 'Invalid grant...expiry (exp).'\r\nE         - Invalid claim 'exp' (expiry) in grant token.\r\nE         + Invalid grant token expiry (exp).\r\n\r\ntests/h/oauth/jwt_grant_token_test.py:150: AssertionError\r\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let rows: Vec<_> = r
+            .iter()
+            .map(|b| (b.line_number, b.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    137,
+                    Some("TestVerifiedJWTGrantToken.test_init_raises_for_invalid_aud")
+                ),
+                (
+                    150,
+                    Some(
+                        "TestVerifiedJWTGrantToken.test_init_raises_for_invalid_timestamp_types[exp-expiry]"
+                    )
+                ),
+            ],
+            "{r:?}"
+        );
+        assert!(!super::is_test_id(
+            "self = <jwt_grant_token_test.X object at 0x7efee4351b90>"
+        ));
     }
 
     #[test]
