@@ -304,12 +304,22 @@ fn faulthandler_frame(t: &str) -> Option<(&str, u64)> {
     Some((path, super::num(n)?))
 }
 
-/// faulthandler's header for a crash (`Fatal Python error: Segmentation fault`, `… Aborted`),
-/// after pytest `-v`'s node id when the test was running.
+/// faulthandler's header for a crash on a fatal signal (`Fatal Python error: Segmentation
+/// fault`, `… Aborted`), after pytest `-v`'s node id when the test was running.
 const FATAL: &str = "Fatal Python error: ";
 
 fn is_fatal_error(t: &str) -> bool {
-    memchr::memmem::find(t.as_bytes(), FATAL.as_bytes()).is_some()
+    // faulthandler's fatal signals end the line: a suffix test spares the search on the many
+    // other lines with a colon.
+    const SIGNALS: [&str; 5] = [
+        "Segmentation fault",
+        "Aborted",
+        "Floating point exception",
+        "Bus error",
+        "Illegal instruction",
+    ];
+    SIGNALS.iter().any(|s| t.ends_with(s))
+        && memchr::memmem::find(t.as_bytes(), FATAL.as_bytes()).is_some()
 }
 
 /// A test as pytest's block header names it: `Class.test_x[param]`, `test_x`, no space before
@@ -464,6 +474,7 @@ impl Python {
         }
         if l.colon
             && l.last.is_ascii_alphabetic()
+            && is_fatal_error(t)
             && let Some(at) = memchr::memmem::find(t.as_bytes(), FATAL.as_bytes())
         {
             let before = t[..at].trim();
