@@ -2,7 +2,8 @@
 //! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
 //! errors, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
 //! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
-//! and the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
+//! faulthandler's dump of a crashed interpreter (`Fatal Python error: Segmentation fault`), and
+//! the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
 //! pydocstyle, mypy, ruff (concise, grouped, pylint format, and rule names in place of codes).
 //!
 //! It must never report a warning or `note:` line, a frame outside the repository, or a pytest
