@@ -1075,7 +1075,7 @@ mod tests {
     fn the_testing_packages_own_race_line_is_not_the_tests() {
         // slack-go/slack's `go test -race` (LLM4Build's reproduction): the race report above
         // holds the site; `testing.go:1398` is GOROOT's.
-        let log = "    testing.go:1398: race detected during execution of test\n--- FAIL: TestRTMPing (30.04s)\nFAIL\nFAIL\tgithub.com/slack-go/slack/slacktest\t51.195s\n";
+        let log = "=== RUN   TestRTMPing\n    testing.go:1398: race detected during execution of test\n--- FAIL: TestRTMPing (30.04s)\nFAIL\nFAIL\tgithub.com/slack-go/slack/slacktest\t51.195s\n";
         assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 
