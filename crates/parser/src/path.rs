@@ -326,6 +326,11 @@ pub fn is_generated(path: &str) -> bool {
     if path.starts_with("CMakeFiles/") || path.contains("/CMakeFiles/") {
         return true;
     }
+    // Meson's own private directory: its compiler probes (`meson-private/tmpzts8g7aa/testfile.c`)
+    // and sanity checks, which fail by design while it configures.
+    if path.starts_with("meson-private/") || path.contains("/meson-private/") {
+        return true;
+    }
     // Meson's per-target private directories hold what it generates (valac's C, configured
     // sources): `src/gala.p/` since 0.55, `lib/gconnect-0.1@sha/` (`@exe`, `@sta`) before.
     path.split('/').rev().skip(1).any(|dir| {
@@ -663,6 +668,10 @@ mod tests {
     fn meson_private_dirs_are_generated_and_compile_commands_place_the_build_dir() {
         assert!(is_generated("src/gala.p/WindowManager.c"));
         assert!(is_generated("lib/gconnect-0.1@sha/gconnect-config.c"));
+        // mpv's container build: a second meson configuration's probes fail in `build/`.
+        assert!(is_generated("build/meson-private/tmpzts8g7aa/testfile.c"));
+        assert!(is_generated("meson-private/tmpl1anmut4/testfile.c"));
+        assert!(!is_generated("src/meson-privateer/a.c"));
         assert!(!is_generated("src/app.py"));
         assert!(!is_generated("a.p"));
         // jcabi-aspects' Travis job: javac's error in the copy templating-maven-plugin made.

@@ -543,14 +543,17 @@ fn heldout_fresh8_set() {
 
 /// `heldout/fresh9/`: built while `fresh7/` and `fresh8/` were being tuned on, from logs of
 /// projects no other set names (BugSwarm's Travis CI and Actions test data, LLM4Build's Actions
-/// job logs and its container reproductions: Go, .NET, C/C++ among them), to be measured once on
-/// the session's final parser. Held out like `fresh8/`: one row, not gated, no per-log differences.
+/// job logs and its container reproductions: Go, .NET, C/C++ among them). Measured held out once
+/// on the session's final parser (recall 0.799, precision 0.863), then its misses and false
+/// reports were examined and fixed as families (issue 15, precision and recall work on the former
+/// fresh9 set), so it is no longer held out: it prints its per-log differences and one row, not
+/// gated.
 #[test]
 fn heldout_fresh9_set() {
     fresh_set(
         "fresh9",
-        "**fresh9** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh9** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -566,6 +569,7 @@ fn heldout_fresh10_set() {
         Differences::Hidden,
     );
 }
+
 /// Whether a fresh set's per-log differences are printed: only for a set already tuned on.
 /// `Hidden` keeps a held-out set honest: its totals are printed, never which log differs.
 #[derive(PartialEq)]

@@ -200,11 +200,30 @@ fn failed_test(t: &str) -> Option<&str> {
         // Older console loggers align the name: `Failed   Ns.Class.Test`.
         .trim_start();
     // `[12 ms]` / `[< 1 ms]` after the name.
-    let name = match name.rfind(" [") {
-        Some(i) if name.ends_with(']') => &name[..i],
-        _ => name,
+    let (name, timed) = match name.rfind(" [") {
+        Some(i) if name.ends_with(']') => (&name[..i], duration(&name[i + 2..name.len() - 1])),
+        _ => (name, false),
     };
-    plausible(name).then_some(name)
+    // With NUnit the console logger names the method alone (`Failed Test_x [850 ms]`): the
+    // duration after it is what makes the line a test's verdict.
+    (plausible(name) || timed && identifier(name)).then_some(name)
+}
+
+/// The console logger's duration of a test: `850 ms`, `< 1 ms`, `10 s`, `1 m 5 s`.
+fn duration(d: &str) -> bool {
+    let d = d.strip_prefix("< ").unwrap_or(d);
+    d.bytes().next().is_some_and(|c| c.is_ascii_digit())
+        && d.split(' ')
+            .all(|w| w.bytes().all(|c| c.is_ascii_digit()) || matches!(w, "ms" | "s" | "m" | "h"))
+}
+
+/// A bare method name, arguments aside: `Test_x`, `Case(Software fallback)`.
+fn identifier(name: &str) -> bool {
+    let head = name.split('(').next().unwrap_or(name);
+    head.bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && head.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// A test name: `Ns.Class.Test` or `Ns.Class.Test(x: 1)`, no spaces before the arguments.
@@ -401,6 +420,14 @@ impl Dotnet {
                 && !t.starts_with("Stack Trace:")
             {
                 b.message = crate::sink::truncate_chars(t, 400).to_string();
+            } else if b.message.starts_with("Assert.")
+                && (t.starts_with("Expected:") || t.starts_with("But was:"))
+                && b.message.len() < 600
+            {
+                // NUnit 4 first echoes the assertion (`Assert.That(x, Is.True)`); what failed
+                // is on the lines under it (`Expected: True`, `But was:  False`).
+                b.message.push_str(": ");
+                b.message.push_str(crate::sink::truncate_chars(t, 200));
             }
             // A new test or the run's summary ends the block.
             if failed_test(t).is_some()
@@ -588,5 +615,37 @@ mod tests {
         assert_eq!(r[1].file_path, "tests/Calc.Tests/AddTests.cs");
         assert_eq!(r[1].test_name.as_deref(), Some("Calc.Tests.AddTests.Adds"));
         assert_eq!(r[1].message, "Assert.Equal() Failure");
+    }
+    #[test]
+    fn nunit_method_names_without_namespace() {
+        // microsoft/garnet's and TheAlgorithms/C-Sharp's `dotnet test` (NUnit adapter 4.x, in
+        // LLM4Build's container reproductions): the console logger names only the method.
+        let log = "  Failed CommandsWithLinksShouldNotHaveMinusSign [37 ms]\n  Error Message:\n     Assert.That(File.Exists(markdownPath), Is.True)\n  Expected: True\n  But was:  False\n\n  Stack Trace:\n     at Garnet.test.DocsTests.CommandsWithLinksShouldNotHaveMinusSign() in /app/test/Garnet.test/DocsTests.cs:line 21\n\n1)    at Garnet.test.DocsTests.CommandsWithLinksShouldNotHaveMinusSign() in /app/test/Garnet.test/DocsTests.cs:line 21\n  Failed BitmapSimpleBitCountTest(Software fallback) [908 ms]\n  Error Message:\n   System.Exception : Failed to connect at 127.0.0.1:7000\n  Stack Trace:\n     at Garnet.common.LightClient.ConnectSendSocketAsync(CancellationToken cancellationToken) in /app/libs/common/LightClient.cs:line 153\n   at Garnet.common.LightClient.Connect() in /app/libs/common/LightClient.cs:line 114\n   at Garnet.common.LightClientRequest..ctor(EndPoint endpoint, Int32 optType, OnResponseDelegateUnsafe onReceive, SslClientAuthenticationOptions sslOptions, CountResponseType countResponseType) in /app/libs/common/LightClientRequest.cs:line 36\n   at Garnet.test.GarnetServerTestProcess..ctor(ConfigurationOptions& opts, Dictionary`2 env, Int32 port) in /app/test/Garnet.test/TestProcess.cs:line 63\n  Passed ArraySorted(294) [< 1 ms]\n  Failed PredictRating_WithOtherUserHavingRatedTargetItem_ShouldCalculateSimilarityAndWeightedSum [850 ms]\n  Error Message:\n     Assert.That(predictedRating, Is.Not.EqualTo(0.0d))\n  Expected: not equal to 0.0d\n  But was:  0.0d\n\n  Stack Trace:\n     at Algorithms.Tests.RecommenderSystem.CollaborativeFilteringTests.PredictRating_WithOtherUserHavingRatedTargetItem_ShouldCalculateSimilarityAndWeightedSum() in /app/Algorithms.Tests/RecommenderSystem/CollaborativeFilteringTests.cs:line 91\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0].file_path, "test/Garnet.test/DocsTests.cs");
+        assert_eq!(r[0].line_number, 21);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("CommandsWithLinksShouldNotHaveMinusSign")
+        );
+        assert_eq!(
+            r[0].message,
+            "Assert.That(File.Exists(markdownPath), Is.True): Expected: True: But was:  False"
+        );
+        assert_eq!(r[1].file_path, "libs/common/LightClient.cs");
+        assert_eq!(r[1].line_number, 153);
+        assert_eq!(
+            r[1].test_name.as_deref(),
+            Some("BitmapSimpleBitCountTest(Software fallback)")
+        );
+        assert_eq!(
+            r[2].file_path,
+            "Algorithms.Tests/RecommenderSystem/CollaborativeFilteringTests.cs"
+        );
+        assert_eq!(r[2].line_number, 91);
+        // A passed test's verdict opens nothing, whatever its duration.
+        assert!(super::failed_test("Passed ArraySorted(294) [< 1 ms]").is_none());
+        assert!(super::failed_test("Failed to connect [x]").is_none());
     }
 }

@@ -2,7 +2,7 @@
 //! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
 //! and Vitest `FAIL … >` blocks, mocha's `N failing` and Jasmine's `Failures:` numbered lists
-//! (with the full test title), tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
+//! (with the full test title), karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
 //! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
 //! next lines (awesome-typescript-loader, ts-loader, `Module parse failed`, `Module not found`).
@@ -456,8 +456,106 @@ fn is_placeholder_frame(path: &str, line: &str, col: &str) -> bool {
     line == "1" && col == "1" && super::ext(path) == "coffee"
 }
 
+/// karma-mocha-reporter's summary of failures: suites and tests by indentation (`✖` before a
+/// test's title), the browser, the message, then the browser's stack (Firefox's
+/// `fn@path:line:col`, V8's `at fn (path:line:col)`).
+#[derive(Debug, Default)]
+struct KarmaFailed {
+    /// Suite titles above the current line, with their indentation.
+    suites: Vec<(usize, String)>,
+    /// The current test: indentation of its `✖` line, full title, message, sequence number,
+    /// and whether its site was reported.
+    test: Option<(usize, String, Option<String>, u64, bool)>,
+    budget: u32,
+}
+
+/// Lines of a karma-mocha-reporter failure summary read at most.
+const KARMA_BUDGET: u32 = 20_000;
+
+impl KarmaFailed {
+    /// False when the line is not the section's (a line at column 0 ends it).
+    fn line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if t.is_empty() {
+            return true;
+        }
+        let indent = l.indent();
+        if indent == 0 || self.budget >= KARMA_BUDGET {
+            return false;
+        }
+        self.budget += 1;
+        if let Some(title) = t.strip_prefix("✖ ") {
+            self.suites.retain(|(i, _)| *i < indent);
+            let mut name = String::new();
+            for (_, s) in &self.suites {
+                name.push_str(s);
+                name.push(' ');
+            }
+            name.push_str(title);
+            self.test = Some((indent, name, None, l.no, false));
+            return true;
+        }
+        // The message and the stack are indented as the test's title; a suite's title is less.
+        if let Some((at, name, msg, seq, done)) = &mut self.test
+            && indent >= *at
+        {
+            if let Some((path, line)) = karma_frame(t) {
+                if !*done && sink.is_own_frame(path) {
+                    *done = true;
+                    let msg = msg.as_deref().unwrap_or("test failed");
+                    sink.emit(
+                        *seq,
+                        Finding::new(path, line, BugType::Logic, msg)
+                            .test(Some(name))
+                            .conf(0.7)
+                            .tool("karma"),
+                    );
+                }
+            } else if msg.is_none() && !is_browser(t) {
+                *msg = Some(crate::sink::truncate_chars(t, 400).to_string());
+            }
+            return true;
+        }
+        self.test = None;
+        self.suites.retain(|(i, _)| *i < indent);
+        self.suites.push((indent, t.to_string()));
+        true
+    }
+}
+
+/// The browser line under a test's title: `Firefox 72.0.0 (Linux 0.0.0)`.
+fn is_browser(t: &str) -> bool {
+    const BROWSERS: [&str; 7] = [
+        "Chrome",
+        "HeadlessChrome",
+        "Firefox",
+        "Safari",
+        "PhantomJS",
+        "Electron",
+        "Edge",
+    ];
+    t.ends_with(')') && BROWSERS.iter().any(|b| t.starts_with(b))
+}
+
+/// A browser's stack frame in a Karma report: Firefox's `fn@test/x.js:381:33` (`@path` for an
+/// anonymous function) or V8's `at fn (test/x.js:381:33)`.
+fn karma_frame(t: &str) -> Option<(&str, u64)> {
+    let loc = if let Some(rest) = t.strip_prefix("at ") {
+        rest.strip_suffix(')')?.rsplit_once(" (")?.1
+    } else {
+        t.rsplit_once('@')?.1
+    };
+    let (rest, _col) = loc.rsplit_once(':')?;
+    let (path, line) = rest.rsplit_once(':')?;
+    if path.is_empty() || path.contains(' ') {
+        return None;
+    }
+    Some((path, super::num(line)?))
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Js {
+    /// karma-mocha-reporter's `FAILED TESTS:` section, being read.
+    karma: Option<Box<KarmaFailed>>,
     /// Files a frame showed to be minified bundles (a column no hand-written line reaches):
     /// their other frames, whatever their column, are the bundle's too.
     bundles: Vec<String>,
@@ -592,7 +690,16 @@ impl Js {
     /// or report something (`npm … path`, `FAIL `, `● `, a bare path, `error TS`, `Error`/
     /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
     /// [`Js::line`].
+    /// Inside karma-mocha-reporter's `FAILED TESTS:` section.
+    #[inline]
+    pub fn in_karma(&self) -> bool {
+        self.karma.is_some()
+    }
+
     pub fn quiet(&self, l: &Line<'_>) -> bool {
+        if self.karma.is_some() {
+            return false;
+        }
         if self.npm_json.is_some()
             || (l.first == b'n' && l.last == b'n' && l.trimmed() == "npm ERR! Failed to parse json")
         {
@@ -670,6 +777,16 @@ impl Js {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if let Some(k) = &mut self.karma {
+            if k.line(l, t, sink) {
+                return true;
+            }
+            self.karma = None;
+        }
+        if l.first == b'F' && t == "FAILED TESTS:" {
+            self.karma = Some(Box::default());
+            return true;
+        }
         if t.is_empty() {
             // A blank line ends an ESLint file block, unless the log is double-spaced (a blank
             // line after every line: a Jenkins console copied from the browser), which only the
@@ -1754,6 +1871,7 @@ impl Js {
     }
 
     pub fn flush(&mut self, sink: &mut Sink) {
+        self.karma = None;
         self.npm_json = None;
         self.finish_block(sink);
         self.eslint_file = None;
@@ -1775,6 +1893,36 @@ impl Js {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn karma_mocha_reporter_failed_tests_with_firefox_frames() {
+        // maptalks/maptalks.js' Travis job (BugSwarm), colours kept: Firefox names the test's
+        // frame `@test/…:381:33`; failures whose message names only `node_modules/expect.js`
+        // have no site in the repository.
+        let log = "\x1b[4m\x1b[1mFAILED TESTS:\x1b[22m\x1b[24m\n  Geometry.Altitude\n    draw altitude\n\x1b[31m      \x1b[31m✖\x1b[31m draw altitude of marker without altitude prop\x1b[39m\n        \x1b[3m\x1b[33mFirefox 72.0.0 (Linux 0.0.0)\x1b[39m\x1b[23m\n\x1b[31m      Error: expected layer to be painted in center with offset (0,0), expect color [0,0,255] but actual color is [0,0,0] (node_modules/expect.js/index.js:96)\x1b[39m\n\x1b[31m\x1b[39m\n  Geometry.LineString\n    outline\n\x1b[31m      \x1b[31m✖\x1b[31m display outline\x1b[39m\n        \x1b[3m\x1b[33mFirefox 72.0.0 (Linux 0.0.0)\x1b[39m\x1b[23m\n\x1b[31m      expected layer to be painted in center with offset (0,10), expect color [0,255,0] but actual color is [0,0,0]\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      Assertion.prototype.assert@node_modules/expect.js/index.js:96:13\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      expect.Assertion.prototype.painted@node_modules/expect-maptalks/index.js:201:14\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      bind/<@node_modules/expect.js/index.js:499:17\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      @test/geometry/LineStringSpec.js:381:33\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      \x1b[39m\n\x1b[31m\x1b[39m\n  Geometry.Marker\n    set marker's Symbol\n\x1b[31m      \x1b[31m✖\x1b[31m change symbol in event listener\x1b[39m\n        \x1b[3m\x1b[33mFirefox 72.0.0 (Linux 0.0.0)\x1b[39m\x1b[23m\n\x1b[31m      Error: expected layer to be painted in center with offset (0,0), expect color [0,255,0] but actual color is [0,0,0] (node_modules/expect.js/index.js:96)\x1b[39m\n\x1b[31m\x1b[39m\n    marker rotation\n\x1b[31m      \x1b[31m✖\x1b[31m rotate text marker outline\x1b[39m\n        \x1b[3m\x1b[33mFirefox 72.0.0 (Linux 0.0.0)\x1b[39m\x1b[23m\n\x1b[31m      expected layer to be painted in center with offset (50,-10), expect color [0,255,0] but actual color is [0,0,0]\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      Assertion.prototype.assert@node_modules/expect.js/index.js:96:13\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      expect.Assertion.prototype.painted@node_modules/expect-maptalks/index.js:201:14\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      bind/<@node_modules/expect.js/index.js:499:17\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      @test/geometry/MarkerSpec.js:760:33\x1b[39m\n\x1b[31m\x1b[39m\x1b[31m      \x1b[39m\n\x1b[31m\x1b[39m\n  Geometry.Polygon\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let rows: Vec<_> = r
+            .iter()
+            .map(|b| (b.file_path.as_str(), b.line_number, b.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "test/geometry/LineStringSpec.js",
+                    381,
+                    Some("Geometry.LineString outline display outline")
+                ),
+                (
+                    "test/geometry/MarkerSpec.js",
+                    760,
+                    Some("Geometry.Marker marker rotation rotate text marker outline")
+                ),
+            ],
+            "{r:?}"
+        );
+        assert!(r[0].message.starts_with("expected layer to be painted"));
+    }
 
     #[test]
     fn npm_3s_package_json_parse_error_names_its_line() {

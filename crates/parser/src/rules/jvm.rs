@@ -36,7 +36,7 @@ static SUREFIRE3: LazyLock<Regex> = LazyLock::new(|| {
 /// the instance's name and its class).
 static SUREFIRE2: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:\[ERROR\] )?(?:[\w$]+ on )?([\w$]+)\(([\w.$]+)\)(?:\([\w.$]+\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$",
+        r"^(?:\[ERROR\] )?(?:[\w$]+ on )?([\w$]+(?:\[[^\]]*\])?)\(([\w.$]+)\)(?:\([\w.$]+\))? +Time elapsed: .*<<< (FAILURE|ERROR)!$",
     )
     .unwrap()
 });
@@ -84,6 +84,9 @@ static GRADLE_SHORT: LazyLock<Regex> = LazyLock::new(|| {
 /// Classifies a javac / kotlinc compiler message.
 pub(crate) fn compiler_type(msg: &str) -> BugType {
     let m = msg.trim();
+    // maven-compiler-plugin 2.x/3.0 repeats javac's own severity inside its row: `[ERROR]
+    // /…/A.java:[19,34] error: package x does not exist`.
+    let m = m.strip_prefix("error: ").unwrap_or(m);
     if (m.starts_with("package ") && m.ends_with("does not exist"))
         || m.starts_with("cannot access ")
         || m.contains("Unresolved reference") && m.contains("import")
@@ -938,6 +941,14 @@ impl Jvm {
             && t.contains(" > ")
             && let Some(c) = GRADLE.captures(t)
         {
+            // TestNG under Gradle nests the suite and the test before the method: `TestNG >
+            // MethodInterceptor > test.x.MultipleInterceptorsTest.testOrder FAILED`.
+            if let Some((_, last)) = c[2].rsplit_once(" > ")
+                && let Some((class, _)) = qualified_method(last)
+            {
+                self.start(class, last.to_string(), l.no, sink);
+                return true;
+            }
             let test = format!("{}.{}", &c[1], c[2].trim_end_matches("()"));
             self.start(&c[1], test, l.no, sink);
             return true;
@@ -1401,6 +1412,74 @@ mod tests {
                 "interop-testing/src/test/java/io/grpc/testing/integration/NettyFlowControlTest.java",
                 152
             )]
+        );
+    }
+
+    #[test]
+    fn maven_compiler_plugin_rows_repeating_javacs_error_word() {
+        // twitter/hbc's Travis job (BugSwarm): maven-compiler-plugin 2.x prints `error: ` inside
+        // its `[ERROR]` row; a missing package is still an import.
+        let log = "[INFO] Compiling 11 source files to /home/travis/build/twitter/hbc/hbc-twitter4j-v3/target/classes\n[INFO] -------------------------------------------------------------\n[ERROR] COMPILATION ERROR : \n[INFO] -------------------------------------------------------------\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[19,34] error: package twitter4j.internal.org.json does not exist\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[98,11] error: cannot find symbol\n[ERROR] symbol:   variable JSONObjectType\n[ERROR] location: class JSONObjectParser\n[ERROR] /home/travis/build/twitter/hbc/hbc-twitter4j-v3/src/main/java/com/twitter/hbc/twitter4j/v3/parser/JSONObjectParser.java:[98,62] error: package JSONObjectType does not exist\n";
+        let r = parse_str(log, &ParseOptions::default());
+        let rows: Vec<_> = r.iter().map(|b| (b.line_number, b.error_type)).collect();
+        assert_eq!(
+            rows,
+            [
+                (19, BugType::Import),
+                (98, BugType::TypeError),
+                (98, BugType::Import)
+            ],
+            "{r:?}"
+        );
+        assert_eq!(
+            compiler_type("error: package twitter4j.internal.org.json does not exist"),
+            BugType::Import
+        );
+    }
+
+    #[test]
+    fn surefire_2_names_junit_4_parameterized_runs() {
+        // ibissource/iaf's Travis job (BugSwarm): JUnit 4's `Parameterized` runner names each run
+        // `method[index]` (pgjdbc's `run[5: batchTest(mode=…)]` holds parentheses too).
+        let log = "[ERROR] doTest[0](nl.nn.adapterframework.jdbc.transformer.ToCsv)  Time elapsed: 0.005 s  <<< ERROR!\njava.lang.NullPointerException: No parent for filter\n\tat nl.nn.adapterframework.jdbc.transformer.ToCsv.doTest(ToCsv.java:51)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/nl/nn/adapterframework/jdbc/transformer/ToCsv.java",
+                51
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("doTest[0](nl.nn.adapterframework.jdbc.transformer.ToCsv)")
+        );
+        let c = super::SUREFIRE2
+            .captures(
+                "run[5: batchTest(mode=FAIL_VIA_SELECT, position=FIRST_ROW, autoCommit=YES, batchType=SIMPLE, generateKeys=YES, binary=FORCE)](org.postgresql.test.jdbc2.BatchFailureTest)  Time elapsed: 0.027 sec  <<< ERROR!")
+            .expect("a parameterized run");
+        assert_eq!(&c[2], "org.postgresql.test.jdbc2.BatchFailureTest");
+    }
+
+    #[test]
+    fn gradle_names_testng_suite_and_test_before_the_method() {
+        // cbeust/testng's own Travis job (BugSwarm), Gradle 2's console.
+        let log = ":testClasses\n:test\n\nTestNG > MethodInterceptor > test.methodinterceptors.multipleinterceptors.MultipleInterceptorsTest.testMultipleInterceptorsWithPreserveOrder FAILED\n    java.lang.IndexOutOfBoundsException at MultipleInterceptorsTest.java:37\n\n1143 tests completed, 1 failed\n:test FAILED\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/test/java/test/methodinterceptors/multipleinterceptors/MultipleInterceptorsTest.java",
+                37
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "test.methodinterceptors.multipleinterceptors.MultipleInterceptorsTest.testMultipleInterceptorsWithPreserveOrder"
+            )
         );
     }
 
