@@ -135,16 +135,45 @@ fn build_standins(base: &str) -> f64 {
 }
 
 /// The default bridge's gateway: the host's address as containers on any bridge reach it.
-fn bridge_gateway() -> std::net::IpAddr {
-    docker_ok(&[
+/// A freshly started dockerd (20.10 on a clean machine) lists the bridge's subnet without its
+/// gateway; the gateway is then the subnet's first address, as Docker assigns it by default.
+fn bridge_gateway() -> std::net::Ipv4Addr {
+    let config = docker_ok(&[
         "network",
         "inspect",
         "bridge",
         "--format",
-        "{{(index .IPAM.Config 0).Gateway}}",
-    ])
-    .parse()
-    .expect("the bridge network has an IPv4 gateway")
+        "{{json (index .IPAM.Config 0)}}",
+    ]);
+    let config: serde_json::Value =
+        serde_json::from_str(&config).expect("docker prints the bridge's IPAM config as JSON");
+    gateway_of(&config)
+        .unwrap_or_else(|| panic!("the bridge network has no IPv4 gateway: {config}"))
+}
+
+/// The gateway an IPAM config names, else its subnet's first address.
+fn gateway_of(config: &serde_json::Value) -> Option<std::net::Ipv4Addr> {
+    if let Some(gateway) = config["Gateway"].as_str().filter(|g| !g.is_empty()) {
+        return gateway.parse().ok();
+    }
+    let (net, bits) = config["Subnet"].as_str()?.split_once('/')?;
+    let (net, bits): (std::net::Ipv4Addr, u32) = (net.parse().ok()?, bits.parse().ok()?);
+    let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+    Some((u32::from(net) & mask).checked_add(1)?.into())
+}
+
+#[test]
+fn a_bridge_listed_without_its_gateway_has_its_subnets_first_address() {
+    let listed = serde_json::json!({"Subnet": "172.17.0.0/16", "Gateway": "172.17.0.1"});
+    let fresh = serde_json::json!({"Subnet": "172.17.0.0/16"});
+    let custom = serde_json::json!({"Subnet": "10.9.0.0/24", "Gateway": "10.9.0.254"});
+    assert_eq!(gateway_of(&listed), Some([172, 17, 0, 1].into()));
+    assert_eq!(gateway_of(&fresh), Some([172, 17, 0, 1].into()));
+    assert_eq!(gateway_of(&custom), Some([10, 9, 0, 254].into()));
+    assert_eq!(
+        gateway_of(&serde_json::json!({"Subnet": "fd00::/64"})),
+        None
+    );
 }
 
 /// Waits until `f` holds, up to `within`, or panics with the stack's logs.
@@ -170,7 +199,7 @@ async fn the_compose_stack_runs_and_answers_github_through_its_one_port() {
     let image = build_prebuilt(&base);
 
     let fake = FakeGitHub::start_with(Options {
-        bind: Some(bridge_gateway()),
+        bind: Some(bridge_gateway().into()),
         ..Default::default()
     })
     .await
