@@ -227,6 +227,15 @@ struct PyBlock {
     chained: bool,
 }
 
+/// A doctest's block header names it `[doctest] pkg.mod.func` (IPython's plugin: `[ipdoctest]`);
+/// its node id, `pkg/mod.py::pkg.mod.func`, has the dotted name alone.
+fn doctest_name(header: &str) -> &str {
+    header
+        .strip_prefix("[doctest] ")
+        .or_else(|| header.strip_prefix("[ipdoctest] "))
+        .unwrap_or(header)
+}
+
 /// Follows [`PyBlock::import_tail`] over one frame.
 fn import_tail(state: u8, own: bool, path: &str) -> u8 {
     if own {
@@ -939,11 +948,17 @@ impl Python {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
                 let own = sink.is_own_frame(&path);
+                let rest = &c[3];
+                // A doctest example that raised (`UNEXPECTED EXCEPTION: …`) is printed with the
+                // exception's own traceback, then placed at the example's docstring line
+                // (`sysinfo.py:109: UnexpectedException`); the traceback's innermost repository
+                // frame is where it was raised. Without one (a `SyntaxError` in the example
+                // itself), the example's line is the failure.
+                let raised_below = rest == "UnexpectedException" && block.loc.is_some();
                 block.import_tail = import_tail(block.import_tail, own, &c[1]);
-                if own {
+                if own && !raised_below {
                     block.loc = Some((path, n));
                 }
-                let rest = &c[3];
                 if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
                     block.exc.get_or_insert_with(|| rest.trim().to_string());
                 }
@@ -998,6 +1013,7 @@ impl Python {
             b.exc.as_deref().map_or(BugType::Logic, exception_type)
         };
         let full = b.test.as_deref().and_then(|short| {
+            let short = doctest_name(short);
             self.verbose_ids.iter().find(|id| {
                 id.split_once("::")
                     .is_some_and(|(_, name)| name.replace("::", ".") == short)
@@ -1039,7 +1055,8 @@ impl Python {
         if let Some((_, name)) = nodeid.split_once("::") {
             let short = name.replace("::", ".");
             if let Some(r) = sink.reports_mut().find(|r| {
-                r.tool.as_deref() == Some("pytest") && r.test_name.as_deref() == Some(&short)
+                r.tool.as_deref() == Some("pytest")
+                    && r.test_name.as_deref().map(doctest_name) == Some(&short)
             }) {
                 r.test_name = Some(nodeid.to_string());
             } else if let Some((path, line)) = self.line_mode.pop_front()
@@ -1443,6 +1460,37 @@ mod tests {
         assert_eq!(
             r[0].test_name.as_deref(),
             Some("tests/unit/test_readkey.py::ReadKeyTest::test_page_down")
+        );
+    }
+
+    #[test]
+    fn a_doctest_that_raised_is_reported_where_its_traceback_raised() {
+        // IPython's pytest run in a container without `git` (former fresh10): the doctest's
+        // `UNEXPECTED EXCEPTION` traceback reaches `sysinfo.py:60`; pytest then places the
+        // failure at the docstring example's line 109. The second test reaches line 60 too.
+        let log = "rootdir: /app\n=================================== FAILURES ===================================\n__________________ [ipdoctest] IPython.utils.sysinfo.sys_info __________________\n103 Return useful information about IPython and the system, as a string.\n109         In [2]: print(sys_info())\nUNEXPECTED EXCEPTION: FileNotFoundError(2, 'No such file or directory')\nTraceback (most recent call last):\n  File \"<doctest IPython.utils.sysinfo.sys_info[0]>\", line 1, in <module>\n  File \"/app/IPython/utils/sysinfo.py\", line 120, in sys_info\n    return pprint.pformat(get_sys_info())\n               ^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/app/IPython/utils/sysinfo.py\", line 60, in pkg_commit_hash\n    proc = subprocess.Popen('git rev-parse --short HEAD'.split(' '),\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/usr/lib/python3.11/subprocess.py\", line 1022, in __init__\n    self._execute_child(args, executable, preexec_fn, close_fds,\n  File \"/usr/lib/python3.11/subprocess.py\", line 1899, in _execute_child\n    raise child_exception_type(errno_num, err_msg, err_filename)\nFileNotFoundError: [Errno 2] No such file or directory: 'git'\n/app/IPython/utils/sysinfo.py:109: UnexpectedException\n_____________________________ test_json_getsysinfo _____________________________\n        \"\"\"\n>       json.dumps(sysinfo.get_sys_info())\n                   ^^^^^^^^^^^^^^^^^^^^^^\n\ntests/test_sysinfo.py:17:\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\nIPython/utils/sysinfo.py:60: in pkg_commit_hash\n    proc = subprocess.Popen('git rev-parse --short HEAD'.split(' '),\n=========================== short test summary info ============================\nFAILED IPython/utils/sysinfo.py::IPython.utils.sysinfo.sys_info\nFAILED tests/test_sysinfo.py::test_json_getsysinfo - FileNotFoundError: [Errno 2] No such file or directory: 'git'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("IPython/utils/sysinfo.py", 60)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("IPython/utils/sysinfo.py::IPython.utils.sysinfo.sys_info")
+        );
+        // A doctest whose example itself does not compile (joblib's, former fresh7) has no
+        // repository frame below it: the example's line stays.
+        let log = "rootdir: /home/travis/build/joblib/joblib, inifile: setup.cfg\njoblib/shelf.py::joblib.shelf.shelve_mmap FAILED                         [  0%]\n=================================== FAILURES ===================================\n______________________ [doctest] joblib.shelf.shelve_mmap ______________________\n205         >>> array = np.random.random((10, 10)\nUNEXPECTED EXCEPTION: SyntaxError('unexpected EOF while parsing', ('<doctest joblib.shelf.shelve_mmap[10]>', 1, 34, 'array = np.random.random((10, 10)\\n'))\nTraceback (most recent call last):\n\n  File \"/home/travis/miniconda/envs/testenv/lib/python3.6/doctest.py\", line 1330, in __run\n    compileflags, 1), test.globs)\n\n  File \"<doctest joblib.shelf.shelve_mmap[10]>\", line 1\n\n    array = np.random.random((10, 10)\n\n                                    ^\n\nSyntaxError: unexpected EOF while parsing\n\n/home/travis/build/joblib/joblib/joblib/shelf.py:205: UnexpectedException\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("joblib/shelf.py", 205)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("joblib/shelf.py::joblib.shelf.shelve_mmap")
         );
     }
 
