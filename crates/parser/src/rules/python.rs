@@ -236,11 +236,14 @@ fn doctest_name(header: &str) -> &str {
         .unwrap_or(header)
 }
 
-/// Follows [`PyBlock::import_tail`] over one frame.
-fn import_tail(state: u8, own: bool, path: &str) -> u8 {
+/// Follows [`PyBlock::import_tail`] over one frame. A dependency's frame `in <module>` is its
+/// module body running because the repository's line imported it: the import failed there
+/// (flax's `from clu import deterministic_data` raising `AttributeError: module
+/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`).
+fn import_tail(state: u8, own: bool, path: &str, module: bool) -> u8 {
     if own {
         0
-    } else if path.starts_with("<frozen importlib") {
+    } else if path.starts_with("<frozen importlib") || module {
         if state == 0 { 1 } else { state }
     } else {
         2
@@ -938,7 +941,7 @@ impl Python {
         }
         // `<frozen importlib._bootstrap>:1007: in _find_and_load`: the import system's frames.
         if indent == 0 && t.starts_with("<frozen ") {
-            block.import_tail = import_tail(block.import_tail, false, t);
+            block.import_tail = import_tail(block.import_tail, false, t, false);
             return true;
         }
         if indent == 0
@@ -955,7 +958,8 @@ impl Python {
                 // frame is where it was raised. Without one (a `SyntaxError` in the example
                 // itself), the example's line is the failure.
                 let raised_below = rest == "UnexpectedException" && block.loc.is_some();
-                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                block.import_tail =
+                    import_tail(block.import_tail, own, &c[1], rest == "in <module>");
                 if own && !raised_below {
                     block.loc = Some((path, n));
                 }
@@ -986,7 +990,8 @@ impl Python {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
                 let own = sink.is_own_frame(&path);
-                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                let module = c.get(3).is_some_and(|m| m.as_str() == ", in <module>");
+                block.import_tail = import_tail(block.import_tail, own, &c[1], module);
                 if own {
                     block.loc = Some((path, n));
                 }
@@ -1492,6 +1497,26 @@ mod tests {
             r[0].test_name.as_deref(),
             Some("joblib/shelf.py::joblib.shelf.shelve_mmap")
         );
+    }
+
+    #[test]
+    fn a_dependency_failing_in_its_module_body_fails_the_repositorys_import() {
+        // flax's collection errors (former fresh10): the installed `clu` raises while being
+        // imported; every frame past the repository's import line runs a module body.
+        let log = "rootdir: /app\n==================================== ERRORS ====================================\n_____________ ERROR collecting examples/wmt/input_pipeline_test.py _____________\nexamples/wmt/input_pipeline_test.py:23: in <module>\n    import input_pipeline\nexamples/wmt/input_pipeline.py:20: in <module>\n    from clu import deterministic_data\n.venv/lib/python3.11/site-packages/clu/deterministic_data.py:79: in <module>\n    tfds.version.__version__)\nE   AttributeError: module 'tensorflow_datasets' has no attribute 'version'\n=========================== short test summary info ============================\nERROR examples/wmt/input_pipeline_test.py - AttributeError: module 'tensorflo...\nERROR examples/wmt/train_test.py - AttributeError: module 'tensorflow_dataset...\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("examples/wmt/input_pipeline.py", 20, BugType::Import)
+        );
+        // A dependency's function called by the module body is no import failure.
+        let called = log.replace(
+            "deterministic_data.py:79: in <module>",
+            "deterministic_data.py:79: in version",
+        );
+        let r = parse_str(&called, &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Logic, "{r:?}");
     }
 
     #[test]
