@@ -1468,8 +1468,16 @@ impl Js {
                 return true;
             }
         }
+        // A Jest failure whose received value quotes a Playwright run (lexical's integration
+        // tests run `playwright test` in a fixture and compare its result) prints Playwright's
+        // headers inside its message, before its own frames: they are the value, not a block.
+        let quoted = self
+            .block
+            .as_ref()
+            .is_some_and(|b| b.tool == "jest" && !b.done && b.message.is_some());
         if l.first.is_ascii_digit()
             && l.colon_digit
+            && !quoted
             && let Some(name) = playwright_header(t)
         {
             self.finish_block(sink);
@@ -2569,6 +2577,25 @@ mod tests {
         assert_eq!(
             r[0].test_name.as_deref(),
             Some("VuetifyDateAdapter > should correctly calculate weeks between years")
+        );
+    }
+
+    #[test]
+    fn playwright_headers_quoted_in_a_jest_value_open_no_block() {
+        // lexical's integration test (former fresh10) compares a fixture's `playwright test` run
+        // with `toBe(null)`; Jest prints the run's output as the received value.
+        let log = "FAIL integration scripts/__tests__/integration/prepare-release.test.js (295.963 s)\n  ● scripts/__tests__/integration/fixtures/lexical-esm-sveltekit-vanilla-js › tests pass\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: null\n    Received: {\"code\": 1, \"stderr\": \"\", \"stdout\": \"\n    > lexical-sveltekit-vanilla-js@0.35.0 test\n    > playwright test··\n    Running 2 tests using 1 worker·\n      ✘  1 tests/test.ts:11:1 › index page has expected h1 and lexical state (11ms)\n      ✘  2 tests/test.ts:21:1 › lexical editor has an accessible numeric version (11ms)··\n      1) tests/test.ts:11:1 › index page has expected h1 and lexical state ─────────────────────────────·\n        Error: browserType.launch:·\n        ║ Host system is missing dependencies to run browsers. ║\n      2) tests/test.ts:21:1 › lexical editor has an accessible numeric version ─────────────────────────·\n        Error: browserType.launch:·\n        ║ Host system is missing dependencies to run browsers. ║\n      51 |         ['code', 'stdout', 'stderr'].map((prop) => [prop, err[prop]]),\n      52 |       ),\n    > 53 |     ).toBe(null);\n         |       ^\n      54 |     throw err;\n      55 |   });\n      56 | }\n\n      at toBe (scripts/__tests__/integration/utils.js:53:7)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("scripts/__tests__/integration/utils.js", 53)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "scripts/__tests__/integration/fixtures/lexical-esm-sveltekit-vanilla-js \u{203a} tests pass"
+            )
         );
     }
 
