@@ -1,7 +1,7 @@
 //! TypeScript / JavaScript and the web toolchain around them: tsc (`file(line,col): error TS…`
 //! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
-//! and Vitest `FAIL … >` blocks, mocha's `N failing` and Jasmine's `Failures:` numbered lists
+//! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N failing` and Jasmine's `Failures:` numbered lists
 //! (with the full test title), karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
 //! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the

@@ -1,7 +1,9 @@
 //! Java / Kotlin: Maven compiler errors (`[ERROR] /path/File.java:[line,col] msg`), Kotlin
 //! (`e: file:///…:line:col msg`, `e: /…: (line, col): msg`), javac's `File.java:N: error:` (via
-//! `generic`), and JUnit failures from Surefire (`<<< FAILURE!` headers) and Gradle
-//! (`Class > test() FAILED`) with their stack frames.
+//! `generic`), and JUnit failures from Surefire (`<<< FAILURE!` headers), Gradle
+//! (`Class > test() FAILED`) and Ant (the JUnit task's `Testcase: testX(Class):\tFAILED`,
+//! junitlauncher's legacy-plain `Testcase: Class` / `Test: testX() took … FAILED`) with their
+//! stack frames.
 //!
 //! JUnit frames name a class and a bare file name; the path is rebuilt from the package with the
 //! Maven/Gradle source-root convention (`src/test/java/…`), and reported with a lower confidence.

@@ -1,6 +1,6 @@
 //! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
 //! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
-//! errors, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
+//! errors, doctests that raised, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
 //! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
 //! faulthandler's dump of a crashed interpreter (`Fatal Python error: Segmentation fault`), and
 //! the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
