@@ -500,7 +500,8 @@ pub struct Parser {
     step_dir: Option<String>,
     /// The sink's step number at the current Actions `##[group]Run …` step header (groups a
     /// tool opens inside the step count as later sink steps of the same Actions step), and
-    /// whether an `##[error]` was seen since: see [`Parser::actions_step_ends`].
+    /// whether an `##[error]` was seen since (or before: the job had failed already): see
+    /// [`Parser::actions_step_ends`].
     run_step: Option<(u32, bool)>,
     /// A `##[group]Run …` group not yet known to be the runner's step header (the sink's step
     /// number at it, and whether a line was printed inside it): see [`Parser::step_header_line`].
@@ -742,7 +743,10 @@ impl Parser {
         if header {
             self.pending_run = None;
             self.actions_step_ends();
-            self.run_step = Some((first, false));
+            // Once the job has failed the runner runs only `if: failure()` and `always()` steps:
+            // they print what failed (JOSM's `grep -L … test/report/*.txt | xargs cat` of the
+            // JUnit reports), they tolerate nothing.
+            self.run_step = Some((first, self.actions_error));
         } else if text.is_none() {
             self.pending_run = None;
         } else {
@@ -1641,6 +1645,19 @@ mod cap_tests {
             r[0].file_path,
             "sdist-test/src/Language/PureScript/Environment.hs"
         );
+    }
+
+    #[test]
+    fn a_step_run_after_the_job_failed_prints_what_failed() {
+        // JOSM (former fresh10): an `if: failure()` step cats the JUnit reports and passes.
+        let log = "2022-06-15T15:26:46.6494756Z ##[error]Process completed with exit code 1.\n2022-06-15T15:26:46.6534815Z ##[group]Run grep -L ', Failures: 0, Skipped: ' test/report/*.txt | xargs cat\n2022-06-15T15:26:46.6535270Z \u{1b}[36;1mgrep -L ', Failures: 0, Skipped: ' test/report/*.txt | xargs cat\u{1b}[0m\n2022-06-15T15:26:46.6594387Z shell: /usr/bin/bash --noprofile --norc -e -o pipefail {0}\n2022-06-15T15:26:46.6595744Z   JAVA_HOME: /opt/hostedtoolcache/Java_Zulu_jdk/8.0.332-9/x64\n2022-06-15T15:26:46.6596020Z ##[endgroup]\n2022-06-15T15:26:46.6976592Z Testcase: org.openstreetmap.josm.gui.help.HelpContentReaderTest\n2022-06-15T15:26:46.6977450Z Test: testFetchHelpTopicContentNominal() took 15 sec(s) FAILED: java.net.SocketTimeoutException: connect timed out\n2022-06-15T15:26:46.6978154Z org.openstreetmap.josm.gui.help.HelpContentReaderException: java.net.SocketTimeoutException: connect timed out\n2022-06-15T15:26:46.6978981Z \tat org.openstreetmap.josm.gui.help.HelpContentReader.fetchHelpTopicContent(HelpContentReader.java:55)\n2022-06-15T15:26:46.6980163Z \tat org.openstreetmap.josm.gui.help.HelpContentReaderTest.testFetchHelpTopicContentNominal(HelpContentReaderTest.java:39)\n2022-06-15T15:26:46.6980784Z Caused by: java.net.SocketTimeoutException: connect timed out\n2022-06-15T15:26:46.6986232Z \tat org.openstreetmap.josm.gui.help.HelpContentReader.fetchHelpTopicContent(HelpContentReader.java:48)\n2022-06-15T15:26:46.6986828Z \t... 1 more\n2022-06-15T15:26:46.7084935Z ##[group]Run actions/upload-artifact@v2\n2022-06-15T15:26:46.7085231Z with:\n2022-06-15T15:26:46.7085515Z   name: Ant reports for JOSM  on java 8 on ubuntu-latest\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 55);
+        // The same step before any failure tolerated what it printed.
+        let first = log.lines().next().unwrap_or_default();
+        let before = log.replacen(&format!("{first}\n"), "", 1);
+        assert_eq!(parse_str(&before, &ParseOptions::default()), []);
     }
 
     #[test]

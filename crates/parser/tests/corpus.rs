@@ -559,14 +559,16 @@ fn heldout_fresh9_set() {
 
 /// `heldout/fresh10/`: logs of projects no other set names (BugSwarm's Travis CI and Actions
 /// test data, LLM4Build's Actions job logs and its container reproductions: Rust, Go, C/C++,
-/// .NET, vitest and Jest among them), to be measured once by the coordinator. Held out like
-/// `fresh9/`: one row, not gated, no per-log differences.
+/// .NET, vitest and Jest among them). Measured held out once on the session's final parser
+/// (recall 0.800, precision 0.800), then its misses and false reports were examined and fixed as
+/// families (issue 15, precision and recall work on the former fresh10 set), so it is no longer
+/// held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh10_set() {
     fresh_set(
         "fresh10",
-        "**fresh10** (honest, not gated)",
-        Differences::Hidden,
+        "**former fresh10** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -575,6 +577,7 @@ fn heldout_fresh10_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    #[expect(dead_code, reason = "the next held-out set uses it")]
     Hidden,
 }
 

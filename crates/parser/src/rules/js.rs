@@ -1,7 +1,7 @@
 //! TypeScript / JavaScript and the web toolchain around them: tsc (`file(line,col): error TS…`
 //! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
-//! and Vitest `FAIL … >` blocks, mocha's `N failing` and Jasmine's `Failures:` numbered lists
+//! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N failing` and Jasmine's `Failures:` numbered lists
 //! (with the full test title), karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
 //! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
@@ -567,6 +567,9 @@ pub(crate) struct Js {
     /// A blank line came inside the ESLint file block: the next line decides whether it ended.
     eslint_blank: bool,
     jest_file: Option<String>,
+    /// Vitest's root (`RUN  v3.1.1 /app/packages/vuetify/src`), repo-relative: its `FAIL` headers
+    /// and `❯` frames are relative to it, not to where the job ran.
+    vitest_root: Option<String>,
     /// The last Jest suite header was `PASS`: its `●` blocks (`Console`, `Cannot log after tests
     /// are done`) are no failures.
     jest_pass: bool,
@@ -666,6 +669,28 @@ fn jest_project_dir<'a>(suite: &'a str, frame: &str) -> Option<&'a str> {
         .map(|(i, _)| &suite[..i])
 }
 
+/// Vitest's banner, ` RUN  v3.1.1 /app/packages/vuetify/src`: the root it runs in (the project's
+/// or a workspace package's directory), absolute.
+fn vitest_banner(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("RUN  v")?;
+    let (version, root) = rest.split_once(' ')?;
+    let root = root.trim();
+    (version.starts_with(|c: char| c.is_ascii_digit())
+        && root.starts_with('/')
+        && !root.contains(' '))
+    .then_some(root)
+}
+
+/// A path Vitest printed relative to its root, joined to it (`None`: the root is the
+/// repository's, unknown, or the path is already absolute or under it).
+fn under_root(root: Option<&str>, path: &str) -> Option<String> {
+    let root = root?;
+    let path = path.trim_start_matches("./");
+    let relative = !path.starts_with('/') && !path.contains("://") && !path.starts_with("..");
+    let already = path.starts_with(root) && path.as_bytes().get(root.len()) == Some(&b'/');
+    (relative && !already).then(|| format!("{root}/{path}"))
+}
+
 /// A frame in `node_modules` that is not a test runner's own machinery.
 fn is_dependency_frame(path: &str) -> bool {
     let Some(at) = memchr::memmem::find(path.as_bytes(), b"node_modules/") else {
@@ -733,6 +758,7 @@ impl Js {
             || (l.first == b'E' && (t.starts_with("ERROR: ") || t.starts_with("ERROR in ")))
             || (l.first == b'[' && t.starts_with("[tsl] ERROR in "))
             || (l.first == b'T' && t.starts_with("TAP version"))
+            || (l.first == b'R' && t.starts_with("RUN  v"))
         {
             return false;
         }
@@ -1349,6 +1375,10 @@ impl Js {
         }
         // No usable frame: fall back to the code frame's `> N |` line in the failing file.
         if let (Some(file), Some(line)) = (&b.file, b.code_line) {
+            let rooted = (b.tool == "vitest")
+                .then(|| under_root(self.vitest_root.as_deref(), file))
+                .flatten();
+            let file = rooted.as_deref().unwrap_or(file);
             let msg = b.message.as_deref().unwrap_or("test failed");
             sink.emit(
                 b.seq,
@@ -1361,6 +1391,12 @@ impl Js {
     }
 
     fn test_block(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.first == b'R'
+            && let Some(root) = vitest_banner(t)
+        {
+            self.vitest_root = sink.repo_path(root).filter(|r| !r.is_empty());
+            return true;
+        }
         // Jest: `FAIL src/a.test.js`; Vitest: `FAIL  src/a.test.ts > suite > test`. Output kept
         // in a quoted string (snapshot files, quoted log records) opens with `"`.
         if let Some(rest) = t.strip_prefix("FAIL ").or_else(|| {
@@ -1382,6 +1418,11 @@ impl Js {
                 }
                 self.finish_block(sink);
                 let name = name.split(" [").next().unwrap_or(name).trim();
+                // A workspace project's label comes first: `|unit| composables/x.spec.ts`.
+                let file = file
+                    .strip_prefix('|')
+                    .and_then(|r| r.split_once("| "))
+                    .map_or(file, |(_, f)| f.trim_start());
                 self.block = Some(TestBlock {
                     test: Some(name.to_string()),
                     file: Some(file.to_string()),
@@ -1427,8 +1468,16 @@ impl Js {
                 return true;
             }
         }
+        // A Jest failure whose received value quotes a Playwright run (lexical's integration
+        // tests run `playwright test` in a fixture and compare its result) prints Playwright's
+        // headers inside its message, before its own frames: they are the value, not a block.
+        let quoted = self
+            .block
+            .as_ref()
+            .is_some_and(|b| b.tool == "jest" && !b.done && b.message.is_some());
         if l.first.is_ascii_digit()
             && l.colon_digit
+            && !quoted
             && let Some(name) = playwright_header(t)
         {
             self.finish_block(sink);
@@ -1517,6 +1566,11 @@ impl Js {
                     && let Some(dir) = b.file.as_deref().and_then(|f| jest_project_dir(f, path))
                 {
                     joined = format!("{dir}/{path}");
+                    path = &joined;
+                } else if b.tool == "vitest"
+                    && let Some(p) = under_root(self.vitest_root.as_deref(), path)
+                {
+                    joined = p;
                     path = &joined;
                 }
                 let col = super::num(&c[3]);
@@ -1704,11 +1758,14 @@ impl Js {
                         return true;
                     }
                     if let Some(c) = caps {
-                        let path = frame_path(&c[1]);
+                        let vitest = t.starts_with("❯ ");
+                        let rooted = vitest
+                            .then(|| under_root(self.vitest_root.as_deref(), frame_path(&c[1])))
+                            .flatten();
+                        let path = rooted.as_deref().unwrap_or_else(|| frame_path(&c[1]));
                         if own_frame(path, sink) {
                             let e = self.node_err.take().expect("checked");
                             let before = sink.len();
-                            let vitest = t.starts_with("❯ ");
                             sink.emit(
                                 e.seq,
                                 Finding::new(
@@ -2504,6 +2561,44 @@ mod tests {
     }
 
     // `vitest list` collection errors (vitest-dev/vitest test/e2e/test/__snapshots__/list.test.ts.snap).
+    #[test]
+    fn vitest_paths_are_relative_to_the_root_its_banner_names() {
+        // vuetify's `vitest --project unit` (former fresh10) runs in `packages/vuetify/src`.
+        let log = "> vuetify@3.9.5 test /app/packages/vuetify\n> vitest --project unit\n\n\n RUN  v3.1.1 /app/packages/vuetify/src\n FAIL  |unit| composables/date/__tests__/date.spec.ts > VuetifyDateAdapter > should correctly calculate weeks between years\nAssertionError: expected 52 to be 1 // Object.is equality\n\n- Expected\n+ Received\n\n- 1\n+ 52\n\n ❯ composables/date/__tests__/date.spec.ts:32:53\n     30|\n     31|     expect(adapter.getWeek(new Date('2024-12-28'))).toBe(52)\n     32|     expect(adapter.getWeek(new Date('2024-12-29'))).toBe(1)\n       |                                                     ^\n     33|     expect(adapter.getWeek(new Date('2024-12-30'))).toBe(1)\n     34|     expect(adapter.getWeek(new Date('2024-12-31'))).toBe(1)\n\n⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/4]⎯\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "packages/vuetify/src/composables/date/__tests__/date.spec.ts",
+                32
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("VuetifyDateAdapter > should correctly calculate weeks between years")
+        );
+    }
+
+    #[test]
+    fn playwright_headers_quoted_in_a_jest_value_open_no_block() {
+        // lexical's integration test (former fresh10) compares a fixture's `playwright test` run
+        // with `toBe(null)`; Jest prints the run's output as the received value.
+        let log = "FAIL integration scripts/__tests__/integration/prepare-release.test.js (295.963 s)\n  ● scripts/__tests__/integration/fixtures/lexical-esm-sveltekit-vanilla-js › tests pass\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: null\n    Received: {\"code\": 1, \"stderr\": \"\", \"stdout\": \"\n    > lexical-sveltekit-vanilla-js@0.35.0 test\n    > playwright test··\n    Running 2 tests using 1 worker·\n      ✘  1 tests/test.ts:11:1 › index page has expected h1 and lexical state (11ms)\n      ✘  2 tests/test.ts:21:1 › lexical editor has an accessible numeric version (11ms)··\n      1) tests/test.ts:11:1 › index page has expected h1 and lexical state ─────────────────────────────·\n        Error: browserType.launch:·\n        ║ Host system is missing dependencies to run browsers. ║\n      2) tests/test.ts:21:1 › lexical editor has an accessible numeric version ─────────────────────────·\n        Error: browserType.launch:·\n        ║ Host system is missing dependencies to run browsers. ║\n      51 |         ['code', 'stdout', 'stderr'].map((prop) => [prop, err[prop]]),\n      52 |       ),\n    > 53 |     ).toBe(null);\n         |       ^\n      54 |     throw err;\n      55 |   });\n      56 | }\n\n      at toBe (scripts/__tests__/integration/utils.js:53:7)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("scripts/__tests__/integration/utils.js", 53)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some(
+                "scripts/__tests__/integration/fixtures/lexical-esm-sveltekit-vanilla-js \u{203a} tests pass"
+            )
+        );
+    }
+
     #[test]
     fn vitest_errors_outside_fail_blocks() {
         let log = "\"Error: describe error\n ❯ describe-error.test.ts:4:9\n      2|\n      4|   throw new Error('describe error')\n       |         ^\n\nError: top level error\n ❯ top-level-error.test.ts:1:7\n      1| throw new Error('top level error')\n";

@@ -1,7 +1,9 @@
 //! Java / Kotlin: Maven compiler errors (`[ERROR] /path/File.java:[line,col] msg`), Kotlin
 //! (`e: file:///…:line:col msg`, `e: /…: (line, col): msg`), javac's `File.java:N: error:` (via
-//! `generic`), and JUnit failures from Surefire (`<<< FAILURE!` headers) and Gradle
-//! (`Class > test() FAILED`) with their stack frames.
+//! `generic`), and JUnit failures from Surefire (`<<< FAILURE!` headers), Gradle
+//! (`Class > test() FAILED`) and Ant (the JUnit task's `Testcase: testX(Class):\tFAILED`,
+//! junitlauncher's legacy-plain `Testcase: Class` / `Test: testX() took … FAILED`) with their
+//! stack frames.
 //!
 //! JUnit frames name a class and a bare file name; the path is rebuilt from the package with the
 //! Maven/Gradle source-root convention (`src/test/java/…`), and reported with a lower confidence.
@@ -204,6 +206,8 @@ pub(crate) struct Jvm {
     /// package directory under one of them is where its source is, whatever the layout (Ant
     /// projects keep tests in `test/`, not Maven's `src/test/java/`).
     java_dirs: Vec<String>,
+    /// The class of Ant junitlauncher's legacy-plain report being read (`Testcase: pkg.FooTest`).
+    ant_testcase: Option<String>,
 }
 
 /// Gradle's `* Where:` section of a failed build, read as it streams by.
@@ -512,7 +516,9 @@ impl Jvm {
             d.strip_suffix(pkg.as_str())
                 .is_some_and(|root| root.is_empty() || root.ends_with('/'))
         });
-        let first = found.next()?;
+        let Some(first) = found.next() else {
+            return self.root_of_package(&pkg, file, is_test);
+        };
         // A test source root is a `test` directory of the root above the package
         // (`src/test/java/`, `src/integrationTest/java/`, `tests/`), not any name holding
         // `test` (grpc-java's `interop-testing/src/main/java/io/grpc/testing/`).
@@ -537,6 +543,30 @@ impl Jvm {
             .trim_start_matches('/')
             .to_string();
         Some(format!("{other}/{file}"))
+    }
+
+    /// The file of a class in a package no compiler named, under the source root of another
+    /// package of the project that one did: a directory holding the class's first three package
+    /// segments (`src/org/openstreetmap/josm/gui/mappaint/mapcss/parsergen` for
+    /// `org.openstreetmap.josm.gui.help.HelpContentReader`: JOSM's Ant layout keeps its sources in
+    /// `src/`), of the same kind, test or main.
+    fn root_of_package(&self, pkg: &str, file: &str, is_test: bool) -> Option<String> {
+        let head: Vec<&str> = pkg.splitn(4, '/').take(3).collect();
+        if head.len() < 3 {
+            return None;
+        }
+        let head = head.join("/");
+        self.java_dirs.iter().find_map(|d| {
+            let at = d.match_indices(head.as_str()).map(|(i, _)| i).find(|&i| {
+                (i == 0 || d.as_bytes()[i - 1] == b'/')
+                    && matches!(d.as_bytes().get(i + head.len()), None | Some(b'/'))
+            })?;
+            let root = &d[..at];
+            let test_root = root
+                .split('/')
+                .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"));
+            (test_root == is_test).then(|| format!("{root}{pkg}/{file}"))
+        })
     }
 
     /// Closes the open JUnit block; a stack that never reached the test's own class is reported
@@ -901,6 +931,34 @@ impl Jvm {
             self.start(class, test, l.no, sink);
             return true;
         }
+        // Ant's junitlauncher, legacy-plain reports (printed by a later step, `… | xargs cat`):
+        // `Testcase: pkg.FooTest`, then `Test: testX() took 15 sec(s) FAILED: msg` per method.
+        if first == b'T'
+            && let Some(class) = t.strip_prefix("Testcase: ")
+            && class.contains('.')
+            && class
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'$'))
+        {
+            self.ant_testcase = Some(class.to_string());
+            return true;
+        }
+        if first == b'T'
+            && let Some(rest) = t.strip_prefix("Test: ")
+            && let Some(class) = self.ant_testcase.clone()
+            && let Some((name, verdict)) = rest.split_once(" took ")
+            && [" FAILED", " ABORTED"].iter().any(|v| {
+                verdict.find(v).is_some_and(|i| {
+                    matches!(verdict.as_bytes().get(i + v.len()), None | Some(b':'))
+                })
+            })
+        {
+            let method = name.split('(').next().unwrap_or(name);
+            let simple = class.rsplit('.').next().unwrap_or(&class);
+            let test = format!("{simple}.{method}");
+            self.start(&class, test, l.no, sink);
+            return true;
+        }
         if t.ends_with("<<< FAILURE!") || t.ends_with("<<< ERROR!") {
             if let Some(c) = SUREFIRE3.captures(t) {
                 let test = format!("{}.{}", &c[1], &c[2]);
@@ -1032,6 +1090,32 @@ mod tests {
             "com.sun.proxy.Proxy12.invoke(Proxy12.java:5)",
         );
         assert_eq!(parse_str(&proxy, &ParseOptions::default()), []);
+    }
+
+    #[test]
+    fn ant_junitlauncher_legacy_plain_reports_under_a_source_root_another_package_showed() {
+        // JOSM (former fresh10): javac warned about a generated parser in `src/org/…`; the
+        // JUnit report names `org.openstreetmap.josm.gui.help`, a package no compiler named.
+        let log = "    [javac] /home/runner/work/josm/josm/src/org/openstreetmap/josm/gui/mappaint/mapcss/parsergen/TokenMgrError.java:110: warning: [cast] redundant cast to int\nTestcase: org.openstreetmap.josm.gui.help.HelpContentReaderTest\nTest: testFetchHelpTopicContentNominal() took 15 sec(s) FAILED: java.net.SocketTimeoutException: connect timed out\norg.openstreetmap.josm.gui.help.HelpContentReaderException: java.net.SocketTimeoutException: connect timed out\n\tat org.openstreetmap.josm.gui.help.HelpContentReader.fetchHelpTopicContent(HelpContentReader.java:55)\n\tat org.openstreetmap.josm.gui.help.HelpContentReaderTest.testFetchHelpTopicContentNominal(HelpContentReaderTest.java:39)\nCaused by: java.net.SocketTimeoutException: connect timed out\n\tat org.openstreetmap.josm.gui.help.HelpContentReader.fetchHelpTopicContent(HelpContentReader.java:48)\n\t... 1 more\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "src/org/openstreetmap/josm/gui/help/HelpContentReader.java",
+                55
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("HelpContentReaderTest.testFetchHelpTopicContentNominal")
+        );
+        // A test passed: `Test: testFetchHelpTopicContentNull() took 708 milli sec(s)`.
+        let passed = log.replace(
+            "took 15 sec(s) FAILED: java.net.SocketTimeoutException: connect timed out",
+            "took 708 milli sec(s)",
+        );
+        assert_eq!(parse_str(&passed, &ParseOptions::default()), []);
     }
 
     #[test]

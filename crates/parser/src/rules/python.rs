@@ -1,6 +1,6 @@
 //! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
 //! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
-//! errors, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
+//! errors, doctests that raised, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
 //! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
 //! faulthandler's dump of a crashed interpreter (`Fatal Python error: Segmentation fault`), and
 //! the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
@@ -227,11 +227,23 @@ struct PyBlock {
     chained: bool,
 }
 
-/// Follows [`PyBlock::import_tail`] over one frame.
-fn import_tail(state: u8, own: bool, path: &str) -> u8 {
+/// A doctest's block header names it `[doctest] pkg.mod.func` (IPython's plugin: `[ipdoctest]`);
+/// its node id, `pkg/mod.py::pkg.mod.func`, has the dotted name alone.
+fn doctest_name(header: &str) -> &str {
+    header
+        .strip_prefix("[doctest] ")
+        .or_else(|| header.strip_prefix("[ipdoctest] "))
+        .unwrap_or(header)
+}
+
+/// Follows [`PyBlock::import_tail`] over one frame. A dependency's frame `in <module>` is its
+/// module body running because the repository's line imported it: the import failed there
+/// (flax's `from clu import deterministic_data` raising `AttributeError: module
+/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`).
+fn import_tail(state: u8, own: bool, path: &str, module: bool) -> u8 {
     if own {
         0
-    } else if path.starts_with("<frozen importlib") {
+    } else if path.starts_with("<frozen importlib") || module {
         if state == 0 { 1 } else { state }
     } else {
         2
@@ -929,7 +941,7 @@ impl Python {
         }
         // `<frozen importlib._bootstrap>:1007: in _find_and_load`: the import system's frames.
         if indent == 0 && t.starts_with("<frozen ") {
-            block.import_tail = import_tail(block.import_tail, false, t);
+            block.import_tail = import_tail(block.import_tail, false, t, false);
             return true;
         }
         if indent == 0
@@ -939,11 +951,18 @@ impl Python {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
                 let own = sink.is_own_frame(&path);
-                block.import_tail = import_tail(block.import_tail, own, &c[1]);
-                if own {
+                let rest = &c[3];
+                // A doctest example that raised (`UNEXPECTED EXCEPTION: …`) is printed with the
+                // exception's own traceback, then placed at the example's docstring line
+                // (`sysinfo.py:109: UnexpectedException`); the traceback's innermost repository
+                // frame is where it was raised. Without one (a `SyntaxError` in the example
+                // itself), the example's line is the failure.
+                let raised_below = rest == "UnexpectedException" && block.loc.is_some();
+                block.import_tail =
+                    import_tail(block.import_tail, own, &c[1], rest == "in <module>");
+                if own && !raised_below {
                     block.loc = Some((path, n));
                 }
-                let rest = &c[3];
                 if !rest.starts_with("in ") && is_exception_name(rest.trim()) {
                     block.exc.get_or_insert_with(|| rest.trim().to_string());
                 }
@@ -971,7 +990,8 @@ impl Python {
             if let Some(n) = super::num(&c[2]) {
                 let path = rooted(root, &c[1], sink);
                 let own = sink.is_own_frame(&path);
-                block.import_tail = import_tail(block.import_tail, own, &c[1]);
+                let module = c.get(3).is_some_and(|m| m.as_str() == ", in <module>");
+                block.import_tail = import_tail(block.import_tail, own, &c[1], module);
                 if own {
                     block.loc = Some((path, n));
                 }
@@ -998,6 +1018,7 @@ impl Python {
             b.exc.as_deref().map_or(BugType::Logic, exception_type)
         };
         let full = b.test.as_deref().and_then(|short| {
+            let short = doctest_name(short);
             self.verbose_ids.iter().find(|id| {
                 id.split_once("::")
                     .is_some_and(|(_, name)| name.replace("::", ".") == short)
@@ -1039,7 +1060,8 @@ impl Python {
         if let Some((_, name)) = nodeid.split_once("::") {
             let short = name.replace("::", ".");
             if let Some(r) = sink.reports_mut().find(|r| {
-                r.tool.as_deref() == Some("pytest") && r.test_name.as_deref() == Some(&short)
+                r.tool.as_deref() == Some("pytest")
+                    && r.test_name.as_deref().map(doctest_name) == Some(&short)
             }) {
                 r.test_name = Some(nodeid.to_string());
             } else if let Some((path, line)) = self.line_mode.pop_front()
@@ -1444,6 +1466,57 @@ mod tests {
             r[0].test_name.as_deref(),
             Some("tests/unit/test_readkey.py::ReadKeyTest::test_page_down")
         );
+    }
+
+    #[test]
+    fn a_doctest_that_raised_is_reported_where_its_traceback_raised() {
+        // IPython's pytest run in a container without `git` (former fresh10): the doctest's
+        // `UNEXPECTED EXCEPTION` traceback reaches `sysinfo.py:60`; pytest then places the
+        // failure at the docstring example's line 109. The second test reaches line 60 too.
+        let log = "rootdir: /app\n=================================== FAILURES ===================================\n__________________ [ipdoctest] IPython.utils.sysinfo.sys_info __________________\n103 Return useful information about IPython and the system, as a string.\n109         In [2]: print(sys_info())\nUNEXPECTED EXCEPTION: FileNotFoundError(2, 'No such file or directory')\nTraceback (most recent call last):\n  File \"<doctest IPython.utils.sysinfo.sys_info[0]>\", line 1, in <module>\n  File \"/app/IPython/utils/sysinfo.py\", line 120, in sys_info\n    return pprint.pformat(get_sys_info())\n               ^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/app/IPython/utils/sysinfo.py\", line 60, in pkg_commit_hash\n    proc = subprocess.Popen('git rev-parse --short HEAD'.split(' '),\n           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File \"/usr/lib/python3.11/subprocess.py\", line 1022, in __init__\n    self._execute_child(args, executable, preexec_fn, close_fds,\n  File \"/usr/lib/python3.11/subprocess.py\", line 1899, in _execute_child\n    raise child_exception_type(errno_num, err_msg, err_filename)\nFileNotFoundError: [Errno 2] No such file or directory: 'git'\n/app/IPython/utils/sysinfo.py:109: UnexpectedException\n_____________________________ test_json_getsysinfo _____________________________\n        \"\"\"\n>       json.dumps(sysinfo.get_sys_info())\n                   ^^^^^^^^^^^^^^^^^^^^^^\n\ntests/test_sysinfo.py:17:\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\nIPython/utils/sysinfo.py:60: in pkg_commit_hash\n    proc = subprocess.Popen('git rev-parse --short HEAD'.split(' '),\n=========================== short test summary info ============================\nFAILED IPython/utils/sysinfo.py::IPython.utils.sysinfo.sys_info\nFAILED tests/test_sysinfo.py::test_json_getsysinfo - FileNotFoundError: [Errno 2] No such file or directory: 'git'\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("IPython/utils/sysinfo.py", 60)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("IPython/utils/sysinfo.py::IPython.utils.sysinfo.sys_info")
+        );
+        // A doctest whose example itself does not compile (joblib's, former fresh7) has no
+        // repository frame below it: the example's line stays.
+        let log = "rootdir: /home/travis/build/joblib/joblib, inifile: setup.cfg\njoblib/shelf.py::joblib.shelf.shelve_mmap FAILED                         [  0%]\n=================================== FAILURES ===================================\n______________________ [doctest] joblib.shelf.shelve_mmap ______________________\n205         >>> array = np.random.random((10, 10)\nUNEXPECTED EXCEPTION: SyntaxError('unexpected EOF while parsing', ('<doctest joblib.shelf.shelve_mmap[10]>', 1, 34, 'array = np.random.random((10, 10)\\n'))\nTraceback (most recent call last):\n\n  File \"/home/travis/miniconda/envs/testenv/lib/python3.6/doctest.py\", line 1330, in __run\n    compileflags, 1), test.globs)\n\n  File \"<doctest joblib.shelf.shelve_mmap[10]>\", line 1\n\n    array = np.random.random((10, 10)\n\n                                    ^\n\nSyntaxError: unexpected EOF while parsing\n\n/home/travis/build/joblib/joblib/joblib/shelf.py:205: UnexpectedException\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("joblib/shelf.py", 205)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("joblib/shelf.py::joblib.shelf.shelve_mmap")
+        );
+    }
+
+    #[test]
+    fn a_dependency_failing_in_its_module_body_fails_the_repositorys_import() {
+        // flax's collection errors (former fresh10): the installed `clu` raises while being
+        // imported; every frame past the repository's import line runs a module body.
+        let log = "rootdir: /app\n==================================== ERRORS ====================================\n_____________ ERROR collecting examples/wmt/input_pipeline_test.py _____________\nexamples/wmt/input_pipeline_test.py:23: in <module>\n    import input_pipeline\nexamples/wmt/input_pipeline.py:20: in <module>\n    from clu import deterministic_data\n.venv/lib/python3.11/site-packages/clu/deterministic_data.py:79: in <module>\n    tfds.version.__version__)\nE   AttributeError: module 'tensorflow_datasets' has no attribute 'version'\n=========================== short test summary info ============================\nERROR examples/wmt/input_pipeline_test.py - AttributeError: module 'tensorflo...\nERROR examples/wmt/train_test.py - AttributeError: module 'tensorflow_dataset...\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("examples/wmt/input_pipeline.py", 20, BugType::Import)
+        );
+        // A dependency's function called by the module body is no import failure.
+        let called = log.replace(
+            "deterministic_data.py:79: in <module>",
+            "deterministic_data.py:79: in version",
+        );
+        let r = parse_str(&called, &ParseOptions::default());
+        assert_eq!(r[0].error_type, BugType::Logic, "{r:?}");
     }
 
     #[test]
