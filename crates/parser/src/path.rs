@@ -84,48 +84,60 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 
 /// Strips a CI system's checkout directory. Each entry is a fixed root followed by the number
 /// of path segments (owner, repository, job…) that still belong to the checkout, not to the
-/// repository. A first segment starting with `_` (`_temp`, `_actions`, `_tool`) is runner
-/// scratch space, not the repository.
-const CHECKOUT_ROOTS: [(&str, usize); 25] = [
+/// repository, and, where the layout is certain, which of them is the repository's name
+/// ([`checkout_repo`]). A first segment starting with `_` (`_temp`, `_actions`, `_tool`) is
+/// runner scratch space, not the repository.
+const CHECKOUT_ROOTS: [(&str, usize, Option<usize>); 25] = [
     // GitHub-hosted runners (Linux, macOS, container jobs), Azure Pipelines' hosted agents.
-    ("/home/runner/work/", 2),
-    ("/Users/runner/work/", 2),
-    ("/__w/", 2),
-    ("/home/vsts/work/", 2),
-    ("/github/workspace/", 0),
+    ("/home/runner/work/", 2, Some(0)),
+    ("/Users/runner/work/", 2, None),
+    ("/__w/", 2, None),
+    ("/home/vsts/work/", 2, None),
+    ("/github/workspace/", 0, None),
     // Travis CI, and its GOPATH checkout `gopath/src/github.com/o/r/`.
-    ("/home/travis/gopath/src/", 3),
-    ("/home/travis/build/", 2),
-    ("/Users/travis/build/", 2),
+    ("/home/travis/gopath/src/", 3, None),
+    ("/home/travis/build/", 2, Some(1)),
+    ("/Users/travis/build/", 2, Some(1)),
     // GitLab CI (`/builds/<group>/<project>/`; the runner-token form is handled apart).
-    ("/builds/", 2),
+    ("/builds/", 2, None),
     // Jenkins agents: `…/workspace/<job>/`.
-    ("/var/lib/jenkins/workspace/", 1),
-    ("/var/jenkins_home/workspace/", 1),
-    ("/home/jenkins/agent/workspace/", 1),
-    ("/home/jenkins/workspace/", 1),
+    ("/var/lib/jenkins/workspace/", 1, None),
+    ("/var/jenkins_home/workspace/", 1, None),
+    ("/home/jenkins/agent/workspace/", 1, None),
+    ("/home/jenkins/workspace/", 1, None),
     // CircleCI, Drone, Bitbucket, Cirrus, Buildkite, TeamCity, AppVeyor.
-    ("/home/circleci/project/", 0),
-    ("/root/project/", 0),
-    ("/drone/src/", 0),
-    ("/opt/atlassian/pipelines/agent/build/", 0),
-    ("/tmp/cirrus-ci-build/", 0),
-    ("/var/lib/buildkite-agent/builds/", 3),
-    ("/opt/buildagent/work/", 1),
+    ("/home/circleci/project/", 0, None),
+    ("/root/project/", 0, None),
+    ("/drone/src/", 0, None),
+    ("/opt/atlassian/pipelines/agent/build/", 0, None),
+    ("/tmp/cirrus-ci-build/", 0, None),
+    ("/var/lib/buildkite-agent/builds/", 3, None),
+    ("/opt/buildagent/work/", 1, None),
     // The usual container checkouts: rust-lang's `/checkout/`, Docker images' `WORKDIR`s,
     // GOPATH images, Cloud Build / Tekton's `/workspace/`.
-    ("/checkout/", 0),
-    ("/usr/src/app/", 0),
-    ("/go/src/", 3),
-    ("/workspace/", 0),
-    ("/app/", 0),
+    ("/checkout/", 0, None),
+    ("/usr/src/app/", 0, None),
+    ("/go/src/", 3, None),
+    ("/workspace/", 0, None),
+    ("/app/", 0, None),
 ];
+
+/// The repository's name in a CI checkout path (`/home/travis/build/<owner>/<repo>/…`,
+/// `/home/runner/work/<repo>/<repo>/…`): for the roots of [`CHECKOUT_ROOTS`] that name it, when
+/// the path goes on below the checkout.
+pub(crate) fn checkout_repo(p: &str) -> Option<&str> {
+    let (root, segments, repo) = CHECKOUT_ROOTS.iter().find(|(r, ..)| p.starts_with(r))?;
+    let mut segs = p[root.len()..].split('/');
+    let name = segs.clone().nth((*repo)?)?;
+    segs.nth(*segments)?;
+    Some(name).filter(|r| !r.is_empty())
+}
 
 /// Strips the runner's checkout directory (see [`CHECKOUT_ROOTS`]).
 fn strip_runner_prefix(p: &str) -> Option<&str> {
     let b = p.as_bytes();
     if b.first() == Some(&b'/') {
-        for (root, segments) in CHECKOUT_ROOTS {
+        for (root, segments, _) in CHECKOUT_ROOTS {
             if let Some(rest) = p.strip_prefix(root) {
                 if root == "/builds/" {
                     return strip_gitlab(rest);
@@ -663,6 +675,18 @@ fn is_system_dir(dir: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checkout_names_its_repository_where_its_layout_is_certain() {
+        let travis = "/home/travis/build/VisTrails/VisTrails/vistrails/core/x.py";
+        assert_eq!(checkout_repo(travis), Some("VisTrails"));
+        let actions = "/home/runner/work/h/h/.venv/lib/python3.11/site-packages/h/x.py";
+        assert_eq!(checkout_repo(actions), Some("h"));
+        // The checkout itself, not a path below it; a root whose segments name no repository.
+        assert_eq!(checkout_repo("/home/travis/build/o/r"), None);
+        assert_eq!(checkout_repo("/home/vsts/work/1/s/x.py"), None);
+        assert_eq!(checkout_repo("/usr/lib/python3/x.py"), None);
+    }
 
     #[test]
     fn meson_private_dirs_are_generated_and_compile_commands_place_the_build_dir() {

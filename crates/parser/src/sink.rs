@@ -137,23 +137,6 @@ fn installed_package(raw: &str) -> Option<(&str, &str)> {
     Some((pkg, rest))
 }
 
-/// The repository's name in a CI checkout path (`/home/travis/build/<owner>/<repo>/…`,
-/// `/home/runner/work/<repo>/<repo>/…`).
-fn checkout_repo(unix: &str) -> Option<&str> {
-    let (rest, skip) = if let Some(r) = unix
-        .strip_prefix("/home/travis/build/")
-        .or_else(|| unix.strip_prefix("/Users/travis/build/"))
-    {
-        (r, 1)
-    } else {
-        (unix.strip_prefix("/home/runner/work/")?, 0)
-    };
-    let mut segs = rest.split('/').skip(skip);
-    let repo = segs.next()?;
-    segs.next()?;
-    Some(repo).filter(|r| !r.is_empty())
-}
-
 /// A distribution's repository and its import package share a name but for case and `-`/`_`
 /// (`VisTrails` / `vistrails`, `python-dateutil` is not `dateutil`).
 fn same_package(repo: &str, pkg: &str) -> bool {
@@ -227,7 +210,11 @@ impl Sink {
                     Some((_, dir)) => dir.as_str(),
                     // A virtualenv inside the checkout holding the package named after the
                     // repository (VisTrails' `venv/…/site-packages/vistrails/`): its own.
-                    None if checkout_repo(&unix).is_some_and(|r| same_package(r, pkg)) => pkg,
+                    None if crate::path::checkout_repo(&unix)
+                        .is_some_and(|r| same_package(r, pkg)) =>
+                    {
+                        pkg
+                    }
                     None => return None,
                 };
                 let p = normalize_path(&format!("{dir}/{rest}"), None)?;

@@ -242,12 +242,17 @@ const MAX_JAVA_DIRS: usize = 64;
 /// The module directory of a repository path inside it (`compiler/src/main/resources` →
 /// `compiler`, `src/main/java` → the root: `Some(None)`); `None` when the path shows none.
 fn module_of(p: &str) -> Option<Option<String>> {
-    let p = format!("/{p}");
     ["/src/main/", "/src/test/", "/target/"]
         .iter()
-        .filter_map(|m| p.find(m))
+        .filter_map(|m| {
+            if p.starts_with(&m[1..]) {
+                Some(0)
+            } else {
+                p.find(m)
+            }
+        })
         .min()
-        .map(|i| Some(p[1..i.max(1)].to_string()).filter(|m| !m.is_empty()))
+        .map(|i| Some(p[..i].to_string()).filter(|m| !m.is_empty()))
 }
 
 fn gradle_where_emit(path: &str, line: u64, seq: u64, what: &str, sink: &mut Sink) {
@@ -1059,8 +1064,18 @@ impl Jvm {
 
 #[cfg(test)]
 mod tests {
-    use super::compiler_type;
+    use super::{compiler_type, module_of};
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_module_is_the_directory_above_its_maven_layout() {
+        let named = |m: &str| Some(Some(m.to_string()));
+        assert_eq!(module_of("compiler/src/main/resources"), named("compiler"));
+        assert_eq!(module_of("a/b/target/x.jar"), named("a/b"));
+        assert_eq!(module_of("src/main/java"), Some(None));
+        assert_eq!(module_of("target/classes"), Some(None));
+        assert_eq!(module_of("docs/index.md"), None);
+    }
 
     #[test]
     fn ant_junit_failures_placed_through_the_compilers_directories() {
