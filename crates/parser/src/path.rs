@@ -90,8 +90,8 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 const CHECKOUT_ROOTS: [(&str, usize, Option<usize>); 25] = [
     // GitHub-hosted runners (Linux, macOS, container jobs), Azure Pipelines' hosted agents.
     ("/home/runner/work/", 2, Some(0)),
-    ("/Users/runner/work/", 2, None),
-    ("/__w/", 2, None),
+    ("/Users/runner/work/", 2, Some(0)),
+    ("/__w/", 2, Some(0)),
     ("/home/vsts/work/", 2, None),
     ("/github/workspace/", 0, None),
     // Travis CI, and its GOPATH checkout `gopath/src/github.com/o/r/`.
@@ -682,6 +682,13 @@ mod tests {
         assert_eq!(checkout_repo(travis), Some("VisTrails"));
         let actions = "/home/runner/work/h/h/.venv/lib/python3.11/site-packages/h/x.py";
         assert_eq!(checkout_repo(actions), Some("h"));
+        // macOS runners and container jobs lay the checkout out as Linux runners do.
+        let macos = "/Users/runner/work/h/h/venv/lib/python3.12/site-packages/h/x.py";
+        assert_eq!(checkout_repo(macos), Some("h"));
+        assert_eq!(
+            checkout_repo("/__w/h/h/.venv/lib/site-packages/h/x.py"),
+            Some("h")
+        );
         // The checkout itself, not a path below it; a root whose segments name no repository.
         assert_eq!(checkout_repo("/home/travis/build/o/r"), None);
         assert_eq!(checkout_repo("/home/vsts/work/1/s/x.py"), None);
