@@ -715,16 +715,7 @@ impl Js {
     /// or report something (`npm … path`, `FAIL `, `● `, a bare path, `error TS`, `Error`/
     /// `Exception` after a capital, ESLint compact/unix rows). Must stay in step with
     /// [`Js::line`].
-    /// Inside karma-mocha-reporter's `FAILED TESTS:` section.
-    #[inline]
-    pub fn in_karma(&self) -> bool {
-        self.karma.is_some()
-    }
-
     pub fn quiet(&self, l: &Line<'_>) -> bool {
-        if self.karma.is_some() {
-            return false;
-        }
         if self.npm_json.is_some()
             || (l.first == b'n' && l.last == b'n' && l.trimmed() == "npm ERR! Failed to parse json")
         {
@@ -801,14 +792,24 @@ impl Js {
         !(l.indent() == 0 && memchr::memchr(b',', b).is_some() && crate::has(&COMMA_COL, t))
     }
 
+    /// A line of an open karma-mocha-reporter `FAILED TESTS:` section, read before every other
+    /// matcher: the section owns its indented lines (suite titles, messages and frames other
+    /// matchers would read as their own). A line that is not the section's closes it and is
+    /// left to the matchers in their order, this one's [`Js::line`] included.
+    #[inline]
+    pub fn karma_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let Some(k) = &mut self.karma else {
+            return false;
+        };
+        if k.line(l, l.trimmed(), sink) {
+            return true;
+        }
+        self.karma = None;
+        false
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
-        if let Some(k) = &mut self.karma {
-            if k.line(l, t, sink) {
-                return true;
-            }
-            self.karma = None;
-        }
         if l.first == b'F' && t == "FAILED TESTS:" {
             self.karma = Some(Box::default());
             return true;

@@ -58,9 +58,7 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
-        // An open karma-mocha-reporter summary owns its indented lines (suite titles, messages
-        // and frames other matchers would read as their own).
-        if self.js.in_karma() && self.js.line(l, sink) {
+        if self.js.karma_line(l, sink) {
             return;
         }
         // First: GHC's headers look like gcc's, and its module lines like other tools' progress.
