@@ -239,6 +239,14 @@ const MAX_UNPLACED: usize = 64;
 /// Bound on the remembered `.java` directories.
 const MAX_JAVA_DIRS: usize = 64;
 
+/// Whether the source root above a package is a test one: a `test` directory (`src/test/java/`,
+/// `src/integrationTest/java/`, `tests/`), not any name holding `test` (grpc-java's
+/// `interop-testing/src/main/java/`).
+fn is_test_root(root: &str) -> bool {
+    root.split('/')
+        .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"))
+}
+
 /// The module directory of a repository path inside it (`compiler/src/main/resources` →
 /// `compiler`, `src/main/java` → the root: `Some(None)`); `None` when the path shows none.
 fn module_of(p: &str) -> Option<Option<String>> {
@@ -524,17 +532,9 @@ impl Jvm {
         let Some(first) = found.next() else {
             return self.root_of_package(&pkg, file, is_test);
         };
-        // A test source root is a `test` directory of the root above the package
-        // (`src/test/java/`, `src/integrationTest/java/`, `tests/`), not any name holding
-        // `test` (grpc-java's `interop-testing/src/main/java/io/grpc/testing/`).
-        let test_root = |d: &str| {
-            let root = &d[..d.len() - pkg.len()];
-            root.split('/')
-                .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"))
-        };
         if let Some(pick) = std::iter::once(first)
             .chain(found)
-            .find(|d| test_root(d) == is_test)
+            .find(|d| is_test_root(&d[..d.len() - pkg.len()]) == is_test)
         {
             return Some(format!("{pick}/{file}"));
         }
@@ -567,10 +567,7 @@ impl Jvm {
                     && matches!(d.as_bytes().get(i + head.len()), None | Some(b'/'))
             })?;
             let root = &d[..at];
-            let test_root = root
-                .split('/')
-                .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"));
-            (test_root == is_test).then(|| format!("{root}{pkg}/{file}"))
+            (is_test_root(root) == is_test).then(|| format!("{root}{pkg}/{file}"))
         })
     }
 
