@@ -1,10 +1,11 @@
 //! Python: tracebacks (innermost in-repo frame), bare `SyntaxError`/`IndentationError`/`TabError`
 //! blocks, pytest failure and error sections (location lines, `E` lines, collection and fixture
-//! errors, doctests that raised, the short test summary, node ids from `-v` and pytest-xdist progress lines, output under
-//! a uniform indentation, absolute paths under the printed `rootdir:`), unittest `FAIL:` headers,
-//! faulthandler's dump of a crashed interpreter (`Fatal Python error: Segmentation fault`), and
-//! the linters and type checker: flake8, pylint (text and parseable `[CODE(symbol), obj]`),
-//! pydocstyle, mypy, ruff (concise, grouped, pylint format, and rule names in place of codes).
+//! errors, doctests that raised, the short test summary, node ids from `-v` and pytest-xdist
+//! progress lines, output under a uniform indentation, absolute paths under the printed
+//! `rootdir:`), unittest `FAIL:` headers, faulthandler's dump of a crashed interpreter (`Fatal
+//! Python error: Segmentation fault`), and the linters and type checker: flake8, pylint (text
+//! and parseable `[CODE(symbol), obj]`), pydocstyle, mypy, ruff (concise, grouped, pylint
+//! format, and rule names in place of codes).
 //!
 //! It must never report a warning or `note:` line, a frame outside the repository, or a pytest
 //! summary line without a line number of its own.
@@ -321,7 +322,8 @@ fn faulthandler_frame(t: &str) -> Option<(&str, u64)> {
 /// fault`, `… Aborted`), after pytest `-v`'s node id when the test was running.
 const FATAL: &str = "Fatal Python error: ";
 
-fn is_fatal_error(t: &str) -> bool {
+/// Where faulthandler's header starts in `t`, when `t` is one.
+fn fatal_error_at(t: &str) -> Option<usize> {
     // faulthandler's fatal signals end the line: a suffix test spares the search on the many
     // other lines with a colon.
     const SIGNALS: [&str; 5] = [
@@ -331,8 +333,10 @@ fn is_fatal_error(t: &str) -> bool {
         "Bus error",
         "Illegal instruction",
     ];
-    SIGNALS.iter().any(|s| t.ends_with(s))
-        && memchr::memmem::find(t.as_bytes(), FATAL.as_bytes()).is_some()
+    if !SIGNALS.iter().any(|s| t.ends_with(s)) {
+        return None;
+    }
+    memchr::memmem::find(t.as_bytes(), FATAL.as_bytes())
 }
 
 /// A test as pytest's block header names it: `Class.test_x[param]`, `test_x`, no space before
@@ -477,7 +481,7 @@ impl Python {
             && self.docstyle.is_none()
             && !(l.last == b':' && l.colon_digit && l.indent() == 0)
             && self.fatal.is_none()
-            && !(l.colon && l.last.is_ascii_alphabetic() && is_fatal_error(l.trimmed()))
+            && !(l.colon && l.last.is_ascii_alphabetic() && fatal_error_at(l.trimmed()).is_some())
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
@@ -487,8 +491,7 @@ impl Python {
         }
         if l.colon
             && l.last.is_ascii_alphabetic()
-            && is_fatal_error(t)
-            && let Some(at) = memchr::memmem::find(t.as_bytes(), FATAL.as_bytes())
+            && let Some(at) = fatal_error_at(t)
         {
             let before = t[..at].trim();
             self.fatal = Some(FatalDump {
