@@ -1,9 +1,10 @@
 //! TypeScript / JavaScript and the web toolchain around them: tsc (`file(line,col): error TS…`
 //! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
-//! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N failing` and Jasmine's `Failures:` numbered lists
-//! (with the full test title), karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors (`SyntaxError` after a
-//! `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
+//! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N
+//! failing` and Jasmine's `Failures:` numbered lists (with the full test title),
+//! karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors
+//! (`SyntaxError` after a `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
 //! next lines (awesome-typescript-loader, ts-loader, `Module parse failed`, `Module not found`).
 //!
@@ -463,10 +464,21 @@ fn is_placeholder_frame(path: &str, line: &str, col: &str) -> bool {
 struct KarmaFailed {
     /// Suite titles above the current line, with their indentation.
     suites: Vec<(usize, String)>,
-    /// The current test: indentation of its `✖` line, full title, message, sequence number,
-    /// and whether its site was reported.
-    test: Option<(usize, String, Option<String>, u64, bool)>,
+    test: Option<KarmaTest>,
     budget: u32,
+}
+
+/// The failed test being read in a karma-mocha-reporter summary.
+#[derive(Debug)]
+struct KarmaTest {
+    /// Indentation of its `✖` line: its message and stack are indented as much.
+    indent: usize,
+    /// Suite titles and its own, joined by spaces.
+    name: String,
+    msg: Option<String>,
+    seq: u64,
+    /// Its site in the repository was reported (the innermost own frame wins).
+    reported: bool,
 }
 
 /// Lines of a karma-mocha-reporter failure summary read at most.
@@ -491,27 +503,33 @@ impl KarmaFailed {
                 name.push(' ');
             }
             name.push_str(title);
-            self.test = Some((indent, name, None, l.no, false));
+            self.test = Some(KarmaTest {
+                indent,
+                name,
+                msg: None,
+                seq: l.no,
+                reported: false,
+            });
             return true;
         }
         // The message and the stack are indented as the test's title; a suite's title is less.
-        if let Some((at, name, msg, seq, done)) = &mut self.test
-            && indent >= *at
+        if let Some(test) = &mut self.test
+            && indent >= test.indent
         {
             if let Some((path, line)) = karma_frame(t) {
-                if !*done && sink.is_own_frame(path) {
-                    *done = true;
-                    let msg = msg.as_deref().unwrap_or("test failed");
+                if !test.reported && sink.is_own_frame(path) {
+                    test.reported = true;
+                    let msg = test.msg.as_deref().unwrap_or("test failed");
                     sink.emit(
-                        *seq,
+                        test.seq,
                         Finding::new(path, line, BugType::Logic, msg)
-                            .test(Some(name))
+                            .test(Some(&test.name))
                             .conf(0.7)
                             .tool("karma"),
                     );
                 }
-            } else if msg.is_none() && !is_browser(t) {
-                *msg = Some(crate::sink::truncate_chars(t, 400).to_string());
+            } else if test.msg.is_none() && !is_browser(t) {
+                test.msg = Some(crate::sink::truncate_chars(t, 400).to_string());
             }
             return true;
         }
