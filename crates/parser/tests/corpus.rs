@@ -574,15 +574,16 @@ fn heldout_fresh10_set() {
 
 /// `heldout/fresh11/`: pasted CI and tool output from GitHub issue and pull-request threads of
 /// 41 projects no other set names (yamllint, actionlint, terraform, phpcs, minitest, bun, Gradle
-/// and Kotlin, sbt, Go, Rust, .NET and linker output among them), with expectations written
-/// before the parser ever ran on them. Held out: only its totals are printed, never which log
-/// differs, so nobody tunes on it by accident. Not gated.
+/// and Kotlin, sbt, Go, Rust, .NET and linker output among them). Measured held out once on the
+/// session's parser (recall 0.655, precision 0.864), then its misses and false reports were
+/// examined and fixed as families (issue 15, precision and recall work on the former fresh11
+/// set), so it is no longer held out: it prints its per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh11_set() {
     fresh_set(
         "fresh11",
-        "**fresh11** (held out: totals only)",
-        Differences::Hidden,
+        "**former fresh11** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -591,6 +592,7 @@ fn heldout_fresh11_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    #[expect(dead_code, reason = "the next held-out set uses it")]
     Hidden,
 }
 
