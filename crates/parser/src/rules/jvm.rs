@@ -250,6 +250,18 @@ fn is_test_root(root: &str) -> bool {
         .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"))
 }
 
+/// Gradle's `buildSrc` is a directory of the root build: while its own task runs
+/// (`> Task :buildSrc:compileKotlin`), an absolute path from an unknown checkout
+/// (`file:///D:/DevareaLocal/GIT/twilio-verify-android/buildSrc/src/main/kotlin/…`) is
+/// repo-relative from `buildSrc/` on.
+fn build_src_path<'t>(path: &'t str, module: Option<&str>, sink: &Sink) -> Option<&'t str> {
+    if module != Some("buildSrc") || sink.repo_path(path).is_some() {
+        return None;
+    }
+    let at = path.find("/buildSrc/")?;
+    Some(&path[at + 1..])
+}
+
 /// The module directory of a repository path inside it (`compiler/src/main/resources` →
 /// `compiler`, `src/main/java` → the root: `Some(None)`); `None` when the path shows none.
 fn module_of(p: &str) -> Option<Option<String>> {
@@ -932,8 +944,9 @@ impl Jvm {
             // Only bare `path.kt: (l, c): …` lines may be followed by a source echo;
             // `e: …` lines (Gradle, Maven) come one after another with none.
             let echo = !t.starts_with('[') && !t.starts_with("e: ");
+            let path = build_src_path(&c[1], self.module.as_deref(), sink);
             self.compiler(
-                &c[1],
+                path.unwrap_or(&c[1]),
                 line,
                 super::num(&c[3]),
                 &c[4],
@@ -1655,6 +1668,25 @@ mod tests {
         );
         assert_eq!(super::qualified_method(":app:test"), None);
         assert_eq!(super::qualified_method("BUILD"), None);
+    }
+
+    #[test]
+    fn kotlin_errors_in_build_src_from_an_unknown_checkout() {
+        // twilio/twilio-verify-android#226: a local Windows checkout; only `buildSrc`'s own task
+        // places such a path (elsewhere it stays outside the repository).
+        let log = "> Task :buildSrc:compileKotlin FAILED\ne: file:///D:/DevareaLocal/GIT/twilio-verify-android/buildSrc/src/main/kotlin/plugins/ktlint.gradle.kts:30:5 Unresolved reference: main\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "buildSrc/src/main/kotlin/plugins/ktlint.gradle.kts",
+                30,
+                BugType::TypeError
+            )
+        );
+        let other = log.replace(":buildSrc:compileKotlin", ":app:compileKotlin");
+        assert!(parse_str(&other, &ParseOptions::default()).is_empty());
     }
 
     #[test]
