@@ -26,8 +26,9 @@ static MSBUILD: LazyLock<Regex> = LazyLock::new(|| {
     )
     .unwrap()
 });
+/// `at M() in /p/T.cs:line 12`, and Microsoft.Testing.Platform's `at M() in /p/T.cs:280`.
 static FRAME_AT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^at (.+?) in (.+?):line (\d+)$").unwrap());
+    LazyLock::new(|| Regex::new(r"^at (.+?) in (.+?\.(?:cs|fs|vb)):(?:line )?(\d+)$").unwrap());
 static FRAME_MONO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?\.(?:cs|fs|vb))\((\d+),\d+\): at (.+)$").unwrap());
 
@@ -148,6 +149,7 @@ fn classify(code: Option<&str>, msg: &str) -> BugType {
 /// `1) Failed : …`, `[-] …`, `Unhandled exception.`).
 fn test_header(l: &Line<'_>) -> bool {
     matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
+        || (l.first == b'f' && l.last == b')' && l.trimmed().starts_with("failed "))
         || (l.first == b'E' && l.trimmed().starts_with("ERROR: - "))
         || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
 }
@@ -186,8 +188,44 @@ fn strip_xunit_prefix(t: &str) -> &str {
     }
 }
 
+/// Microsoft.Testing.Platform's terminal reporter (MSTest runner, `dotnet test` on it):
+/// `failed Name ("net9.0",Debug) (6s 220ms)`, the method's arguments then the duration.
+fn mtp_failed_test(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("failed ")?.strip_suffix(')')?;
+    let (head, dur) = rest.rsplit_once(" (")?;
+    let time = |w: &str| {
+        let digits = w.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && matches!(&w[digits..], "ms" | "s" | "m" | "h")
+    };
+    if !dur.split(' ').all(time) {
+        return None;
+    }
+    let name = head.split_once(" (").map_or(head, |(n, _)| n);
+    (identifier(name) || plausible(name)).then_some(name)
+}
+
+/// A frame `at Ns.Class.Test(args) in …` whose method is the failing test named `test` (in
+/// full or by its method name).
+fn own_test_frame(frame: &str, test: Option<&str>) -> bool {
+    let Some(test) = test.map(|t| t.split('(').next().unwrap_or(t)) else {
+        return false;
+    };
+    let method = frame
+        .strip_prefix("at ")
+        .and_then(|m| m.split('(').next())
+        .unwrap_or("");
+    !test.is_empty()
+        && (method == test
+            || method
+                .strip_suffix(test)
+                .is_some_and(|ns| ns.ends_with('.')))
+}
+
 /// `Ns.Class.Test [FAIL]`, `Failed Ns.Class.Test [12 ms]`, `1) Failed : Ns.Class.Test`.
 fn failed_test(t: &str) -> Option<&str> {
+    if t.starts_with("failed ") {
+        return mtp_failed_test(t);
+    }
     if let Some(name) = t.strip_suffix("[FAIL]") {
         let name = strip_xunit_prefix(name.trim()).trim();
         return plausible(name).then_some(name);
@@ -440,6 +478,14 @@ impl Dotnet {
             }
             return Some(t.starts_with("Error Message:") || t.starts_with("Stack Trace:"));
         };
+        // `/_/` is a deterministic build's source root: the repository that built the frame's
+        // assembly, which may be a dependency's (the runtime's own frames print it too). Only
+        // the failing test's own method is surely this repository's.
+        let path = match path.strip_prefix("/_/") {
+            Some(rest) if own_test_frame(t, b.test.as_deref()) => rest.to_string(),
+            Some(_) => return Some(true),
+            None => path,
+        };
         let Some(rel) = sink.repo_path(&path) else {
             return Some(true);
         };
@@ -524,6 +570,29 @@ mod tests {
         );
         assert_eq!((r[1].0.as_str(), r[1].1), ("Program.cs", 7));
         assert!(r[1].2.ends_with("using directive)"), "{r:?}");
+    }
+
+    #[test]
+    fn mstest_runner_failure_at_a_deterministic_source_path() {
+        // microsoft/testfx#6240: Microsoft.Testing.Platform's terminal reporter, a frame without
+        // `:line`, under the `/_/` source root of a deterministic build; another `/_/` frame
+        // (not the test's method) may be a dependency's and is passed over.
+        let log = "  failed Invalid_TestingProfile_Name_Should_Fail (\"net9.0;net8.0;net7.0;net6.0;net462\",Debug) (6s 220ms)\n    Assert.AreEqual failed. Expected:<1>. Actual:<-532462766>. \n      at Lib.Helper.Check() in /_/src/Lib/Helper.cs:10\n      at MSTest.Acceptance.IntegrationTests.SdkTests.Invalid_TestingProfile_Name_Should_Fail(String multiTfm, BuildConfiguration buildConfiguration) in /_/test/IntegrationTests/MSTest.Acceptance.IntegrationTests/SdkTests.cs:280\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "test/IntegrationTests/MSTest.Acceptance.IntegrationTests/SdkTests.cs",
+                280,
+                BugType::Logic
+            )
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Invalid_TestingProfile_Name_Should_Fail")
+        );
+        assert!(super::mtp_failed_test("failed to restore (1 project)").is_none());
     }
 
     #[test]

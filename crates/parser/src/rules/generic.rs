@@ -150,6 +150,24 @@ fn checkstyle_ant(t: &str, seq: u64, sink: &mut Sink) -> bool {
     true
 }
 
+/// The program name glibc prints before a failed assertion, when it is a compiler's driver
+/// or frontend (a BuildKit prefix, `#10 11.48 swift`, may come before it).
+fn is_compiler_program(program: &str) -> bool {
+    const COMPILERS: [&str; 9] = [
+        "swift",
+        "swift-frontend",
+        "swiftc",
+        "clang",
+        "clang++",
+        "cc1",
+        "cc1plus",
+        "rustc",
+        "lld",
+    ];
+    let name = program.rsplit([' ', '/']).next().unwrap_or(program);
+    COMPILERS.contains(&name)
+}
+
 /// glibc's `assert()` failing in the repository's C code: `python: Python/qsbr.c:164: _Bool
 /// _Py_qsbr_poll(…): Assertion `expr' failed.` (the program name first).
 fn glibc_assert(t: &str, seq: u64, sink: &mut Sink) -> bool {
@@ -157,9 +175,15 @@ fn glibc_assert(t: &str, seq: u64, sink: &mut Sink) -> bool {
         return false;
     };
     let head = &t[..at];
-    let Some((_, loc)) = head.split_once(": ") else {
+    let Some((program, loc)) = head.split_once(": ") else {
         return false;
     };
+    // A compiler's own assertion (`swift: /home/buildnode/jenkins/workspace/oss-swift-5.3-…/
+    // swift/lib/AST/ASTScopeCreation.cpp:1276: …`): a crash of the toolchain, at the path of
+    // the machine that built it, never the repository being compiled.
+    if is_compiler_program(program) && loc.starts_with('/') {
+        return true;
+    }
     let mut parts = loc.splitn(3, ':');
     let (Some(path), Some(line)) = (parts.next(), parts.next().and_then(super::num)) else {
         return false;
@@ -767,6 +791,15 @@ fn workflow_error(seq: u64, rest: &str, sink: &mut Sink) {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn a_compilers_own_assertion_is_not_the_repositorys() {
+        // GraphQLSwift/Graphiti#57: swift 5.3 crashed compiling the package under BuildKit.
+        let log = "#10 11.48 swift: /home/buildnode/jenkins/workspace/oss-swift-5.3-package-linux-ubuntu-18_04/swift/lib/AST/ASTScopeCreation.cpp:1276: swift::ast_scope::AnnotatedInsertionPoint swift::ast_scope::PatternEntryDeclScope::expandAScopeThatCreatesANewInsertionPoint(swift::ast_scope::ScopeCreator &): Assertion `x' failed.\npython: Python/qsbr.c:164: _Bool _Py_qsbr_poll(struct _qsbr_thread_state *, uint64_t): Assertion `q' failed.\n";
+        let r = crate::parse_str(log, &crate::ParseOptions::default());
+        let got: Vec<_> = r.iter().map(|b| b.file_path.as_str()).collect();
+        assert_eq!(got, ["Python/qsbr.c"]);
+    }
 
     #[test]
     fn the_byte_prefilter_never_refuses_a_line_the_colon_regex_matches() {

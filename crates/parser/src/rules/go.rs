@@ -257,6 +257,15 @@ impl Go {
                     }
                     return true;
                 }
+                // A trace pasted into an issue or a Markdown page, its tabs turned into spaces:
+                // only a frame with its `+0x` offset is taken, never a test's indented output.
+                if l.indent() > 0
+                    && l.last.is_ascii_hexdigit()
+                    && let Some((path, line)) = goroutine_frame(t)
+                {
+                    self.panic_at(path, line, "go test", sink);
+                    return true;
+                }
                 if t.starts_with("FAIL") || t.starts_with("exit status") || t.starts_with("ok ") {
                     self.panic = None;
                 }
@@ -817,6 +826,19 @@ mod tests {
         assert_eq!(
             (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
             ("filebeat/x/run_test.go", 12, BugType::Logic)
+        );
+    }
+
+    #[test]
+    fn a_pasted_panic_whose_frames_are_indented_with_spaces() {
+        // maxcnunes/gaper#9: the tabs of the trace became six spaces; GOROOT's frame is passed
+        // over, the GOPATH checkout's is the site.
+        let log = "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0xa0 pc=0x4d0ca6]\n\ngoroutine 154 [running]:\nos/exec.(*Cmd).Wait(0x0, 0x5bc683, 0xc42000a060)\n      /usr/local/go/src/os/exec/exec.go:453 +0x26\ngithub.com/maxcnunes/gaper.(*runner).runBin.func1(0xc4200b2000)\n      /go/src/github.com/maxcnunes/gaper/runner.go:159 +0x2f\ncreated by github.com/maxcnunes/gaper.(*runner).runBin\n      /go/src/github.com/maxcnunes/gaper/runner.go:158 +0x25d\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("runner.go", 159, BugType::Logic)
         );
     }
 

@@ -200,6 +200,9 @@ pub(crate) struct Jvm {
     /// Reports whose paths were rebuilt from class names while no module was known (Surefire
     /// 2 names its module only afterwards, in `Please refer to <module>/target/surefire-reports`).
     unplaced: Vec<crate::sink::Key>,
+    /// A Gradle task line was seen: reports rebuilt without a module after one are the root
+    /// project's, not waiting for a module.
+    gradle_task_seen: bool,
     /// Gradle's failure report: `* Where:` seen (`Armed`), then the build script's line.
     gradle_where: GradleWhere,
     /// Repository directories of `.java` files compilers named (warnings included): a frame's
@@ -245,6 +248,18 @@ const MAX_JAVA_DIRS: usize = 64;
 fn is_test_root(root: &str) -> bool {
     root.split('/')
         .any(|seg| seg == "tests" || seg.starts_with("test") || seg.ends_with("Test"))
+}
+
+/// Gradle's `buildSrc` is a directory of the root build: while its own task runs
+/// (`> Task :buildSrc:compileKotlin`), an absolute path from an unknown checkout
+/// (`file:///D:/DevareaLocal/GIT/twilio-verify-android/buildSrc/src/main/kotlin/…`) is
+/// repo-relative from `buildSrc/` on.
+fn build_src_path<'t>(path: &'t str, module: Option<&str>, sink: &Sink) -> Option<&'t str> {
+    if module != Some("buildSrc") || sink.repo_path(path).is_some() {
+        return None;
+    }
+    let at = path.find("/buildSrc/")?;
+    Some(&path[at + 1..])
 }
 
 /// The module directory of a repository path inside it (`compiler/src/main/resources` →
@@ -678,7 +693,21 @@ impl Jvm {
             })
         });
         if let Some(task) = task {
-            let task = task.split(' ').next().unwrap_or("");
+            let (task, outcome) = task.split_once(' ').unwrap_or((task, ""));
+            let project = task
+                .rsplit_once(':')
+                .map(|(project, _)| project.replace(':', "/"))
+                .filter(|p| !p.is_empty() && p.bytes().all(|b| b != b'.'));
+            // A paste that begins after the task's start: its verdict, `:lint:test FAILED`,
+            // names the module of the failures printed above it.
+            if outcome == "FAILED"
+                && !self.gradle_task_seen
+                && self.module.is_none()
+                && let Some(m) = &project
+            {
+                sink.prefix_paths(&self.unplaced, m);
+            }
+            self.gradle_task_seen = true;
             self.set_module(
                 task.rsplit_once(':')
                     .map(|(project, _)| project.replace(':', "/"))
@@ -814,7 +843,8 @@ impl Jvm {
                             None => path,
                         };
                         let msg = b.message.clone().unwrap_or_else(|| c[1].to_string());
-                        sink.emit(
+                        let unplaced = self.module.is_none() && !self.gradle_task_seen;
+                        let emitted = sink.emit(
                             b.seq,
                             Finding::new(
                                 &path,
@@ -826,6 +856,9 @@ impl Jvm {
                             .conf(0.5)
                             .tool("junit"),
                         );
+                        if emitted && unplaced {
+                            self.unplaced_report(sink);
+                        }
                     }
                     self.block = None;
                     return true;
@@ -911,8 +944,9 @@ impl Jvm {
             // Only bare `path.kt: (l, c): …` lines may be followed by a source echo;
             // `e: …` lines (Gradle, Maven) come one after another with none.
             let echo = !t.starts_with('[') && !t.starts_with("e: ");
+            let path = build_src_path(&c[1], self.module.as_deref(), sink);
             self.compiler(
-                &c[1],
+                path.unwrap_or(&c[1]),
                 line,
                 super::num(&c[3]),
                 &c[4],
@@ -1307,6 +1341,25 @@ mod tests {
     }
 
     #[test]
+    fn a_gradle_verdict_after_a_pasted_failure_names_its_module() {
+        // athkalia/Just-Another-Android-App#55: the paste begins after `:lint:test` started,
+        // so only its verdict says the module; a root `:test FAILED` adds no directory.
+        let log = "...\ncom.example.lint.detectors.AndroidLogDetectorTest > test_detector_triggering FAILED\n    junit.framework.AssertionFailedError at AndroidLogDetectorTest.java:43\n\n4 tests completed, 2 failed\n:lint:test FAILED\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            r[0].file_path,
+            "lint/src/test/java/com/example/lint/detectors/AndroidLogDetectorTest.java"
+        );
+        let root = log.replace(":lint:test FAILED", ":test FAILED");
+        let r = parse_str(&root, &ParseOptions::default());
+        assert_eq!(
+            r[0].file_path,
+            "src/test/java/com/example/lint/detectors/AndroidLogDetectorTest.java"
+        );
+    }
+
+    #[test]
     fn gradle_3s_plain_task_lines_name_the_module() {
         // jodd's Travis job (Gradle 3): task names without `> Task`, then the failure summary.
         let log = ":jodd-mail:compileJava UP-TO-DATE\n:jodd-mail:test\n\tat test testParseEML(jodd.mail.EmailUtilTest)\n\njodd.mail.EmailUtilTest > testParseEML FAILED\n    java.lang.AssertionError at EmailUtilTest.java:66\n\n17 tests completed, 1 failed\n:jodd-mail:test FAILED\n";
@@ -1320,8 +1373,10 @@ mod tests {
         let root = log.replace(":jodd-mail:test\n", ":test\n");
         let r = parse_str(&root, &ParseOptions::default());
         assert_eq!(r[0].file_path, "src/test/java/jodd/mail/EmailUtilTest.java");
+        // (Without its verdict: a `:jodd-mail:test FAILED` after the failure names the module.)
         let glued = log
             .replace(":jodd-mail:compileJava UP-TO-DATE\n", "")
+            .replace(":jodd-mail:test FAILED\n", "")
             .replace(
                 ":jodd-mail:test\n",
                 ":jodd-mail:javadocwarning: [options] x\n",
@@ -1613,6 +1668,25 @@ mod tests {
         );
         assert_eq!(super::qualified_method(":app:test"), None);
         assert_eq!(super::qualified_method("BUILD"), None);
+    }
+
+    #[test]
+    fn kotlin_errors_in_build_src_from_an_unknown_checkout() {
+        // twilio/twilio-verify-android#226: a local Windows checkout; only `buildSrc`'s own task
+        // places such a path (elsewhere it stays outside the repository).
+        let log = "> Task :buildSrc:compileKotlin FAILED\ne: file:///D:/DevareaLocal/GIT/twilio-verify-android/buildSrc/src/main/kotlin/plugins/ktlint.gradle.kts:30:5 Unresolved reference: main\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "buildSrc/src/main/kotlin/plugins/ktlint.gradle.kts",
+                30,
+                BugType::TypeError
+            )
+        );
+        let other = log.replace(":buildSrc:compileKotlin", ":app:compileKotlin");
+        assert!(parse_str(&other, &ParseOptions::default()).is_empty());
     }
 
     #[test]

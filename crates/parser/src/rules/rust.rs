@@ -42,6 +42,17 @@ static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)', (.+?):(\d+)(?::(\d+))?$").unwrap()
 });
 
+/// The old format's message may span lines (`assert_eq!` printed `left:`/`right:` on lines of
+/// their own before Rust 1.73): the header opens the quote, a later line closes it with the
+/// location, `  right: `2`', src/x.rs:190:9`.
+static PANIC_OLD_OPEN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^thread '(.*?)'(?: \(\d+\))? panicked at '(.*)$").unwrap());
+static PANIC_OLD_CLOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"', (\S+?\.rs):(\d+)(?::(\d+))?$").unwrap());
+
+/// Lines an old-format panic message may span before its closing location.
+const OLD_PANIC_LINES: u8 = 16;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Rustc,
@@ -79,6 +90,9 @@ pub(crate) struct Rust {
     /// Inside a `warning:` block: its spans must not bind to anything.
     in_warning: bool,
     panic: Option<Panic>,
+    /// An old-format panic whose quoted message goes on below: thread, message's first line,
+    /// header's log line, lines left to find the closing `', file:line:col`.
+    open_panic: Option<(String, String, u64, u8)>,
     /// `---- tests::name stdout ----`
     current_test: Option<String>,
     /// Lints learned from earlier blocks, by message kind: rustc prints the `-D warnings` note
@@ -274,6 +288,7 @@ impl Rust {
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         let first = l.text.as_bytes().first().copied().unwrap_or(b' ');
         self.panic.is_none()
+            && self.open_panic.is_none()
             && self.diag.is_none()
             && !self.in_warning
             && !matches!(first, b'e' | b'w' | b'i' | b'A'..=b'Z')
@@ -293,6 +308,25 @@ impl Rust {
             let msg = l.trimmed().to_string();
             self.finish_panic(&msg, sink);
             return true;
+        }
+        if let Some((thread, msg, seq, left)) = self.open_panic.take() {
+            if let Some(c) = PANIC_OLD_CLOSE.captures(t)
+                && let Some(line) = super::num(&c[2])
+            {
+                self.panic = Some(Panic {
+                    thread,
+                    path: c[1].to_string(),
+                    line,
+                    col: c.get(3).and_then(|m| super::num(m.as_str())),
+                    seq,
+                });
+                self.finish_panic(&msg, sink);
+                return true;
+            }
+            if left > 1 && !l.is_blank() {
+                self.open_panic = Some((thread, msg, seq, left - 1));
+                return true;
+            }
         }
         let first = t.as_bytes().first().copied().unwrap_or(b' ');
         if ((first == b'e' && t.starts_with("error"))
@@ -371,6 +405,13 @@ impl Rust {
                     let msg = c[2].to_string();
                     self.finish_panic(&msg, sink);
                 }
+                return true;
+            }
+            if !t.contains("', ")
+                && let Some(c) = PANIC_OLD_OPEN.captures(t)
+            {
+                self.finish(sink);
+                self.open_panic = Some((c[1].to_string(), c[2].to_string(), l.no, OLD_PANIC_LINES));
                 return true;
             }
             if let Some(c) = PANIC_NEW.captures(t) {
@@ -467,6 +508,7 @@ impl Rust {
     pub fn flush(&mut self, sink: &mut Sink) {
         self.finish(sink);
         self.panic = None;
+        self.open_panic = None;
         self.in_warning = false;
         self.current_test = None;
     }
@@ -613,6 +655,23 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(r[0].test_name.as_deref(), Some("threads"));
+    }
+
+    #[test]
+    fn an_old_panic_message_spanning_lines() {
+        // stegos/stegos#717: `assert_eq!` before Rust 1.73 printed `left:`/`right:` inside the
+        // quoted message, so the location closes the third line.
+        let log = "thread 'kad::addresses::tests::not_connected_expire' panicked at 'assertion failed: `(left == right)`\n  left: `0`,\n right: `2`', network/src/kad/addresses.rs:190:9\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("network/src/kad/addresses.rs", 190, BugType::Logic)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("kad::addresses::tests::not_connected_expire")
+        );
     }
 
     #[test]
