@@ -150,7 +150,7 @@ impl Rules {
         self.dotnet.flush(sink);
         self.swift.flush(sink);
         self.gtest.flush(sink);
-        self.infra.flush(sink);
+        self.infra.step_boundary(sink);
         self.haskell.flush(sink);
         sink.next_step();
     }
