@@ -215,8 +215,9 @@ struct PyBlock {
     captured: bool,
     lines: u32,
     /// The frames after the innermost repository frame: 0 none yet, 1 only the import
-    /// system's (`<frozen importlib._bootstrap>`), 2 others too. With 1, whatever the exception,
-    /// the repository's line was an import the import system failed on.
+    /// system's (`<frozen importlib._bootstrap>`), 2 others too, 3 a dependency's module body
+    /// (see [`import_tail`]). With 1 or 3, whatever the exception, the repository's line was an
+    /// import that failed.
     import_tail: u8,
     /// The block's first exception is a failed import and another was raised while handling
     /// it (`During handling of the above exception, another exception occurred:`): the guard
@@ -240,10 +241,15 @@ fn doctest_name(header: &str) -> &str {
 /// Follows [`PyBlock::import_tail`] over one frame. A dependency's frame `in <module>` is its
 /// module body running because the repository's line imported it: the import failed there
 /// (flax's `from clu import deterministic_data` raising `AttributeError: module
-/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`).
+/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`), also
+/// when the body called on before raising (mccabe's `import hypothesmith`, whose module body
+/// reached `typing.py:3831: in __getattr__`): once such a frame is seen (3), the frames after
+/// it are that import's.
 fn import_tail(state: u8, own: bool, path: &str, module: bool) -> u8 {
     if own {
         0
+    } else if state == 3 || (module && state < 2) {
+        3
     } else if path.starts_with("<frozen importlib") || module {
         if state == 0 { 1 } else { state }
     } else {
@@ -1015,7 +1021,7 @@ impl Python {
         let Some((path, line)) = &b.loc else {
             return;
         };
-        let ty = if b.import_tail == 1 {
+        let ty = if matches!(b.import_tail, 1 | 3) {
             BugType::Import
         } else {
             b.exc.as_deref().map_or(BugType::Logic, exception_type)
@@ -1520,6 +1526,20 @@ mod tests {
         );
         let r = parse_str(&called, &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Logic, "{r:?}");
+    }
+
+    #[test]
+    fn a_dependency_module_body_that_calls_on_before_raising_is_an_import_failure() {
+        // mccabe's tests in Fedora's build (former fresh11): `import hypothesmith` runs the
+        // installed hypothesis' module body, which touches `typing.ByteString`; the innermost
+        // frame is typing's module `__getattr__`, past three module bodies.
+        let log = "==================================== ERRORS ====================================\n_______________________ ERROR collecting test_mccabe.py ________________________\ntest_mccabe.py:11: in <module>\n    import hypothesmith\n/usr/lib/python3.14/site-packages/hypothesmith/__init__.py:3: in <module>\n    from hypothesmith.cst import from_node\n/usr/lib/python3.14/site-packages/hypothesmith/cst.py:20: in <module>\n    from hypothesis.strategies._internal.types import _global_type_lookup\n/usr/lib/python3.14/site-packages/hypothesis/strategies/_internal/types.py:708: in <module>\n    typing.ByteString: st.binary(),  # type: ignore\n/usr/lib64/python3.14/typing.py:3831: in __getattr__\n    raise AttributeError(f\"module {__name__!r} has no attribute {attr!r}\")\nE   AttributeError: module 'typing' has no attribute 'ByteString'\n=========================== short test summary info ============================\nERROR test_mccabe.py - AttributeError: module 'typing' has no attribute 'Byte...\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("test_mccabe.py", 11, BugType::Import)
+        );
     }
 
     #[test]
