@@ -238,6 +238,24 @@ fn doctest_name(header: &str) -> &str {
         .unwrap_or(header)
 }
 
+/// A `FAILURES`/`ERRORS` section rule whose end a terminal overwrote (tmux's status text,
+/// `16:31:21 [20/3280]`) with the first block's header run on after it on the same line
+/// (nextstrain/cli's paste): the section, and the header (`___ name ___`).
+fn fused_section(t: &str) -> Option<(Section, &str)> {
+    let rest = t.strip_prefix("===")?.trim_start_matches('=');
+    let (title, rest) = rest.split_once('=')?;
+    let section = match title.trim() {
+        "FAILURES" => Section::Failures,
+        "ERRORS" => Section::Errors,
+        _ => return None,
+    };
+    let header = &rest[rest.find('_')?..];
+    let name = header.trim_matches('_');
+    // `___ name ___`: a space on each side of the name, and something in it.
+    (name.len() > 2 && name.starts_with(' ') && name.ends_with(' ') && !name.trim().is_empty())
+        .then_some((section, header))
+}
+
 /// Follows [`PyBlock::import_tail`] over one frame. A dependency's frame `in <module>` is its
 /// module body running because the repository's line imported it: the import failed there
 /// (flax's `from clu import deterministic_data` raising `AttributeError: module
@@ -548,6 +566,18 @@ impl Python {
             self.unittest_test = None;
             self.unittest_block = false;
             self.unittest_done = false;
+        }
+        if l.first == b'='
+            && t.ends_with("__")
+            && let Some((section, header)) = fused_section(t)
+        {
+            self.finish_block(sink);
+            self.section_indent = l.indent();
+            self.section = section;
+            self.warn_rel = None;
+            self.warn_rebased = false;
+            let h = Line::new(header, l.no, l.marker);
+            return self.pytest_line(&h, header, sink);
         }
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
@@ -1526,6 +1556,24 @@ mod tests {
         );
         let r = parse_str(&called, &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Logic, "{r:?}");
+    }
+
+    #[test]
+    fn a_section_rule_a_terminal_overwrote_with_the_header_run_on() {
+        // nextstrain/cli's paste (former fresh11): tmux's status text over the rule's end.
+        let log = "=============================================================== FAILURES =============================================16:31:21 [20/3280]___________________________________________ pytest_generated_doc[devel/generate-command-doc] ___________________________________________\n\nprog = 'devel/generate-command-doc'\n\n    def pytest_generated_doc(prog):\n>       assert result.returncode == 0, f\"{result.args!r} exited with errors\"\nE       AssertionError: [PosixPath('/Users/genehack/nextstrain/cli/devel/generate-command-doc'), '--check', '--diff'] exited with errors\nE       assert 1 == 0\n\ntests/doc.py:18: AssertionError\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("tests/doc.py", 18)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("pytest_generated_doc[devel/generate-command-doc]")
+        );
+        assert!(super::fused_section("==== warnings summary ====x___ a ___").is_none());
+        assert!(super::fused_section("==== FAILURES ====________").is_none());
     }
 
     #[test]
