@@ -40,6 +40,16 @@ pub(crate) struct Infra {
     tf_dir: Option<String>,
 }
 
+/// A short lowercase word then `: info: ` or `: error: ` (the idle check for [`tf_action_dir`],
+/// which stops at the first colon instead of searching the line).
+fn tf_action_shape(t: &str) -> bool {
+    let head = &t.as_bytes()[..t.len().min(12)];
+    memchr::memchr(b':', head).is_some_and(|i| {
+        let rest = &t[i..];
+        rest.starts_with(": info: ") || rest.starts_with(": error: ")
+    })
+}
+
 /// `validate: info: validating Terraform configuration in infrastructure` (and the `error:
 /// failed to …` line; `init`, `plan`, `apply`… alike): the action's working directory,
 /// relative to the checkout.
@@ -56,7 +66,6 @@ fn tf_action_dir(t: &str) -> Option<&str> {
 }
 
 static HADOLINT: crate::Needle = crate::needle!("hadolint");
-static TF_ACTION: crate::Needle = crate::needle!(" Terraform configuration in ");
 
 /// The file redirected into an echoed hadolint command (`$ …`, `+ …` of `set -x`, an Actions
 /// `Run …` header): the word after `<`, or after `cat` before a pipe.
@@ -157,7 +166,7 @@ impl Infra {
             && !(l.colon_digit && matches!(l.last, b']' | b')' | b':'))
             && !(l.colon_digit && l.first != b' ' && hadolint_shape(l.trimmed()))
             && !(l.colon && md_first_colon(l.trimmed()))
-            && !(l.colon && l.first.is_ascii_lowercase() && crate::has(&TF_ACTION, l.text))
+            && !(l.colon && l.first.is_ascii_lowercase() && tf_action_shape(l.trimmed()))
     }
 
     /// Returns true when the line was claimed.
