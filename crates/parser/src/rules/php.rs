@@ -256,7 +256,8 @@ impl Php {
             && self.collision.is_none()
             && self.sniff.is_none()
             && !l.colon_digit
-            && !matches!(l.first, b'P' | b'F' | b'L' | b'[' | b'0'..=b'9')
+            && !matches!(l.first, b'P' | b'F' | b'L' | b'0'..=b'9')
+            && !(l.first == b'[' && l.trimmed().starts_with("[Exec"))
             && !glued_after_progress(l)
     }
 
