@@ -87,7 +87,7 @@ pub fn normalize_path(raw: &str, workspace: Option<&str>) -> Option<String> {
 /// repository, and, where the layout is certain, which of them is the repository's name
 /// ([`checkout_repo`]). A first segment starting with `_` (`_temp`, `_actions`, `_tool`) is
 /// runner scratch space, not the repository.
-const CHECKOUT_ROOTS: [(&str, usize, Option<usize>); 25] = [
+const CHECKOUT_ROOTS: [(&str, usize, Option<usize>); 26] = [
     // GitHub-hosted runners (Linux, macOS, container jobs), Azure Pipelines' hosted agents.
     ("/home/runner/work/", 2, Some(0)),
     ("/Users/runner/work/", 2, Some(0)),
@@ -107,6 +107,9 @@ const CHECKOUT_ROOTS: [(&str, usize, Option<usize>); 25] = [
     ("/home/jenkins/workspace/", 1, None),
     // CircleCI, Drone, Bitbucket, Cirrus, Buildkite, TeamCity, AppVeyor.
     ("/home/circleci/project/", 0, None),
+    // CircleCI's `working_directory` set to another directory of the home (its 2.0 templates'
+    // `~/repo`); the Go image's GOPATH, `~/go/`, is refused below.
+    ("/home/circleci/", 1, None),
     ("/root/project/", 0, None),
     ("/drone/src/", 0, None),
     ("/opt/atlassian/pipelines/agent/build/", 0, None),
@@ -141,6 +144,9 @@ fn strip_runner_prefix(p: &str) -> Option<&str> {
             if let Some(rest) = p.strip_prefix(root) {
                 if root == "/builds/" {
                     return strip_gitlab(rest);
+                }
+                if root == "/home/circleci/" && rest.starts_with("go/") {
+                    return None;
                 }
                 return strip_segments(rest, segments);
             }
@@ -904,6 +910,13 @@ mod tests {
             n("/home/circleci/project/lib/a.rb").as_deref(),
             Some("lib/a.rb")
         );
+        // postlight/ci-failed-test-reporter's CircleCI job (`working_directory` of its own).
+        assert_eq!(
+            n("/home/circleci/ci-test-failure-reporter/src/index.test.js").as_deref(),
+            Some("src/index.test.js")
+        );
+        assert_eq!(n("/home/circleci/go/pkg/mod/github.com/x/y/a.go"), None);
+        assert_eq!(n("/home/circleci/.npm/_npx/a/index.js"), None);
         assert_eq!(n("/drone/src/cmd/main.go").as_deref(), Some("cmd/main.go"));
         assert_eq!(
             n("/checkout/src/librustc/lib.rs").as_deref(),

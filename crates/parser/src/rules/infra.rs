@@ -10,6 +10,10 @@
 //! (not `info`/`style`), yamllint `error`, actionlint all, terraform `Error` (not `Warning`),
 //! tflint `Error` and `Warning`, shellcheck `error` (as in `generic.rs`).
 //!
+//! hashicorp/terraform-github-actions (v0.x) runs terraform in its `tf_actions_working_dir` and
+//! names it (`validate: info: validating Terraform configuration in infrastructure`): terraform's
+//! `on kubernetes.tf line 118` is relative to it.
+//!
 //! It must never report a terraform `Warning`, a location found more than a few lines after its
 //! `Error:` header, or a `path:line` whose rule is not one of actionlint's.
 
@@ -32,6 +36,33 @@ pub(crate) struct Infra {
     /// The file an echoed hadolint command fed on its standard input (`hadolint - < Dockerfile`,
     /// `docker run --rm -i hadolint/hadolint < Dockerfile`), which it names `-` or `/dev/stdin`.
     hadolint_stdin: Option<String>,
+    /// The working directory terraform-github-actions named (repo-relative, not `.`).
+    tf_dir: Option<String>,
+}
+
+/// A short lowercase word then `: info: ` or `: error: ` (the idle check for [`tf_action_dir`],
+/// which stops at the first colon instead of searching the line).
+fn tf_action_shape(t: &str) -> bool {
+    let head = &t.as_bytes()[..t.len().min(12)];
+    memchr::memchr(b':', head).is_some_and(|i| {
+        let rest = &t[i..];
+        rest.starts_with(": info: ") || rest.starts_with(": error: ")
+    })
+}
+
+/// `validate: info: validating Terraform configuration in infrastructure` (and the `error:
+/// failed to …` line; `init`, `plan`, `apply`… alike): the action's working directory,
+/// relative to the checkout.
+fn tf_action_dir(t: &str) -> Option<&str> {
+    let (sub, rest) = t.split_once(": ")?;
+    if sub.is_empty() || !sub.bytes().all(|c| c.is_ascii_lowercase()) {
+        return None;
+    }
+    let rest = rest
+        .strip_prefix("info: ")
+        .or_else(|| rest.strip_prefix("error: "))?;
+    let (_, dir) = rest.rsplit_once(" Terraform configuration in ")?;
+    Some(dir.trim())
 }
 
 static HADOLINT: crate::Needle = crate::needle!("hadolint");
@@ -135,6 +166,7 @@ impl Infra {
             && !(l.colon_digit && matches!(l.last, b']' | b')' | b':'))
             && !(l.colon_digit && l.first != b' ' && hadolint_shape(l.trimmed()))
             && !(l.colon && md_first_colon(l.trimmed()))
+            && !(l.colon && l.first.is_ascii_lowercase() && tf_action_shape(l.trimmed()))
     }
 
     /// Returns true when the line was claimed.
@@ -148,6 +180,14 @@ impl Infra {
         {
             self.hadolint_stdin = Some(file.to_string());
             return false;
+        }
+        if l.colon
+            && l.first.is_ascii_lowercase()
+            && let Some(dir) = tf_action_dir(t)
+        {
+            // `.` (the default) is the root; anything else must be a plain relative directory.
+            self.tf_dir = crate::path::normalize_dir(dir, None).filter(|d| !d.is_empty());
+            return true;
         }
         if self.tf.is_some() && self.terraform_location(t, sink) {
             return true;
@@ -230,6 +270,12 @@ impl Infra {
         true
     }
 
+    /// A new CI step: another action or command, which may run elsewhere.
+    pub fn step_boundary(&mut self, sink: &mut Sink) {
+        self.flush(sink);
+        self.tf_dir = None;
+    }
+
     /// Reports the pending PyYAML mark.
     pub fn flush(&mut self, sink: &mut Sink) {
         let Some(m) = self.yaml_mark.take() else {
@@ -299,6 +345,14 @@ impl Infra {
                     "tflint"
                 } else {
                     "terraform"
+                };
+                let joined;
+                let path = match &self.tf_dir {
+                    Some(dir) if h.rule.is_none() => {
+                        joined = format!("{dir}/{path}");
+                        joined.as_str()
+                    }
+                    _ => path,
                 };
                 sink.emit(
                     h.seq,
@@ -756,6 +810,27 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn terraform_github_actions_working_directory() {
+        // ESIPFed/qhub's terraform-github-actions run, quoted in nebari-dev/nebari#498.
+        let log = "Successfully unzipped Terraform v0.13.5\nvalidate: info: validating Terraform configuration in infrastructure\nvalidate: error: failed to validate Terraform configuration in infrastructure\n\nError: Unsupported argument\n\n  on kubernetes.tf line 118, in module \"qhub\":\n 118:   dask-gateway-overrides = [\n\nAn argument named \"dask-gateway-overrides\" is not expected here.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("infrastructure/kubernetes.tf", 118, BugType::TypeError)
+        );
+        // The action's default directory is the checkout's root.
+        let root = log.replace("in infrastructure", "in .");
+        let r = parse_str(&root, &ParseOptions::default());
+        assert_eq!(r[0].file_path, "kubernetes.tf");
+        // Only the action's own lines name it, not a script's echo.
+        assert_eq!(
+            super::tf_action_dir("Validating Terraform configuration in infra"),
+            None
+        );
+    }
 
     #[test]
     fn pyyaml_marks_and_hadolint_on_stdin() {

@@ -3,7 +3,8 @@
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
 //! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N
 //! failing` and Jasmine's `Failures:` numbered lists (with the full test title),
-//! karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, and Node errors
+//! karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, `bun test`'s
+//! failures (its relative file headers place its absolute frames), and Node errors
 //! (`SyntaxError` after a `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
 //! next lines (awesome-typescript-loader, ts-loader, `Module parse failed`, `Module not found`).
@@ -570,10 +571,105 @@ fn karma_frame(t: &str) -> Option<(&str, u64)> {
     Some((path, super::num(line)?))
 }
 
+/// `bun test` (after its `bun test v1.0.3 (b651b16f)` banner): each file's results under its
+/// path relative to where it ran (`lib/file.test.ts:`), a failure as a code frame, `error:
+/// expect(received).toBe(expected)` and `at /abs/lib/file.test.ts:13:2`, then the test's verdict
+/// line (`✗ title [1.48ms]`, `(fail) title [1.48ms]` since 1.1).
+#[derive(Debug, Default)]
+struct BunTest {
+    /// The file header above, relative to the directory bun ran in.
+    file: Option<String>,
+    /// The open failure: its line, message and chosen location.
+    err: Option<(u64, String, Option<BunLoc>)>,
+}
+
+/// A repo-relative file and line.
+type BunLoc = (String, u64);
+
+/// A `bun test` frame: `at /abs/x.test.ts:13:2` or `at fn (/abs/x.test.ts:13:2)`.
+fn bun_frame(t: &str) -> Option<(&str, u64)> {
+    let rest = t.strip_prefix("at ")?;
+    let loc = match rest.strip_suffix(')') {
+        Some(r) => r.rsplit_once(" (")?.1,
+        None => rest,
+    };
+    let (rest, _col) = loc.rsplit_once(':')?;
+    let (path, line) = rest.rsplit_once(':')?;
+    (!path.is_empty() && !path.contains(' ')).then_some((path, super::num(line)?))
+}
+
+impl BunTest {
+    /// Returns true when the line was the runner's own.
+    fn line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.indent() == 0
+            && let Some(file) = t.strip_suffix(':')
+            && !file.contains([' ', ':'])
+            && JS_EXTS.contains(&super::ext(file))
+        {
+            self.file = Some(file.to_string());
+            self.err = None;
+            return true;
+        }
+        if l.indent() == 0
+            && let Some(msg) = t.strip_prefix("error: ")
+        {
+            self.err = Some((l.no, msg.to_string(), None));
+            return true;
+        }
+        if let Some((_, _, loc)) = &mut self.err
+            && loc.is_none()
+            && let Some((path, line)) = bun_frame(t)
+        {
+            // bun prints frames absolute; the header names the same file relative to where it
+            // ran, which places it in the repository whatever the directory was.
+            let rel = match &self.file {
+                Some(f)
+                    if path
+                        .strip_suffix(f.as_str())
+                        .is_some_and(|p| p.ends_with('/')) =>
+                {
+                    Some(f.clone())
+                }
+                _ => sink.repo_path(path),
+            };
+            if let Some(rel) = rel.filter(|r| !crate::path::is_vendored(r)) {
+                *loc = Some((rel, line));
+            }
+            return true;
+        }
+        let verdict = t
+            .strip_prefix("\u{2717} ")
+            .or_else(|| t.strip_prefix("(fail) "));
+        if let Some(title) = verdict {
+            let title = match title.rsplit_once(" [") {
+                Some((name, time)) if time.ends_with("ms]") || time.ends_with("s]") => name,
+                _ => title,
+            };
+            if let Some((seq, msg, Some((path, line)))) = self.err.take() {
+                sink.emit(
+                    seq,
+                    Finding::new(&path, line, BugType::Logic, &msg)
+                        .test(Some(title))
+                        .conf(0.85)
+                        .tool("bun"),
+                );
+            }
+            return true;
+        }
+        if t.starts_with("\u{2713} ") || t.starts_with("(pass) ") {
+            self.err = None;
+            return true;
+        }
+        false
+    }
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Js {
     /// karma-mocha-reporter's `FAILED TESTS:` section, being read.
     karma: Option<Box<KarmaFailed>>,
+    /// `bun test`'s output, once its banner was seen.
+    bun: Option<Box<BunTest>>,
     /// Files a frame showed to be minified bundles (a column no hand-written line reaches):
     /// their other frames, whatever their column, are the bundle's too.
     bundles: Vec<String>,
@@ -735,6 +831,7 @@ impl Js {
     /// [`Js::line`].
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         if self.npm_json.is_some()
+            || (l.first == b'b' && l.trimmed().starts_with("bun test v"))
             || (l.first == b'n' && l.last == b'n' && l.trimmed() == "npm ERR! Failed to parse json")
         {
             return false;
@@ -826,8 +923,28 @@ impl Js {
         false
     }
 
+    /// A line of `bun test`'s output once its banner was seen, read before every other matcher:
+    /// its `error: …` lines are no rustc headers, its frames no Node crash's.
+    #[inline]
+    pub fn bun_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
+        let Some(b) = &mut self.bun else {
+            return false;
+        };
+        let t = l.trimmed();
+        // `Ran 1 tests across 1 files. [28.00ms]`: the run is over.
+        if l.first == b'R' && t.starts_with("Ran ") && t.contains(" tests across ") {
+            self.bun = None;
+            return true;
+        }
+        b.line(l, t, sink)
+    }
+
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if l.first == b'b' && t.starts_with("bun test v") {
+            self.bun = Some(Box::default());
+            return true;
+        }
         if l.first == b'F' && t == "FAILED TESTS:" {
             self.karma = Some(Box::default());
             return true;
@@ -1948,6 +2065,7 @@ impl Js {
 
     pub fn flush(&mut self, sink: &mut Sink) {
         self.karma = None;
+        self.bun = None;
         self.npm_json = None;
         self.finish_block(sink);
         self.eslint_file = None;
@@ -1969,6 +2087,28 @@ impl Js {
 #[cfg(test)]
 mod tests {
     use crate::{BugType, ParseOptions, parse_str};
+
+    #[test]
+    fn bun_test_failure_at_the_headers_file() {
+        // A user's `bun test --watch`, pasted in oven-sh/bun#5559 (former fresh11).
+        let log = "bun test v1.0.3 (b651b16f)\n\nlib/file.test.ts:\nrun!!\n/Users/nikiv/src/data data dir\nundefined\n12 |   console.log(res)\n13 |   expect(2 + 2).toBe(5);\n      ^\nerror: expect(received).toBe(expected)\n\nExpected: 5\nReceived: 4\n\n      at /Users/nikiv/src/ts/lib/file.test.ts:13:2\n\u{2717} save array of JSON in ~/src/data [1.48ms]\n\n 0 pass\n 1 fail\n 1 expect() calls\nRan 1 tests across 1 files. [28.00ms]\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("lib/file.test.ts", 13, BugType::Logic)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("save array of JSON in ~/src/data")
+        );
+        // Bun 1.1's verdict line.
+        let newer = log.replace("\u{2717} ", "(fail) ");
+        assert_eq!(parse_str(&newer, &ParseOptions::default()).len(), 1);
+        // Without the banner, `error:` is no bun failure and the home path no checkout.
+        let bare = &log[log.find("lib/").unwrap()..];
+        assert!(parse_str(bare, &ParseOptions::default()).is_empty());
+    }
 
     #[test]
     fn karma_mocha_reporter_failed_tests_with_firefox_frames() {

@@ -58,7 +58,7 @@ impl Rules {
         // Most lines of a log interest no matcher: each `quiet` check (idle state, a first
         // byte, a flag of `Line`) skips a matcher whose `line` would return false and change
         // nothing, so the output is the same as running them all.
-        if self.js.karma_line(l, sink) {
+        if self.js.karma_line(l, sink) || self.js.bun_line(l, sink) {
             return;
         }
         // First: GHC's headers look like gcc's, and its module lines like other tools' progress.
@@ -150,7 +150,7 @@ impl Rules {
         self.dotnet.flush(sink);
         self.swift.flush(sink);
         self.gtest.flush(sink);
-        self.infra.flush(sink);
+        self.infra.step_boundary(sink);
         self.haskell.flush(sink);
         sink.next_step();
     }

@@ -2,7 +2,11 @@
 //! error:  Uncaught … in /path/x.php:12`), PHPUnit failure blocks (`1) Tests\XTest::testY`, the
 //! message, then `path/XTest.php:12` frames), PHPStan's table (` Line   src/x.php` then
 //! `  12     message`) and raw (`src/x.php:12:message`) formats, and Psalm's console format
-//! (`ERROR: InvalidReturnType - src/x.php:12:5 - message`).
+//! (`ERROR: InvalidReturnType - src/x.php:12:5 - message`), and PHP_CodeSniffer's full report
+//! (`FILE: /path/x.php`, `FOUND 1 ERROR AFFECTING 1 LINE`, then ` 186 | ERROR | [x] message`
+//! rows; `WARNING` rows are not reported). A Robo `Exec`/`ExecStack` task names the directory
+//! it runs a tool in (`[ExecStack] Running …/vendor/bin/phpcs in /Users/dane/sites/blt-canary`):
+//! the project's root, for the absolute paths the tool prints.
 //!
 //! It must never report a `PHP Warning`/`Notice`/`Deprecated`, a Psalm `INFO:`, a frame under
 //! `vendor/`, or PHPUnit's summaries (`FAILURES!`, `Tests: 3, Assertions: 5, Failures: 1.`).
@@ -52,6 +56,46 @@ pub(crate) struct Php {
     /// PHPStan table: the file named by the header row above.
     stan_file: Option<String>,
     collision: Option<CollisionBlock>,
+    /// PHP_CodeSniffer's full report: the file of the `FILE:` header above.
+    sniff: Option<SniffFile>,
+}
+
+/// A PHP_CodeSniffer full-report section; rows count once its `FOUND …` line confirmed it.
+#[derive(Debug)]
+struct SniffFile {
+    path: String,
+    found: bool,
+}
+
+/// ` 186 | ERROR | [x] Line indented incorrectly…` (trimmed): the line, whether it is an error
+/// (a `WARNING` row is not), and the message.
+fn sniff_row(t: &str) -> Option<(u64, bool, &str)> {
+    let mut cells = t.splitn(3, '|');
+    let line = super::num(cells.next()?.trim())?;
+    let level = cells.next()?.trim();
+    let msg = cells.next()?.trim();
+    let error = match level {
+        "ERROR" => true,
+        "WARNING" => false,
+        _ => return None,
+    };
+    Some((
+        line,
+        error,
+        msg.strip_prefix("[x] ")
+            .or_else(|| msg.strip_prefix("[ ] "))
+            .unwrap_or(msg),
+    ))
+}
+
+/// `[ExecStack] Running /p/vendor/bin/phpcs in /p` (Robo's `Exec`/`ExecStack` tasks): the
+/// absolute directory the command runs in.
+fn robo_exec_dir(t: &str) -> Option<&str> {
+    let rest = t
+        .strip_prefix("[ExecStack] Running ")
+        .or_else(|| t.strip_prefix("[Exec] Running "))?;
+    let (_, dir) = rest.rsplit_once(" in ")?;
+    (dir.starts_with('/') && !dir.contains(' ') && dir.len() > 1).then_some(dir)
 }
 
 /// A failure as Collision (Laravel's and Pest's test printer) shows it: `FAILED  Tests\X >
@@ -210,14 +254,25 @@ impl Php {
         self.unit.is_none()
             && self.stan_file.is_none()
             && self.collision.is_none()
+            && self.sniff.is_none()
             && !l.colon_digit
             && !matches!(l.first, b'P' | b'F' | b'L' | b'0'..=b'9')
+            && !(l.first == b'[' && l.trimmed().starts_with("[Exec"))
             && !glued_after_progress(l)
     }
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.stan_file.is_some() && self.stan_line(t, l.no, sink) {
+            return true;
+        }
+        if l.first == b'['
+            && let Some(dir) = robo_exec_dir(t)
+        {
+            sink.learn_workspace(dir);
+            return false;
+        }
+        if (self.sniff.is_some() || l.first == b'F') && self.sniff_line(l, t, sink) {
             return true;
         }
         if (self.collision.is_some() || l.first == b'F') && self.collision_line(l, t, sink) {
@@ -381,6 +436,55 @@ impl Php {
         true
     }
 
+    /// PHP_CodeSniffer's full report (see [`SniffFile`]).
+    fn sniff_line(&mut self, l: &Line<'_>, t: &str, sink: &mut Sink) -> bool {
+        if l.indent() == 0
+            && let Some(path) = t.strip_prefix("FILE: ")
+        {
+            let path = path.trim();
+            if !path.is_empty() && !path.contains(' ') {
+                self.sniff = Some(SniffFile {
+                    path: path.to_string(),
+                    found: false,
+                });
+                return true;
+            }
+        }
+        let Some(f) = &mut self.sniff else {
+            return false;
+        };
+        if t.is_empty() || t.bytes().all(|c| c == b'-') || t.starts_with("PHPCBF CAN FIX") {
+            return true;
+        }
+        if !f.found {
+            // `FOUND 2 ERRORS AFFECTING 1 LINE`, `FOUND 0 ERRORS AND 1 WARNING AFFECTING 1 LINE`.
+            let found = t.starts_with("FOUND ") && (t.ends_with(" LINE") || t.ends_with(" LINES"));
+            if found {
+                f.found = true;
+            } else {
+                self.sniff = None;
+            }
+            return found;
+        }
+        // A message wrapped onto the next row: `     |       |     4`.
+        if t.starts_with('|') {
+            return true;
+        }
+        if let Some((line, error, msg)) = sniff_row(t) {
+            if error && !is_dependency(&f.path) {
+                sink.emit(
+                    l.no,
+                    Finding::new(&f.path, line, BugType::Linting, msg)
+                        .conf(0.9)
+                        .tool("phpcs"),
+                );
+            }
+            return true;
+        }
+        self.sniff = None;
+        false
+    }
+
     fn unit_line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         let Some(b) = &mut self.unit else {
@@ -468,6 +572,7 @@ impl Php {
         self.unit = None;
         self.stan_file = None;
         self.collision = None;
+        self.sniff = None;
     }
 }
 
@@ -492,6 +597,44 @@ mod tests {
     }
     fn parse(log: &str) -> Vec<crate::BugReport> {
         parse_str(log, &ParseOptions::default())
+    }
+
+    #[test]
+    fn codesniffer_full_report_errors_not_warnings() {
+        // zerolab/og's Travis run, pasted in its pull request (fresh11).
+        let log = "> source:fix:php-standards\nFILE: /home/travis/build/zerolab/og/tests/src/Kernel/PermissionEventTest.php\n--------------------------------------------------------------------------------\nFOUND 1 ERROR AFFECTING 1 LINE\n--------------------------------------------------------------------------------\n 186 | ERROR | [x] Line indented incorrectly; expected at least 6 spaces, found\n     |       |     4\n--------------------------------------------------------------------------------\nPHPCBF CAN FIX THE 1 MARKED SNIFF VIOLATIONS AUTOMATICALLY\n--------------------------------------------------------------------------------\nFILE: /home/travis/build/zerolab/og/src/Access/GroupCheck.php\n----------------------------------------------------------------------\nFOUND 0 ERRORS AND 1 WARNING AFFECTING 1 LINE\n----------------------------------------------------------------------\n 11 | WARNING | [x] Unused use statement\n----------------------------------------------------------------------\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "tests/src/Kernel/PermissionEventTest.php",
+                186,
+                BugType::Linting
+            )
+        );
+        assert!(r[0].message.starts_with("Line indented incorrectly"));
+    }
+
+    #[test]
+    fn codesniffer_under_robo_exec_stack_at_its_directory() {
+        // BLT's `tests:phpcs:sniff:all` on a developer's machine, pasted in acquia/blt.
+        let log = "[ExecStack] /Users/dane/sites/blt-canary/vendor/bin/phpcs\n[ExecStack] Running /Users/dane/sites/blt-canary/vendor/bin/phpcs in /Users/dane/sites/blt-canary\n...E. 5 / 5 (100%)\n\n\n\nFILE: /Users/dane/sites/blt-canary/docroot/modules/custom/something/something.module\n------------------------------------------------------------------------------------\nFOUND 2 ERRORS AFFECTING 1 LINE\n------------------------------------------------------------------------------------\n 1 | ERROR | [x] The PHP open tag must be followed by exactly one blank line\n 1 | ERROR | [x] Missing file doc comment\n------------------------------------------------------------------------------------\n\nTime: 143ms; Memory: 8MB\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("docroot/modules/custom/something/something.module", 1)
+        );
+        // Without Robo's line the directory is unknown: a home directory is no checkout.
+        let bare = &log[log.find("...E.").unwrap()..];
+        assert!(parse(bare).is_empty());
+    }
+
+    #[test]
+    fn a_file_line_without_a_found_line_opens_nothing() {
+        let log = "FILE: notes.txt\n 12 | ERROR | not a report\n";
+        assert!(parse(log).is_empty());
     }
 
     #[test]

@@ -215,8 +215,9 @@ struct PyBlock {
     captured: bool,
     lines: u32,
     /// The frames after the innermost repository frame: 0 none yet, 1 only the import
-    /// system's (`<frozen importlib._bootstrap>`), 2 others too. With 1, whatever the exception,
-    /// the repository's line was an import the import system failed on.
+    /// system's (`<frozen importlib._bootstrap>`), 2 others too, 3 a dependency's module body
+    /// (see [`import_tail`]). With 1 or 3, whatever the exception, the repository's line was an
+    /// import that failed.
     import_tail: u8,
     /// The block's first exception is a failed import and another was raised while handling
     /// it (`During handling of the above exception, another exception occurred:`): the guard
@@ -237,13 +238,36 @@ fn doctest_name(header: &str) -> &str {
         .unwrap_or(header)
 }
 
+/// A `FAILURES`/`ERRORS` section rule whose end a terminal overwrote (tmux's status text,
+/// `16:31:21 [20/3280]`) with the first block's header run on after it on the same line
+/// (nextstrain/cli's paste): the section, and the header (`___ name ___`).
+fn fused_section(t: &str) -> Option<(Section, &str)> {
+    let rest = t.strip_prefix("===")?.trim_start_matches('=');
+    let (title, rest) = rest.split_once('=')?;
+    let section = match title.trim() {
+        "FAILURES" => Section::Failures,
+        "ERRORS" => Section::Errors,
+        _ => return None,
+    };
+    let header = &rest[rest.find('_')?..];
+    let name = header.trim_matches('_');
+    // `___ name ___`: a space on each side of the name, and something in it.
+    (name.len() > 2 && name.starts_with(' ') && name.ends_with(' ') && !name.trim().is_empty())
+        .then_some((section, header))
+}
+
 /// Follows [`PyBlock::import_tail`] over one frame. A dependency's frame `in <module>` is its
 /// module body running because the repository's line imported it: the import failed there
 /// (flax's `from clu import deterministic_data` raising `AttributeError: module
-/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`).
+/// 'tensorflow_datasets' has no attribute 'version'` at `clu/deterministic_data.py:79`), also
+/// when the body called on before raising (mccabe's `import hypothesmith`, whose module body
+/// reached `typing.py:3831: in __getattr__`): once such a frame is seen (3), the frames after
+/// it are that import's.
 fn import_tail(state: u8, own: bool, path: &str, module: bool) -> u8 {
     if own {
         0
+    } else if state == 3 || (module && state < 2) {
+        3
     } else if path.starts_with("<frozen importlib") || module {
         if state == 0 { 1 } else { state }
     } else {
@@ -542,6 +566,18 @@ impl Python {
             self.unittest_test = None;
             self.unittest_block = false;
             self.unittest_done = false;
+        }
+        if l.first == b'='
+            && t.ends_with("__")
+            && let Some((section, header)) = fused_section(t)
+        {
+            self.finish_block(sink);
+            self.section_indent = l.indent();
+            self.section = section;
+            self.warn_rel = None;
+            self.warn_rebased = false;
+            let h = Line::new(header, l.no, l.marker);
+            return self.pytest_line(&h, header, sink);
         }
         if t.len() >= 7 && t.starts_with("===") && t.ends_with("===") {
             let title = t.trim_matches('=').trim().to_ascii_lowercase();
@@ -1015,7 +1051,7 @@ impl Python {
         let Some((path, line)) = &b.loc else {
             return;
         };
-        let ty = if b.import_tail == 1 {
+        let ty = if matches!(b.import_tail, 1 | 3) {
             BugType::Import
         } else {
             b.exc.as_deref().map_or(BugType::Logic, exception_type)
@@ -1520,6 +1556,38 @@ mod tests {
         );
         let r = parse_str(&called, &ParseOptions::default());
         assert_eq!(r[0].error_type, BugType::Logic, "{r:?}");
+    }
+
+    #[test]
+    fn a_section_rule_a_terminal_overwrote_with_the_header_run_on() {
+        // nextstrain/cli's paste (former fresh11): tmux's status text over the rule's end.
+        let log = "=============================================================== FAILURES =============================================16:31:21 [20/3280]___________________________________________ pytest_generated_doc[devel/generate-command-doc] ___________________________________________\n\nprog = 'devel/generate-command-doc'\n\n    def pytest_generated_doc(prog):\n>       assert result.returncode == 0, f\"{result.args!r} exited with errors\"\nE       AssertionError: [PosixPath('/Users/genehack/nextstrain/cli/devel/generate-command-doc'), '--check', '--diff'] exited with errors\nE       assert 1 == 0\n\ntests/doc.py:18: AssertionError\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("tests/doc.py", 18)
+        );
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("pytest_generated_doc[devel/generate-command-doc]")
+        );
+        assert!(super::fused_section("==== warnings summary ====x___ a ___").is_none());
+        assert!(super::fused_section("==== FAILURES ====________").is_none());
+    }
+
+    #[test]
+    fn a_dependency_module_body_that_calls_on_before_raising_is_an_import_failure() {
+        // mccabe's tests in Fedora's build (former fresh11): `import hypothesmith` runs the
+        // installed hypothesis' module body, which touches `typing.ByteString`; the innermost
+        // frame is typing's module `__getattr__`, past three module bodies.
+        let log = "==================================== ERRORS ====================================\n_______________________ ERROR collecting test_mccabe.py ________________________\ntest_mccabe.py:11: in <module>\n    import hypothesmith\n/usr/lib/python3.14/site-packages/hypothesmith/__init__.py:3: in <module>\n    from hypothesmith.cst import from_node\n/usr/lib/python3.14/site-packages/hypothesmith/cst.py:20: in <module>\n    from hypothesis.strategies._internal.types import _global_type_lookup\n/usr/lib/python3.14/site-packages/hypothesis/strategies/_internal/types.py:708: in <module>\n    typing.ByteString: st.binary(),  # type: ignore\n/usr/lib64/python3.14/typing.py:3831: in __getattr__\n    raise AttributeError(f\"module {__name__!r} has no attribute {attr!r}\")\nE   AttributeError: module 'typing' has no attribute 'ByteString'\n=========================== short test summary info ============================\nERROR test_mccabe.py - AttributeError: module 'typing' has no attribute 'Byte...\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            ("test_mccabe.py", 11, BugType::Import)
+        );
     }
 
     #[test]
