@@ -589,15 +589,17 @@ fn heldout_fresh11_set() {
 
 /// `heldout/fresh12/`: pasted CI and tool output from GitHub issue and pull-request threads of
 /// 34 projects no other set names (AppVeyor and GitLab CI job logs, MSVC, Bazel, GHC, ExUnit,
-/// Swift 6, tsc, Maven and mocha among them), collected while the former fresh11 set was tuned
-/// on, with expectations written before the parser ever ran on them. Held out: only its totals
-/// are printed, never which log differs. Not gated.
+/// Swift 6, tsc, Maven and mocha among them). Measured held out once (recall 0.294, precision
+/// 0.625, where GitHub's problem matchers would find 23 of its 34 locations), then its misses
+/// and false reports were examined and fixed as families (issue 15, precision and recall work on
+/// the former fresh12 set), so it is no longer held out: it prints its per-log differences and
+/// one row, not gated.
 #[test]
 fn heldout_fresh12_set() {
     fresh_set(
         "fresh12",
-        "**fresh12** (held out: totals only)",
-        Differences::Hidden,
+        "**former fresh12** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -606,6 +608,7 @@ fn heldout_fresh12_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    #[expect(dead_code, reason = "the next held-out set uses it")]
     Hidden,
 }
 
