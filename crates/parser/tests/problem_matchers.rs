@@ -409,6 +409,38 @@ fn same_file(annotated: &str, expected: &str) -> bool {
             .is_some_and(|head| head.ends_with('/'))
 }
 
+/// The repository-relative path the runner would give an annotated file on a GitHub-hosted
+/// runner (`OutputManager.ConvertToIssue`): a relative path is joined to the workspace and must
+/// stay inside it; an absolute one must lie in a runner's checkout of the repository
+/// (`/home/runner/work/<r>/<r>/`, macOS's `/Users/runner/work/`, a container job's `/__w/`,
+/// Windows' `<drive>:/a/`). Whether the file exists is not known here: it is assumed.
+fn runner_path(annotated: &str) -> Option<String> {
+    let a = annotated.replace('\\', "/");
+    let windows = a.as_bytes().get(1..3) == Some(b":/");
+    let rel = if let Some(rest) = ["/home/runner/work/", "/Users/runner/work/", "/__w/"]
+        .iter()
+        .find_map(|root| a.strip_prefix(root))
+        .or_else(|| windows.then(|| a[3..].strip_prefix("a/")).flatten())
+    {
+        rest.splitn(3, '/').nth(2)?.to_string()
+    } else if a.starts_with('/') || windows {
+        return None;
+    } else {
+        a
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// Per set of logs: how many expected locations each side finds.
 #[derive(Default)]
 struct Tally {
@@ -418,6 +450,9 @@ struct Tally {
     matchers: usize,
     matchers_only: usize,
     parser_only: usize,
+    /// Expected locations the matchers annotate at the path the runner would resolve on a
+    /// GitHub-hosted runner ([`runner_path`]), not only at one ending like it.
+    matchers_resolved: usize,
     /// Distinct `(file, line)` the matcher files annotate, over all of them.
     annotations: usize,
     annotations_right: usize,
@@ -431,6 +466,7 @@ impl Tally {
         self.matchers += o.matchers;
         self.matchers_only += o.matchers_only;
         self.parser_only += o.parser_only;
+        self.matchers_resolved += o.matchers_resolved;
         self.annotations += o.annotations;
         self.annotations_right += o.annotations_right;
     }
@@ -480,6 +516,9 @@ fn tally(baseline: &mut Baseline, log: &Path) -> (Tally, Vec<String>, Vec<(usize
             .any(|a| a.line == e.line_number && same_file(&a.file, &e.file_path));
         t.parser += usize::from(by_parser);
         t.matchers += usize::from(by_matchers);
+        t.matchers_resolved += usize::from(distinct.iter().any(|a| {
+            a.line == e.line_number && runner_path(&a.file).as_deref() == Some(&e.file_path)
+        }));
         t.parser_only += usize::from(by_parser && !by_matchers);
         if by_matchers && !by_parser {
             t.matchers_only += 1;
@@ -552,16 +591,17 @@ fn parser_finds_what_githubs_problem_matchers_find() {
         baseline.runners.len()
     );
     eprintln!(
-        "| set | logs | expected | parser found | matchers found (at most) | only matchers | only parser | parser recall | matchers recall | matcher annotations with a location | of them expected |"
+        "| set | logs | expected | parser found | matchers found (at most) | matchers found at the runner's path | only matchers | only parser | parser recall | matchers recall (at most) | matcher annotations with a location | of them expected |"
     );
-    eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let print = |name: &str, t: &Tally| {
         eprintln!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {:.3} | {} | {} |",
             t.logs,
             t.expected,
             t.parser,
             t.matchers,
+            t.matchers_resolved,
             t.matchers_only,
             t.parser_only,
             ratio(t.parser, t.expected),
@@ -672,6 +712,23 @@ mod replay {
         // Line 4 is `…targets(135,9): warning MSB3884: …`: the lookbehind refuses MSB codes.
         assert!(!got.iter().any(|a| a.1 == 135), "{got:?}");
         assert!(got.iter().any(|a| a.1 == 229), "{got:?}");
+    }
+
+    #[test]
+    fn the_runner_resolves_relative_paths_and_its_own_checkouts_only() {
+        assert_eq!(runner_path("./src/a.ts").as_deref(), Some("src/a.ts"));
+        assert_eq!(
+            runner_path("/home/runner/work/r/r/src/a.py").as_deref(),
+            Some("src/a.py")
+        );
+        assert_eq!(
+            runner_path("D:\\a\\r\\r\\src\\A.cs").as_deref(),
+            Some("src/A.cs")
+        );
+        assert_eq!(runner_path("/home/travis/build/o/r/src/a.py"), None);
+        assert_eq!(runner_path("C:\\Users\\me\\r\\src\\A.cs"), None);
+        assert_eq!(runner_path("../../src/x.c"), None);
+        assert_eq!(runner_path("build/../src/x.c").as_deref(), Some("src/x.c"));
     }
 
     #[test]
