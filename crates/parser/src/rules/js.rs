@@ -8,9 +8,11 @@
 //! (`SyntaxError` after a `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
 //! and webpack's `ERROR in <module>` blocks, whose position and message its loaders print on the
 //! next lines (awesome-typescript-loader, ts-loader, `Module parse failed`, `Module not found`).
+//! tsc run by `wails build`'s `• Compiling frontend:` step prints paths relative to `frontend/`.
 //!
 //! It must never report an ESLint or stylelint `warning` row, a frame inside `node_modules` or
-//! Node's internals (`node:…`, and the bare `internal/…`, `events.js` of Node < 16), a Jest
+//! Node's internals (`node:…`, and the bare `internal/…`, `events.js` of Node < 16), a frame in
+//! a build's output (`dist/`, tsc's `out/`: the source's line is not the frame's), a Jest
 //! `● Console` block, or a frame without a real position (an `eval`'d innermost frame, a
 //! CoffeeScript `x.coffee:1:1` placeholder) — the harness frame further out is not the failure.
 
@@ -138,9 +140,14 @@ const MINIFIED_COLUMN: u64 = 300;
 /// Bound on [`Js::bundles`].
 const MAX_BUNDLES: usize = 16;
 
-/// True for a path inside a `dist/` directory (the repository's or a workspace package's).
+/// True for a path inside a build's output directory (the repository's or a workspace
+/// package's): a bundle's `dist/`, or `out/`, where TypeScript projects following VS Code's
+/// layout compile their tests (`mocha out/test` fails in `out/test/server.test.js:345`, whose
+/// source is `test/server.test.ts`, a line the frame does not give).
 fn in_dist(path: &str) -> bool {
-    path.rsplit('/').skip(1).any(|dir| dir == "dist")
+    path.rsplit('/')
+        .skip(1)
+        .any(|dir| dir == "dist" || dir == "out")
 }
 
 /// True when a stack frame's path is Node's own code rather than a file of the repository.
@@ -681,6 +688,10 @@ pub(crate) struct Js {
     /// A blank line came inside the ESLint file block: the next line decides whether it ended.
     eslint_blank: bool,
     jest_file: Option<String>,
+    /// Inside `wails build`'s `• Compiling frontend:` step, which runs the frontend's build script
+    /// in the project's frontend directory (`frontend`, Wails' `frontend:dir` default): tsc's
+    /// relative paths are relative to it.
+    wails_frontend: bool,
     /// Vitest's root (`RUN  v3.1.1 /app/packages/vuetify/src`), repo-relative: its `FAIL` headers
     /// and `❯` frames are relative to it, not to where the job ran.
     vitest_root: Option<String>,
@@ -837,6 +848,7 @@ impl Js {
             return false;
         }
         if self.standard.is_some()
+            || self.wails_frontend
             || self.block.is_some()
             || self.node_loc.is_some()
             || self.node_err.is_some()
@@ -948,6 +960,17 @@ impl Js {
         if l.first == b'F' && t == "FAILED TESTS:" {
             self.karma = Some(Box::default());
             return true;
+        }
+        // Wails' step lines (`  • Compiling frontend: `), its step's end (`Done.`) and its
+        // failure (`  ERROR   exit status 2`), all at the margin of its own output.
+        if (l.first == 0xE2 || self.wails_frontend) && l.indent() <= 2 {
+            if let Some(step) = t.strip_prefix("\u{2022} ") {
+                self.wails_frontend = step.trim_end() == "Compiling frontend:";
+                return self.wails_frontend;
+            }
+            if self.wails_frontend && (t == "Done." || t.starts_with("ERROR ")) {
+                self.wails_frontend = false;
+            }
         }
         if t.is_empty() {
             // A blank line ends an ESLint file block, unless the log is double-spaced (a blank
@@ -1135,6 +1158,15 @@ impl Js {
         };
         let (Some(line), Some(col)) = (super::num(line), super::num(col)) else {
             return false;
+        };
+        let placed;
+        let relative =
+            !file.starts_with(['/', '\\', '~', '.']) && file.as_bytes().get(1) != Some(&b':');
+        let file = if self.wails_frontend && relative {
+            placed = format!("frontend/{file}");
+            placed.as_str()
+        } else {
+            file
         };
         sink.emit(
             seq,
@@ -2081,6 +2113,7 @@ impl Js {
         self.tap_test = None;
         self.tap_failed = None;
         self.webpack = None;
+        self.wails_frontend = false;
     }
 }
 
@@ -2456,6 +2489,43 @@ mod tests {
     // javascript/pyjs-travis-*), shortened where a test needs only a few of them.
 
     #[test]
+    fn wails_builds_its_frontend_in_the_frontend_directory() {
+        // xssnick/TON-Torrent (fresh12): `wails build` runs `tsc && vite build` in `frontend/`.
+        let log = "# Building target: linux/amd64\n\n  \u{2022} Generating bindings: \nDone.\n  \u{2022} Installing frontend dependencies: \nDone.\n  \u{2022} Compiling frontend: \n    \n    > frontend@0.0.0 build\n    > tsc && vite build\n    \n    src/components/ModalAddTorrent.tsx(63,9): error TS2322: Type 'Timer' is not assignable to type 'number'.\n  ERROR   exit status 2\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("frontend/src/components/ModalAddTorrent.tsx", 63)
+        );
+        // Outside that step (another step, or after its `Done.`), tsc's paths are left as printed.
+        for before in [
+            "  \u{2022} Generating bindings: \n",
+            "  \u{2022} Compiling frontend: \nDone.\n",
+        ] {
+            let r = parse_str(
+                &format!(
+                    "{before}src/components/ModalAddTorrent.tsx(63,9): error TS2322: Type 'Timer' is not assignable to type 'number'.\n"
+                ),
+                &ParseOptions::default(),
+            );
+            assert_eq!(
+                r[0].file_path, "src/components/ModalAddTorrent.tsx",
+                "{before}"
+            );
+        }
+    }
+
+    #[test]
+    fn tests_compiled_into_out_are_no_frame_to_point_at() {
+        // rcjsuen/dockerfile-language-server (fresh12): `mocha out/test` runs tsc's output; the
+        // line to change is in `test/server.test.ts`, which the trace does not name.
+        let log = "  1 failing\n\n  1) Dockerfile LSP Tests issue #218:\n      Uncaught AssertionError [ERR_ASSERTION]: 0 == 1\n      + expected - actual\n\n      -0\n      +1\n      \n      at ChildProcess.listener218 (out/test/server.test.js:345:28)\n      at emit (internal/child_process.js:772:12)\n      at _combinedTickCallback (internal/process/next_tick.js:141:11)\n      at process._tickCallback (internal/process/next_tick.js:180:9)\n\n\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert!(r.is_empty(), "{r:?}");
+    }
+
+    #[test]
     fn a_bundle_built_into_dist_is_no_frame_to_point_at() {
         // lozad's Travis job: mocha tests the minified build.
         let log = "  3 failing\n\n  1) lozad\n       picture inside viewport with different class\n         should load the picture:\n     TypeError: element.append is not a function\n      at load (dist/lozad.js:7:898)\n      at Object.observe (dist/lozad.js:8:4430)\n      at Context.it (test/index.js:302:16)\n\n";
@@ -2468,6 +2538,12 @@ mod tests {
         assert!(super::in_dist("packages/core/dist/index.js"));
         assert!(!super::in_dist("src/dist.js"));
         assert!(!super::in_dist("dist"));
+        assert!(super::in_dist("out/test/server.test.js"));
+        assert!(super::in_dist(
+            "extensions/vscode-api-tests/out/singlefolder-tests/window.test.js"
+        ));
+        assert!(!super::in_dist("src/out.js"));
+        assert!(!super::in_dist("test/outline.test.js"));
     }
 
     #[test]

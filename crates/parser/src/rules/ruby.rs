@@ -3,7 +3,8 @@
 //! (`== path ==` then `C: 12:  5: …`), RSpec failure blocks (`  1) desc` … `# ./lib/x.rb:5:in
 //! 'm'`) and its `rspec ./spec/x_spec.rb:12 # desc` summary, minitest `Failure:` / `Error:`
 //! blocks (`Klass#test_x [test/x_test.rb:12]:`, old `test_x(Klass) [...]`), and uncaught
-//! exceptions (`x.rb:5:in 'm': msg (NameError)`), and cucumber's `(::) failed steps (::)` list
+//! exceptions (`x.rb:5:in 'm': msg (NameError)`; a `SyntaxError` raised by `require` at the
+//! file its message names, not at the `require`), and cucumber's `(::) failed steps (::)` list
 //! (each failure's message, ` (ExceptionClass)`, then its backtrace down to the `.feature` step:
 //! the first step definition of the repository, else the step's line in the feature file).
 //!
@@ -68,6 +69,9 @@ enum Kind {
     Rspec,
     /// An uncaught exception whose first frame was outside the repository.
     Uncaught,
+    /// The rest of a `SyntaxError` message raised by `require` (Ruby 2 prints the code, the
+    /// caret and any further `file:N: syntax error` of the same file before the `from` frames).
+    SyntaxRest,
 }
 
 #[derive(Debug)]
@@ -400,6 +404,27 @@ impl Ruby {
         }
         if let Some(c) = UNCAUGHT.captures(t) {
             let ty = exception_type(&c[4]);
+            // `test_helper.rb:5:in 'require': lib/x.rb:16: syntax error, … (SyntaxError)`: the
+            // frame is the loader's, the message names the file that does not parse.
+            if ty == BugType::Syntax
+                && let Some(m) = INTERP.captures(&c[3])
+                && self.frame_emit(&m[1], &m[2], ty, &m[3], None, seq, sink)
+            {
+                self.block = Some(Block {
+                    kind: Kind::SyntaxRest,
+                    test: None,
+                    // The file, whose further syntax errors the message may list.
+                    message: m[1].to_string(),
+                    ty,
+                    lines: 0,
+                    confirmed: true,
+                    framed: false,
+                    located: None,
+                    detail: false,
+                    seq,
+                });
+                return true;
+            }
             let msg = format!("{} ({})", &c[3], &c[4]);
             if self.frame_emit(&c[1], &c[2], ty, &msg, None, seq, sink) {
                 return true;
@@ -581,6 +606,21 @@ impl Ruby {
                     return true;
                 }
                 self.frames(t, sink)
+            }
+            Kind::SyntaxRest => {
+                // Later errors of the file are the parser's cascade of the first (`unexpected
+                // keyword_end, expecting end-of-input`); the `from` frames are the loader's.
+                let file = b.message.as_str();
+                let rest = t.starts_with("from ")
+                    || (l.colon_digit
+                        && t.starts_with(file)
+                        && t[file.len()..].starts_with(':')
+                        && t.contains(": syntax error"));
+                if rest || (!t.is_empty() && b.lines <= 8 && !l.colon_digit) {
+                    return true;
+                }
+                self.block = None;
+                false
             }
             Kind::Uncaught => {
                 if l.colon_digit && t.starts_with("from ") {
@@ -880,5 +920,26 @@ mod tests {
         assert_eq!(r[0].error_type, BugType::Syntax);
         assert_eq!((r[1].file_path.as_str(), r[1].line_number), ("lib/y.rb", 5));
         assert_eq!(r[1].error_type, BugType::Logic);
+    }
+
+    #[test]
+    fn syntax_error_raised_by_require_names_its_file_in_the_message() {
+        // redis-store/redis-activesupport via TravisBuddy (fresh12): the `require` frame is the
+        // loader's; the second error at line 339 is the cascade of the first.
+        let log = "/home/travis/build/redis-store/redis-activesupport/test/test_helper.rb:5:in `require': /home/travis/build/redis-store/redis-activesupport/lib/active_support/cache/redis_store.rb:16: syntax error, unexpected ',' (SyntaxError)\n      DEFAULT_ERROR_HANDLER = -> (method:, returning:, exception:) do\n                                          ^\n/home/travis/build/redis-store/redis-activesupport/lib/active_support/cache/redis_store.rb:339: syntax error, unexpected keyword_end, expecting end-of-input\n\tfrom /home/travis/build/redis-store/redis-activesupport/test/test_helper.rb:5:in `<top (required)>'\n\tfrom /home/travis/build/redis-store/redis-activesupport/test/active_support/cache/redis_store_test.rb:1:in `require'\n";
+        let r = parse(log);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "lib/active_support/cache/redis_store.rb",
+                16,
+                BugType::Syntax
+            )
+        );
+        assert_eq!(r[0].message, "syntax error, unexpected ','");
+        // Another file's error after the message is not swallowed.
+        let more = format!("{log}\nlib/other.rb:3: syntax error, unexpected end-of-input\n");
+        assert_eq!(parse(&more).len(), 2);
     }
 }
