@@ -195,15 +195,36 @@ fn open_project(msg: &str) -> bool {
 /// (or ` (`). Lines with a `):` are many in real logs (stack frames, test names), and the regex
 /// with its captures was among the costliest steps on them.
 fn msbuild_may_match(t: &str) -> bool {
-    const EXTS: [&[u8]; 18] = [
-        b".cs", b".fs", b".fsi", b".fsx", b".vb", b".cshtml", b".razor", b".xaml", b".c", b".cc",
-        b".cpp", b".cxx", b".h", b".hh", b".hpp", b".hxx", b".inl", b".ixx",
-    ];
     let b = t.as_bytes();
     memchr::memchr_iter(b'(', b).any(|i| {
         let before = &b[..i];
         let before = before.strip_suffix(b" ").unwrap_or(before);
-        EXTS.iter().any(|e| before.ends_with(e))
+        // The extension follows the last dot of the 7 bytes before it (`.cshtml` is the longest).
+        let tail = &before[before.len().saturating_sub(7)..];
+        let Some(dot) = memchr::memrchr(b'.', tail) else {
+            return false;
+        };
+        matches!(
+            &tail[dot + 1..],
+            b"cs"
+                | b"fs"
+                | b"fsi"
+                | b"fsx"
+                | b"vb"
+                | b"cshtml"
+                | b"razor"
+                | b"xaml"
+                | b"c"
+                | b"cc"
+                | b"cpp"
+                | b"cxx"
+                | b"h"
+                | b"hh"
+                | b"hpp"
+                | b"hxx"
+                | b"inl"
+                | b"ixx"
+        )
     })
 }
 
