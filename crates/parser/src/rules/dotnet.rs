@@ -5,6 +5,10 @@
 //! console (`1) Failed : Ns.Class.Test`), placed at the innermost stack frame in the repository
 //! (`at Ns.Class.Test() in /path/Test.cs:line 12`, or Mono's `/path/Test.cs(12,0): at …`).
 //!
+//! MSBuild prints MSVC's C/C++ errors the same way (`..\afl-fuzz.c(2548): error C2143: syntax
+//! error : missing ';' before 'type' [E:\…\afl-fuzz.vcxproj]`); a C/C++ line is read only
+//! with one of `cl.exe`'s `C`-codes.
+//!
 //! MSBuild prints a path relative to the project when the file is under it; the project path in
 //! brackets then gives the directory. A console wraps long lines at its width (120 columns on
 //! Windows): an error line whose project suffix went onto the next lines is joined with them. It must never report a `warning` (warnings promoted by
@@ -22,7 +26,7 @@ const BLOCK_BUDGET: u32 = 200;
 
 static MSBUILD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(.+?\.(?:cs|fs|fsi|fsx|vb|cshtml|razor|xaml)) ?\((\d+)(?:,(\d+))?(?:[-,]\d+)*\) ?: +(?i:(error|warning))(?: +([A-Za-z]+\d*))? *: *(.*?)(?: \[([^\[\]]+)\])?$",
+        r"^(.+?\.(?:cs|fs|fsi|fsx|vb|cshtml|razor|xaml|c|cc|cpp|cxx|h|hh|hpp|hxx|inl|ixx)) ?\((\d+)(?:,(\d+))?(?:[-,]\d+)*\) ?: +(?:fatal )?(?i:(error|warning))(?: +([A-Za-z]+\d*))? *: *(.*?)(?: \[([^\[\]]+)\])?$",
     )
     .unwrap()
 });
@@ -154,18 +158,73 @@ fn test_header(l: &Line<'_>) -> bool {
         || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
 }
 
+/// A C or C++ source or header, which MSBuild compiles with `cl.exe`.
+fn is_c_family(path: &str) -> bool {
+    path.rsplit_once('.').is_some_and(|(_, e)| {
+        matches!(
+            e,
+            "c" | "cc" | "cpp" | "cxx" | "h" | "hh" | "hpp" | "hxx" | "inl" | "ixx"
+        )
+    })
+}
+
+/// `cl.exe`'s diagnostic codes: `C` and four digits (`C2065`, `C1083`, `C4996`).
+fn is_msvc_code(code: &str) -> bool {
+    code.strip_prefix('C')
+        .is_some_and(|n| n.len() == 4 && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Classifies an MSVC error by its code and wording: `C1083` cannot open an include file,
+/// `C4xxx` are warnings `/WX` made errors, and cl words its parse errors `syntax error`.
+fn classify_msvc(code: &str, msg: &str) -> BugType {
+    match code {
+        "C1083" => BugType::Import,
+        "C1004" | "C1075" => BugType::Syntax,
+        c if c.starts_with("C4") => BugType::Linting,
+        _ if msg.starts_with("syntax error") => BugType::Syntax,
+        _ => BugType::TypeError,
+    }
+}
+
+/// An error line that ends inside its project suffix (` [E:\softwares\w`): the console cut it.
+fn open_project(msg: &str) -> bool {
+    msg.rfind(" [").is_some_and(|i| !msg[i..].contains(']'))
+}
+
 /// False when [`MSBUILD`] cannot match `t`: it needs one of its extensions right before a `(`
 /// (or ` (`). Lines with a `):` are many in real logs (stack frames, test names), and the regex
 /// with its captures was among the costliest steps on them.
 fn msbuild_may_match(t: &str) -> bool {
-    const EXTS: [&[u8]; 8] = [
-        b".cs", b".fs", b".fsi", b".fsx", b".vb", b".cshtml", b".razor", b".xaml",
-    ];
     let b = t.as_bytes();
     memchr::memchr_iter(b'(', b).any(|i| {
         let before = &b[..i];
         let before = before.strip_suffix(b" ").unwrap_or(before);
-        EXTS.iter().any(|e| before.ends_with(e))
+        // The extension follows the last dot of the 7 bytes before it (`.cshtml` is the longest).
+        let tail = &before[before.len().saturating_sub(7)..];
+        let Some(dot) = memchr::memrchr(b'.', tail) else {
+            return false;
+        };
+        matches!(
+            &tail[dot + 1..],
+            b"cs"
+                | b"fs"
+                | b"fsi"
+                | b"fsx"
+                | b"vb"
+                | b"cshtml"
+                | b"razor"
+                | b"xaml"
+                | b"c"
+                | b"cc"
+                | b"cpp"
+                | b"cxx"
+                | b"h"
+                | b"hh"
+                | b"hpp"
+                | b"hxx"
+                | b"inl"
+                | b"ixx"
+        )
     })
 }
 
@@ -384,14 +443,22 @@ impl Dotnet {
         let Some(c) = msbuild_may_match(t).then(|| MSBUILD.captures(t)).flatten() else {
             return false;
         };
+        let code = c.get(5).map(|m| m.as_str());
+        // MSVC (`cl.exe`) under MSBuild: a C/C++ file is its only when the code is one of
+        // cl's (`C2065`); clang-cl and MSVC-built gtest print `file(line): error: …` too.
+        let msvc = is_c_family(&c[1]);
+        if msvc && !code.is_some_and(is_msvc_code) {
+            return false;
+        }
         if !c[4].eq_ignore_ascii_case("error") {
             return true;
         }
-        let code = c.get(5).map(|m| m.as_str());
         let msg = &c[6];
         let mut path = c[1].trim().to_string();
         let relative = !(path.starts_with('/') || path.as_bytes().get(1) == Some(&b':'));
-        if may_wrap && relative && c.get(7).is_none() && t.len() >= 100 {
+        // A console of 80 columns cuts even short lines, often inside the project suffix
+        // (`… before 'type' [E:\`).
+        if may_wrap && relative && c.get(7).is_none() && (t.len() >= 100 || open_project(msg)) {
             self.wrapped = Some(Wrapped {
                 line: t.to_string(),
                 joined: t.to_string(),
@@ -410,18 +477,18 @@ impl Dotnet {
                 path = format!("{}/{}", &proj[..i], path);
             }
         }
+        let (ty, tool) = if msvc {
+            (classify_msvc(code.unwrap_or(""), msg), "msvc")
+        } else {
+            (classify(code, msg), "msbuild")
+        };
         sink.emit(
             seq,
-            Finding::new(
-                &path,
-                super::num(&c[2]).unwrap_or(0),
-                classify(code, msg),
-                msg,
-            )
-            .col(c.get(3).and_then(|m| super::num(m.as_str())))
-            .conf(0.95)
-            .tool("msbuild")
-            .rule(code),
+            Finding::new(&path, super::num(&c[2]).unwrap_or(0), ty, msg)
+                .col(c.get(3).and_then(|m| super::num(m.as_str())))
+                .conf(0.95)
+                .tool(tool)
+                .rule(code),
         );
         true
     }
@@ -593,6 +660,70 @@ mod tests {
             Some("Invalid_TestingProfile_Name_Should_Fail")
         );
         assert!(super::mtp_failed_test("failed to restore (1 project)").is_none());
+    }
+
+    #[test]
+    fn msvc_errors_under_msbuild_wrapped_at_80_columns() {
+        // googleprojectzero/winafl#155: cl.exe's errors under MSBuild, cut by an 80-column
+        // console inside the project suffix; the path is relative to the project's directory,
+        // here in a "Download ZIP" folder; warnings are not reported.
+        let log = "  afl-fuzz.c\n\
+..\\afl-fuzz.c(2548): error C2143: syntax error : missing ';' before 'type' [E:\\\n\
+softwares\\winafl-master\\build64\\afl-fuzz.vcxproj]\n\
+..\\afl-fuzz.c(2549): error C2065: 'buf' : undeclared identifier [E:\\softwares\\w\n\
+inafl-master\\build64\\afl-fuzz.vcxproj]\n\
+..\\afl-fuzz.c(2549): warning C4022: '_read' : pointer mismatch for actual param\n\
+eter 2 [E:\\softwares\\winafl-master\\build64\\afl-fuzz.vcxproj]\n";
+        let r: Vec<_> = parse(log)
+            .into_iter()
+            .map(|r| (r.file_path, r.line_number, r.error_type, r.message))
+            .collect();
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].0.as_str(), r[0].1, r[0].2),
+            ("afl-fuzz.c", 2548, BugType::Syntax)
+        );
+        assert_eq!(r[0].3, "syntax error : missing ';' before 'type'");
+        assert_eq!(
+            (r[1].0.as_str(), r[1].1, r[1].2),
+            ("afl-fuzz.c", 2549, BugType::TypeError)
+        );
+        assert_eq!(r[1].3, "'buf' : undeclared identifier");
+    }
+
+    #[test]
+    fn msvc_errors_outside_a_checkout_and_without_a_code() {
+        // NeuralNote's VS Code CMake build: a user's directory is no checkout; the same line
+        // from a runner's checkout is read. A `file(line): error:` without cl's code (clang-cl,
+        // gtest under MSVC) is left to the other rules.
+        let line = "C:\\Users\\ryanb\\OneDrive\\Documents\\NeuralNote\\NeuralNote\\NeuralNote\\Source\\Components\\NeuralNoteLNF.cpp(71,15): error C2065: 'LABEL_FONT': undeclared identifier [C:\\Users\\ryanb\\OneDrive\\Documents\\NeuralNote\\NeuralNote\\build\\NeuralNote.vcxproj]\n";
+        assert!(parse(line).is_empty());
+        let ci = line.replace(
+            "C:\\Users\\ryanb\\OneDrive\\Documents\\NeuralNote\\NeuralNote",
+            "D:\\a\\NeuralNote\\NeuralNote",
+        );
+        let r = parse(&ci);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number, r[0].error_type),
+            (
+                "NeuralNote/Source/Components/NeuralNoteLNF.cpp",
+                71,
+                BugType::TypeError
+            )
+        );
+        assert_eq!(r[0].rule.as_deref(), Some("C2065"));
+        assert_eq!(
+            super::classify_msvc("C1083", "Cannot open include file: 'x.h'"),
+            BugType::Import
+        );
+        assert_eq!(
+            super::classify_msvc("C4996", "'strcpy': This function"),
+            BugType::Linting
+        );
+        let mut d = super::Dotnet::default();
+        let mut sink = crate::sink::Sink::new(None);
+        assert!(!d.msbuild("src/a.cpp(3): error: Value of: x", 1, &mut sink));
     }
 
     #[test]
