@@ -605,15 +605,16 @@ fn heldout_fresh12_set() {
 
 /// `heldout/fresh13/`: pasted CI and tool output from GitHub issue and pull-request threads of
 /// 37 projects no other set names (Actions, Travis and Jenkins job logs, Erlang Common Test,
-/// Objective-C, R, ktlint, flake8, shellcheck, testify and rustc among them), collected while the
-/// former fresh12 set was tuned on, with expectations written before the parser ever ran on them.
-/// Held out: only its totals are printed, never which log differs. Not gated.
+/// Objective-C, R, ktlint, flake8, shellcheck, testify and rustc among them). Measured held out
+/// once (recall 0.767, precision 1.000), then its misses were examined and fixed as families
+/// (issue 15, recall work on the former fresh13 set), so it is no longer held out: it prints its
+/// per-log differences and one row, not gated.
 #[test]
 fn heldout_fresh13_set() {
     fresh_set(
         "fresh13",
-        "**fresh13** (held out: totals only)",
-        Differences::Hidden,
+        "**former fresh13** (examined for recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -622,6 +623,7 @@ fn heldout_fresh13_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    #[expect(dead_code, reason = "the next held-out set uses it")]
     Hidden,
 }
 
