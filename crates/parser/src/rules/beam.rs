@@ -123,6 +123,10 @@ pub(crate) struct Beam {
     compiling: Option<String>,
     /// A `%%% x_SUITE ==> case: FAILED` (cth_readable) waiting for its `line: N`.
     ct_readable: Option<(String, String, u64, u8)>,
+    /// Index of the report a `x_SUITE:case failed on line N` just added: Common Test prints
+    /// the failure's term on the next line (`Reason: {assertEqual,[…]}`), which says more
+    /// than the bare location.
+    ct_reason: Option<usize>,
 }
 
 /// `path` under `prefix`, unless it is absolute.
@@ -187,6 +191,7 @@ impl Beam {
     /// or marks that start something.
     pub fn quiet(&self, l: &Line<'_>) -> bool {
         self.pending.is_none()
+            && self.ct_reason.is_none()
             && self.exunit.is_none()
             && self.runtime.is_none()
             && self.eunit.is_none()
@@ -214,6 +219,16 @@ impl Beam {
 
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
+        if let Some(i) = self.ct_reason.take()
+            && let Some(reason) = t.strip_prefix("Reason: ").map(str::trim)
+            && !reason.is_empty()
+        {
+            if let Some(r) = sink.reports_mut().nth(i) {
+                r.message =
+                    crate::sink::truncate_chars(reason, crate::sink::MAX_MESSAGE).to_string();
+            }
+            return true;
+        }
         if self.exunit.is_some() && self.exunit_line(l, sink) {
             return true;
         }
@@ -417,6 +432,7 @@ impl Beam {
             let dir = self.ct_dir.as_deref().unwrap_or("test");
             let path = format!("{dir}/{}.erl", &c[1]);
             let test = format!("{}:{}", &c[1], &c[2]);
+            let before = sink.len();
             sink.emit(
                 l.no,
                 Finding::new(
@@ -429,6 +445,7 @@ impl Beam {
                 .conf(0.5)
                 .tool("common_test"),
             );
+            self.ct_reason = (sink.len() > before).then_some(before);
             return true;
         }
         if first == b'%'
@@ -810,6 +827,17 @@ mod tests {
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].file_path, "test/confirms_rejects_SUITE.erl");
         assert_eq!(r[0].line_number, 195);
+        assert_eq!(r[0].message, "expecting_nack_got_ack");
+        // rabbitmq/credentials-obfuscation#24 (fresh13): `ct_run` in an Erlang shell; the
+        // reason is the failure's message, a later `Reason:` line belongs to no report.
+        let log = "(ct@localhost)1> \n- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\ncredentials_obfuscation_SUITE:use_cookie_as_secret failed on line 123\nReason: {assertEqual,[{module,...},{...}|...]}\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].line_number, 123);
+        assert_eq!(r[0].message, "{assertEqual,[{module,...},{...}|...]}");
+        let log = "x_SUITE:a failed on line 5\n\nReason: later\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r[0].message, "test case failed");
     }
 
     #[test]
