@@ -67,6 +67,11 @@ static CODE_FRAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*> ?(\d+) 
 static STYLELINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(\d+):(\d+)\s+(✖|⚠)\s+(.+?)(?:\s{2,}([a-z][\w/-]*))?\s*$").unwrap()
 });
+/// eslint-watch's default `simple-detail` formatter: rows `  ✖  5:1  message  rule` (errors) and
+/// `  !  6:1  message  rule` (warnings) under a `path (errors/warnings)` header.
+static ESW_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(✖|!|⚠)\s+(\d+):(\d+)\s+(.+?)(?:\s{2,}([@a-z][\w@/-]*))?\s*$").unwrap()
+});
 static STYLELINT_OLD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+):(\d+)\t(.+?)(?: \(([a-z][\w/-]*)\))?$").unwrap());
 /// `path.js:635 message (rule)`: the `standard`/prettier-eslint summary some projects' lint
@@ -794,6 +799,20 @@ fn jest_project_dir<'a>(suite: &'a str, frame: &str) -> Option<&'a str> {
         .map(|(i, _)| &suite[..i])
 }
 
+/// eslint-watch's `simple-detail` file header, `C:\\…\\src\\index.js (1/1)`: the file, counted
+/// errors and warnings.
+fn esw_header(t: &str) -> Option<&str> {
+    let (file, counts) = t.strip_suffix(')')?.rsplit_once(" (")?;
+    let (e, w) = counts.split_once('/')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(e)
+        && digits(w)
+        && !file.contains(' ')
+        && file.len() < 512
+        && JS_EXTS.contains(&super::ext(file)))
+    .then_some(file)
+}
+
 /// Vitest's banner, ` RUN  v3.1.1 /app/packages/vuetify/src`: the root it runs in (the project's
 /// or a workspace package's directory), absolute.
 fn vitest_banner(t: &str) -> Option<&str> {
@@ -891,6 +910,9 @@ impl Js {
             return false;
         }
         if l.indent() == 0 && memchr::memchr(b' ', t.as_bytes()).is_none() {
+            return false;
+        }
+        if l.last == b')' && l.indent() == 0 && esw_header(t).is_some() {
             return false;
         }
         if !l.colon {
@@ -1212,6 +1234,27 @@ impl Js {
                     }
                 };
                 if row.is_none()
+                    && let Some(c) = ESW_ROW.captures(l.text)
+                {
+                    if &c[1] == "✖" {
+                        let file = file.clone();
+                        sink.emit(
+                            l.no,
+                            Finding::new(
+                                &file,
+                                super::num(&c[2]).unwrap_or(0),
+                                BugType::Linting,
+                                &c[4],
+                            )
+                            .col(super::num(&c[3]))
+                            .conf(0.95)
+                            .tool("eslint")
+                            .rule(c.get(5).map(|m| m.as_str())),
+                        );
+                    }
+                    return true;
+                }
+                if row.is_none()
                     && l.text.contains('✖')
                     && let Some(c) = STYLELINT_ROW.captures(l.text)
                 {
@@ -1261,6 +1304,12 @@ impl Js {
         // A bare path line starts an ESLint stylish file block.
         if !t.contains(' ') && JS_EXTS.contains(&super::ext(t)) && t.len() < 512 {
             self.eslint_file = Some(t.to_string());
+            return false;
+        }
+        if l.last == b')'
+            && let Some(file) = esw_header(t)
+        {
+            self.eslint_file = Some(file.to_string());
             return false;
         }
         if l.first.is_ascii_digit()
@@ -2796,6 +2845,24 @@ mod tests {
     }
 
     // `vitest list` collection errors (vitest-dev/vitest test/e2e/test/__snapshots__/list.test.ts.snap).
+    #[test]
+    fn eslint_watch_simple_detail_rows() {
+        // coryhouse/javascript-development-environment#2 (fresh13), the file under a runner's
+        // checkout: the `✖` error is reported, the `!` warning is not.
+        let log = "D:\\a\\R\\R\\src\\index.js (1/1)\n  \u{2716}  5:1  Unexpected 'debugger' statement  no-debugger\n  !  6:1  Unexpected console statement     no-console\n\n\u{2716} 1 error ! 1 warning (11:27:15 PM)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            ("src/index.js", 5)
+        );
+        assert_eq!(r[0].error_type, BugType::Linting);
+        assert_eq!(r[0].rule.as_deref(), Some("no-debugger"));
+        // A warning-only file.
+        let log = "/home/runner/work/R/R/src/a.js (0/1)\n  !  6:1  Unexpected console statement     no-console\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
+    }
+
     #[test]
     fn vitest_paths_are_relative_to_the_root_its_banner_names() {
         // vuetify's `vitest --project unit` (former fresh10) runs in `packages/vuetify/src`.
