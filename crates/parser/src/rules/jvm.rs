@@ -211,7 +211,15 @@ pub(crate) struct Jvm {
     java_dirs: Vec<String>,
     /// The class of Ant junitlauncher's legacy-plain report being read (`Testcase: pkg.FooTest`).
     ant_testcase: Option<String>,
+    /// The running Gradle task is one of ktlint-gradle's (`> Task :app:ktlintMainSourceSetCheck`),
+    /// whose console report prints `/abs/File.kt:3:1 message` rows.
+    ktlint_task: bool,
 }
+
+/// ktlint-gradle's console report (`ConsoleReportWorkAction`): `$absolutePath:$line:$col $detail`,
+/// ` (cannot be auto-corrected)` and, verbose, ` ($ruleId)` after it.
+static KTLINT_GRADLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^((?:/|[A-Za-z]:[\\/])\S+\.kts?):(\d+):(\d+) (\S.*)$").unwrap());
 
 /// Gradle's `* Where:` section of a failed build, read as it streams by.
 #[derive(Debug, Default)]
@@ -708,6 +716,9 @@ impl Jvm {
                 sink.prefix_paths(&self.unplaced, m);
             }
             self.gradle_task_seen = true;
+            self.ktlint_task = task
+                .rsplit_once(':')
+                .is_some_and(|(_, name)| name.starts_with("ktlint"));
             self.set_module(
                 task.rsplit_once(':')
                     .map(|(project, _)| project.replace(':', "/"))
@@ -808,6 +819,24 @@ impl Jvm {
     pub fn line(&mut self, l: &Line<'_>, sink: &mut Sink) -> bool {
         let t = l.trimmed();
         if self.diag_line(t, sink) {
+            return true;
+        }
+        if self.ktlint_task
+            && l.colon_digit
+            && let Some(c) = KTLINT_GRADLE.captures(t)
+        {
+            sink.emit(
+                l.no,
+                Finding::new(
+                    &c[1],
+                    super::num(&c[2]).unwrap_or(0),
+                    BugType::Linting,
+                    &c[4],
+                )
+                .col(super::num(&c[3]))
+                .conf(0.9)
+                .tool("ktlint"),
+            );
             return true;
         }
         if (l.first == b'*' || !matches!(self.gradle_where, GradleWhere::None))
@@ -1648,6 +1677,26 @@ mod tests {
             assert_eq!(compiler_type(m), BugType::Syntax, "{m}");
         }
         assert_eq!(compiler_type("cannot find symbol"), BugType::TypeError);
+    }
+
+    #[test]
+    fn ktlint_gradle_console_rows_in_a_ktlint_task() {
+        // JLLeitschuh/ktlint-gradle#659 (fresh13), the project under a runner's checkout.
+        let log = "> Task :app:ktlintTestSourceSetFormat FAILED\n/home/runner/work/R/R/app/src/test/java/com/androidsample/helloall/ExampleUnitTest.kt:3:1 Wildcard import (cannot be auto-corrected)\n\n> Task :app:ktlintAndroidTestSourceSetFormat FAILED\n/home/runner/work/R/R/app/src/androidTest/java/com/androidsample/helloall/ExampleInstrumentedTest.kt:5:1 Wildcard import (cannot be auto-corrected)\n\nFAILURE: Build completed with 2 failures.\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!(
+            (r[0].file_path.as_str(), r[0].line_number),
+            (
+                "app/src/test/java/com/androidsample/helloall/ExampleUnitTest.kt",
+                3
+            )
+        );
+        assert_eq!(r[0].error_type, BugType::Linting);
+        // The same row outside a ktlint task is nobody's diagnostic; a home directory is no
+        // checkout.
+        let log = "> Task :app:compileKotlin\n/home/runner/work/R/R/app/src/A.kt:3:1 Wildcard import (cannot be auto-corrected)\n> Task :app:ktlintCheck FAILED\n/Users/L040639/Documents/helloall/app/src/test/java/com/androidsample/helloall/ExampleUnitTest.kt:3:1 Wildcard import (cannot be auto-corrected)\n";
+        assert!(parse_str(log, &ParseOptions::default()).is_empty());
     }
 
     #[test]
