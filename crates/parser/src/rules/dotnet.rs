@@ -151,6 +151,7 @@ fn classify(code: Option<&str>, msg: &str) -> BugType {
 
 /// The first or last byte of a line that may start a test block (`Failed …`, `… [FAIL]`,
 /// `1) Failed : …`, `[-] …`, `Unhandled exception.`).
+#[inline]
 fn test_header(l: &Line<'_>) -> bool {
     matches!(l.first, b'F' | b'U' | b'[' | b'0'..=b'9')
         || (l.first == b'f' && l.last == b')' && l.trimmed().starts_with("failed "))

@@ -41,13 +41,23 @@ pub(crate) struct Infra {
 }
 
 /// A short lowercase word then `: info: ` or `: error: ` (the idle check for [`tf_action_dir`],
-/// which stops at the first colon instead of searching the line).
+/// which stops at the first byte that is not a lowercase letter instead of searching the line:
+/// it runs on every lowercase line with a colon, where a `memchr` call cost more than the scan).
+#[inline]
 fn tf_action_shape(t: &str) -> bool {
-    let head = &t.as_bytes()[..t.len().min(12)];
-    memchr::memchr(b':', head).is_some_and(|i| {
-        let rest = &t[i..];
-        rest.starts_with(": info: ") || rest.starts_with(": error: ")
-    })
+    let b = t.as_bytes();
+    // The subcommands are short words: `init`, `validate`, `plan`, `apply`, `output`.
+    let Some(&c) = b
+        .get(2..10)
+        .and_then(|w| w.iter().find(|c| !c.is_ascii_lowercase()))
+    else {
+        return false;
+    };
+    c == b':' && {
+        let at = memchr::memchr(b':', &b[..10]).unwrap_or(0);
+        let rest = &b[at..];
+        at > 0 && (rest.starts_with(b": info: ") || rest.starts_with(b": error: "))
+    }
 }
 
 /// `validate: info: validating Terraform configuration in infrastructure` (and the `error:
@@ -830,6 +840,38 @@ mod tests {
             super::tf_action_dir("Validating Terraform configuration in infra"),
             None
         );
+    }
+
+    #[test]
+    fn the_idle_check_passes_every_subcommand_line_of_the_action() {
+        // The quiet check scans at most ten bytes: every subcommand the action runs fits.
+        for sub in [
+            "fmt",
+            "init",
+            "plan",
+            "apply",
+            "output",
+            "import",
+            "taint",
+            "untaint",
+            "destroy",
+            "validate",
+            "refresh",
+            "providers",
+            "workspace",
+        ] {
+            for line in [
+                format!("{sub}: info: validating Terraform configuration in infrastructure"),
+                format!(
+                    "{sub}: error: failed to validate Terraform configuration in infrastructure"
+                ),
+            ] {
+                assert!(super::tf_action_dir(&line).is_some(), "{line}");
+                assert!(super::tf_action_shape(&line), "{line}");
+            }
+        }
+        assert!(!super::tf_action_shape("warning: unused variable: `x`"));
+        assert!(!super::tf_action_shape("validate: warning: something"));
     }
 
     #[test]

@@ -802,7 +802,14 @@ fn jest_project_dir<'a>(suite: &'a str, frame: &str) -> Option<&'a str> {
 /// eslint-watch's `simple-detail` file header, `C:\\…\\src\\index.js (1/1)`: the file, counted
 /// errors and warnings.
 fn esw_header(t: &str) -> Option<&str> {
-    let (file, counts) = t.strip_suffix(')')?.rsplit_once(" (")?;
+    // Byte by byte from the end: it runs on every unindented line that ends with `)`.
+    let inner = t.strip_suffix(')')?;
+    if !inner.as_bytes().last()?.is_ascii_digit() {
+        return None;
+    }
+    let open = memchr::memrchr(b'(', inner.as_bytes())?;
+    let file = inner[..open].strip_suffix(' ')?;
+    let counts = &inner[open + 1..];
     let (e, w) = counts.split_once('/')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (digits(e)
