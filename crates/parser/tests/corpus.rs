@@ -621,15 +621,16 @@ fn heldout_fresh13_set() {
 /// `heldout/fresh14/`: pasted CI and tool output from GitHub issue and pull-request threads of
 /// 38 projects no other set names, and one GitHub Actions log a project archives in its own
 /// repository (tsc, javac, kotlinc, GHC, mypy, clang, Jest, mocha, vitest and minitest among
-/// them), collected while the former fresh13 set was tuned on, with expectations written before
-/// the parser ever ran on them. Held out: only its totals are printed, never which log differs.
-/// Not gated.
+/// them). Measured held out once (recall 0.429, precision 0.714), then its misses and false
+/// reports were examined and fixed as families (issue 15, precision and recall work on the former
+/// fresh14 set), so it is no longer held out: it prints its per-log differences and one row, not
+/// gated.
 #[test]
 fn heldout_fresh14_set() {
     fresh_set(
         "fresh14",
-        "**fresh14** (held out: totals only)",
-        Differences::Hidden,
+        "**former fresh14** (examined for precision and recall: no longer held out, not gated)",
+        Differences::Shown,
     );
 }
 
@@ -638,6 +639,7 @@ fn heldout_fresh14_set() {
 #[derive(PartialEq)]
 enum Differences {
     Shown,
+    #[expect(dead_code, reason = "the next held-out set uses it")]
     Hidden,
 }
 
