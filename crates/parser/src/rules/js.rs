@@ -2,7 +2,8 @@
 //! and `file:line:col - error TS…`), TSLint, ESLint (stylish, compact, unix, and lint scripts'
 //! `path:line message (rule)`), stylelint, Sass / PostCSS / CoffeeScript compile errors, Jest `●`
 //! and Vitest `FAIL … >` blocks (paths relative to the root its `RUN` banner names), mocha's `N
-//! failing` and Jasmine's `Failures:` numbered lists (with the full test title),
+//! failing` (or a paste starting at its first `  1) title:` entry, an error line under
+//! it) and Jasmine's `Failures:` numbered lists (with the full test title),
 //! karma-mocha-reporter's `FAILED TESTS:` summary, tape's TAP `not ok` + `at:`, `bun test`'s
 //! failures (its relative file headers place its absolute frames), and Node errors
 //! (`SyntaxError` after a `file:line` header, uncaught exceptions and `Cannot find module` with an in-repo stack frame),
@@ -190,6 +191,18 @@ fn numbered_header(t: &str) -> Option<&str> {
         .strip_prefix(')')
         .filter(|r| r.is_empty() || r.starts_with(' '))
         .map(str::trim)
+}
+
+/// The error line mocha prints under a failure's title: `Uncaught AssertionError: …`,
+/// `AssertionError: …`, `TypeError: …` (an error class's name, then `: `).
+fn is_mocha_error_line(t: &str) -> bool {
+    let t = t.strip_prefix("Uncaught ").unwrap_or(t);
+    let name = t.split_once(": ").map_or(t, |(n, _)| n);
+    name.len() < t.len()
+        && name.ends_with("Error")
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
 }
 
 /// Playwright's failure header (list, line and dot reporters): `1) [project] › file:l:c › describe
@@ -713,6 +726,9 @@ pub(crate) struct Js {
     numbered: Option<Numbered>,
     /// Lines since the numbered list last had an open entry.
     numbered_idle: u32,
+    /// A mocha entry header (`  1) title:`) seen outside any list, with its line: a paste cut
+    /// below `N failing` starts there; the next line tells whether it is one.
+    mocha_cut: Option<(String, u64)>,
     /// TAP (tape): `TAP version` seen, the current `# test` name, and a `not ok` waiting for
     /// its `at:` line.
     tap: bool,
@@ -882,7 +898,9 @@ impl Js {
             || self.numbered.is_some()
             || self.tap
             || self.webpack.is_some()
+            || self.mocha_cut.is_some()
             || (!self.bare_traces.is_empty() && l.first.is_ascii_digit() && l.last == b')')
+            || (l.last == b':' && l.first.is_ascii_digit() && l.indent() == 2)
         {
             return false;
         }
@@ -1444,7 +1462,41 @@ impl Js {
             self.numbered_idle = 0;
             return true;
         }
+        if let Some((title, seq)) = self.mocha_cut.take()
+            && self.numbered.is_none()
+            && l.indent() == 5
+            && is_mocha_error_line(t)
+        {
+            self.numbered = Some(Numbered::Mocha);
+            self.numbered_idle = 0;
+            self.block = Some(TestBlock {
+                test: Some(title),
+                file: None,
+                message: None,
+                message_lines: 0,
+                code_line: None,
+                last_code_no: None,
+                seq,
+                budget: BLOCK_BUDGET,
+                done: false,
+                tool: "mocha",
+                title_open: false,
+                dep_frame: false,
+                require_stack: false,
+            });
+        }
         let Some(mode) = self.numbered else {
+            // Mocha's entry header at its own indentation, its title complete (`:`): only the
+            // error line mocha prints under it (five spaces in) opens the list.
+            if l.first.is_ascii_digit()
+                && l.indent() == 2
+                && self.block.is_none()
+                && let Some(title) = numbered_header(t)
+                && let Some(title) = title.strip_suffix(':')
+                && !title.trim_end().is_empty()
+            {
+                self.mocha_cut = Some((title.trim_end().to_string(), l.no));
+            }
             return false;
         };
         // A list whose entries never come (a summary line that only looked like mocha's) is
@@ -2634,6 +2686,28 @@ mod tests {
         );
         assert_eq!(r[1].line_number, 279);
         assert_eq!(r[0].tool.as_deref(), Some("mocha"));
+    }
+
+    #[test]
+    fn a_mocha_list_pasted_below_its_failing_count_still_names_the_test() {
+        // dotcloud/hipache's Travis paste (fresh14) starts at the entry, `N failing` cut off.
+        let log = "  1) Logger #legit logging legit data:\n     Uncaught AssertionError: expected undefined to deeply equal '::1 - - [16/Feb/2014:00:43:10 +0000] \"GET / HTTP/1.1\" 200 3236 \"\" \"curl/7.30.0\" \"mywebsite\" 0.011 0.009\\n'\n      at /home/travis/build/dotcloud/hipache/test/unit/logger.js:114:37\n      at fs.js:207:20\n      at OpenReq.Req.done (/home/travis/build/dotcloud/hipache/node_modules/mocha/node_modules/glob/node_modules/graceful-fs/graceful-fs.js:143:5)\n";
+        let r = parse_str(log, &ParseOptions::default());
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].file_path, "test/unit/logger.js");
+        assert_eq!(r[0].line_number, 114);
+        assert_eq!(
+            r[0].test_name.as_deref(),
+            Some("Logger #legit logging legit data")
+        );
+        // The header alone, or a numbered step with no error under it, opens nothing.
+        assert!(!super::is_mocha_error_line("package.json did not match"));
+        assert!(super::is_mocha_error_line(
+            "AssertionError: expected 1 to equal 2"
+        ));
+        let steps = "  1) Install the dependencies:\n     npm ci\n      at /home/travis/build/dotcloud/hipache/test/unit/logger.js:114:37\n";
+        let r = parse_str(steps, &ParseOptions::default());
+        assert!(r.iter().all(|r| r.test_name.is_none()), "{r:?}");
     }
 
     #[test]
