@@ -10,10 +10,7 @@ use std::path::PathBuf;
 #[test]
 fn real_job_logs_match_expectations() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = std::env::var_os("CI_MEDIC_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../../shared"));
-    let dir = shared.join("github/job-logs");
+    let dir = common::shared_dir().join("github/job-logs");
     if !dir.is_dir() {
         assert!(!common::in_ci(), "{} is missing", dir.display());
         eprintln!(

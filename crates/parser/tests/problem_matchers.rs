@@ -532,15 +532,9 @@ fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
-fn shared_dir() -> PathBuf {
-    std::env::var_os("CI_MEDIC_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-}
-
 /// The baseline, or `None` (a skip, outside CI) when `shared/` is not beside the repository.
 fn baseline() -> Option<Baseline> {
-    let dir = shared_dir().join("baselines/problem-matchers");
+    let dir = common::shared_dir().join("baselines/problem-matchers");
     if !dir.is_dir() {
         assert!(!common::in_ci(), "{} is missing", dir.display());
         eprintln!(

@@ -159,14 +159,26 @@ fn test_header(l: &Line<'_>) -> bool {
         || (l.last == b']' && l.trimmed().ends_with("[FAIL]"))
 }
 
-/// A C or C++ source or header, which MSBuild compiles with `cl.exe`.
+/// An extension MSBuild's .NET compilers report errors in (what [`MSBUILD`] matches).
+fn is_dotnet_ext(ext: &[u8]) -> bool {
+    matches!(
+        ext,
+        b"cs" | b"fs" | b"fsi" | b"fsx" | b"vb" | b"cshtml" | b"razor" | b"xaml"
+    )
+}
+
+/// An extension of a C or C++ source or header, which MSBuild compiles with `cl.exe`.
+fn is_c_ext(ext: &[u8]) -> bool {
+    matches!(
+        ext,
+        b"c" | b"cc" | b"cpp" | b"cxx" | b"h" | b"hh" | b"hpp" | b"hxx" | b"inl" | b"ixx"
+    )
+}
+
+/// A C or C++ source or header.
 fn is_c_family(path: &str) -> bool {
-    path.rsplit_once('.').is_some_and(|(_, e)| {
-        matches!(
-            e,
-            "c" | "cc" | "cpp" | "cxx" | "h" | "hh" | "hpp" | "hxx" | "inl" | "ixx"
-        )
-    })
+    path.rsplit_once('.')
+        .is_some_and(|(_, e)| is_c_ext(e.as_bytes()))
 }
 
 /// `cl.exe`'s diagnostic codes: `C` and four digits (`C2065`, `C1083`, `C4996`).
@@ -205,27 +217,8 @@ fn msbuild_may_match(t: &str) -> bool {
         let Some(dot) = memchr::memrchr(b'.', tail) else {
             return false;
         };
-        matches!(
-            &tail[dot + 1..],
-            b"cs"
-                | b"fs"
-                | b"fsi"
-                | b"fsx"
-                | b"vb"
-                | b"cshtml"
-                | b"razor"
-                | b"xaml"
-                | b"c"
-                | b"cc"
-                | b"cpp"
-                | b"cxx"
-                | b"h"
-                | b"hh"
-                | b"hpp"
-                | b"hxx"
-                | b"inl"
-                | b"ixx"
-        )
+        let ext = &tail[dot + 1..];
+        is_dotnet_ext(ext) || is_c_ext(ext)
     })
 }
 

@@ -465,6 +465,27 @@ struct TestBlock {
     require_stack: bool,
 }
 
+impl TestBlock {
+    /// A block opened by a runner's failure header: nothing read under it yet.
+    fn new(tool: &'static str, test: Option<String>, file: Option<String>, seq: u64) -> Self {
+        TestBlock {
+            test,
+            file,
+            message: None,
+            message_lines: 0,
+            code_line: None,
+            last_code_no: None,
+            seq,
+            budget: BLOCK_BUDGET,
+            done: false,
+            tool,
+            title_open: false,
+            dep_frame: false,
+            require_stack: false,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct NodeErr {
     message: String,
@@ -1469,21 +1490,7 @@ impl Js {
         {
             self.numbered = Some(Numbered::Mocha);
             self.numbered_idle = 0;
-            self.block = Some(TestBlock {
-                test: Some(title),
-                file: None,
-                message: None,
-                message_lines: 0,
-                code_line: None,
-                last_code_no: None,
-                seq,
-                budget: BLOCK_BUDGET,
-                done: false,
-                tool: "mocha",
-                title_open: false,
-                dep_frame: false,
-                require_stack: false,
-            });
+            self.block = Some(TestBlock::new("mocha", Some(title), None, seq));
         }
         let Some(mode) = self.numbered else {
             // Mocha's entry header at its own indentation, its title complete (`:`): only the
@@ -1517,23 +1524,17 @@ impl Js {
                 None => (title, mode == Numbered::Mocha),
             };
             self.block = Some(TestBlock {
-                test: (!title.is_empty()).then(|| title.to_string()),
-                file: None,
-                message: None,
-                message_lines: 0,
-                code_line: None,
-                last_code_no: None,
-                seq: l.no,
-                budget: BLOCK_BUDGET,
-                done: false,
-                tool: if mode == Numbered::Mocha {
-                    "mocha"
-                } else {
-                    "jasmine"
-                },
                 title_open: open,
-                dep_frame: false,
-                require_stack: false,
+                ..TestBlock::new(
+                    if mode == Numbered::Mocha {
+                        "mocha"
+                    } else {
+                        "jasmine"
+                    },
+                    (!title.is_empty()).then(|| title.to_string()),
+                    None,
+                    l.no,
+                )
             });
             return true;
         }
@@ -1699,21 +1700,12 @@ impl Js {
                     .strip_prefix('|')
                     .and_then(|r| r.split_once("| "))
                     .map_or(file, |(_, f)| f.trim_start());
-                self.block = Some(TestBlock {
-                    test: Some(name.to_string()),
-                    file: Some(file.to_string()),
-                    message: None,
-                    message_lines: 0,
-                    code_line: None,
-                    last_code_no: None,
-                    seq: l.no,
-                    budget: BLOCK_BUDGET,
-                    done: false,
-                    tool: "vitest",
-                    title_open: false,
-                    dep_frame: false,
-                    require_stack: false,
-                });
+                self.block = Some(TestBlock::new(
+                    "vitest",
+                    Some(name.to_string()),
+                    Some(file.to_string()),
+                    l.no,
+                ));
                 return true;
             }
             let file = rest.split_whitespace().next().unwrap_or(rest);
@@ -1721,21 +1713,7 @@ impl Js {
                 self.finish_block(sink);
                 if rest.contains(" [ ") {
                     // Vitest suite-level failure: `FAIL  src/a.test.ts [ src/a.test.ts ]`.
-                    self.block = Some(TestBlock {
-                        test: None,
-                        file: Some(file.to_string()),
-                        message: None,
-                        message_lines: 0,
-                        code_line: None,
-                        last_code_no: None,
-                        seq: l.no,
-                        budget: BLOCK_BUDGET,
-                        done: false,
-                        tool: "vitest",
-                        title_open: false,
-                        dep_frame: false,
-                        require_stack: false,
-                    });
+                    self.block = Some(TestBlock::new("vitest", None, Some(file.to_string()), l.no));
                 } else {
                     self.jest_file = Some(file.to_string());
                     self.jest_pass = false;
@@ -1759,21 +1737,7 @@ impl Js {
             self.finish_block(sink);
             // The file is relative to Playwright's test directory, which the log does not name:
             // only the block's absolute frames place the failure.
-            self.block = Some(TestBlock {
-                test: Some(name),
-                file: None,
-                message: None,
-                message_lines: 0,
-                code_line: None,
-                last_code_no: None,
-                seq: l.no,
-                budget: BLOCK_BUDGET,
-                done: false,
-                tool: "playwright",
-                title_open: false,
-                dep_frame: false,
-                require_stack: false,
-            });
+            self.block = Some(TestBlock::new("playwright", Some(name), None, l.no));
             return true;
         }
         if l.first == b'P'
@@ -1801,21 +1765,7 @@ impl Js {
                 return true;
             }
             let test = (name != "Test suite failed to run").then(|| name.to_string());
-            self.block = Some(TestBlock {
-                test,
-                file: self.jest_file.clone(),
-                message: None,
-                message_lines: 0,
-                code_line: None,
-                last_code_no: None,
-                seq: l.no,
-                budget: BLOCK_BUDGET,
-                done: false,
-                tool: "jest",
-                title_open: false,
-                dep_frame: false,
-                require_stack: false,
-            });
+            self.block = Some(TestBlock::new("jest", test, self.jest_file.clone(), l.no));
             return true;
         }
         let Some(b) = &mut self.block else {

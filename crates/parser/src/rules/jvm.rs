@@ -702,28 +702,22 @@ impl Jvm {
         });
         if let Some(task) = task {
             let (task, outcome) = task.split_once(' ').unwrap_or((task, ""));
-            let project = task
-                .rsplit_once(':')
+            let split = task.rsplit_once(':');
+            let project = split
                 .map(|(project, _)| project.replace(':', "/"))
-                .filter(|p| !p.is_empty() && p.bytes().all(|b| b != b'.'));
+                .filter(|p| p.bytes().all(|b| b != b'.'));
             // A paste that begins after the task's start: its verdict, `:lint:test FAILED`,
             // names the module of the failures printed above it.
             if outcome == "FAILED"
                 && !self.gradle_task_seen
                 && self.module.is_none()
-                && let Some(m) = &project
+                && let Some(m) = project.as_deref().filter(|p| !p.is_empty())
             {
                 sink.prefix_paths(&self.unplaced, m);
             }
             self.gradle_task_seen = true;
-            self.ktlint_task = task
-                .rsplit_once(':')
-                .is_some_and(|(_, name)| name.starts_with("ktlint"));
-            self.set_module(
-                task.rsplit_once(':')
-                    .map(|(project, _)| project.replace(':', "/"))
-                    .filter(|p| p.bytes().all(|b| b != b'.')),
-            );
+            self.ktlint_task = split.is_some_and(|(_, name)| name.starts_with("ktlint"));
+            self.set_module(project);
             return false;
         }
         false

@@ -119,6 +119,16 @@ pub fn walk(dir: &Path, pick: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     out
 }
 
+/// The read-only `shared/` directory beside the repository (real job logs, GitHub's problem
+/// matchers); `CI_MEDIC_SHARED_DIR` overrides it.
+// Not used by the corpus test; each test binary compiles this module on its own.
+#[allow(dead_code)]
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("CI_MEDIC_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
+}
+
 /// True when running in CI, where missing data is a failure rather than a skip.
 pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
